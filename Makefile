@@ -1,0 +1,57 @@
+# coral2-pipeline — every target installs what it needs itself.
+#   make demo    run the embedded simulated system
+#   make test    lint, type-check, layer contracts, then the test suite
+#   make bench   print the benchmark figures
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: venv demo test lint typecheck contracts unit bench redis clean help
+
+help:
+	@echo "make demo | test | bench | lint | venv | clean"
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "make: $(PYTHON) not found; install Python 3.11 or newer" >&2; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "make: Python 3.11 or newer is required ($(PYTHON) is $$($(PYTHON) -V))" >&2; exit 1; }
+	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV) || { echo "make: cannot create a virtualenv; on Debian: apt-get install python3-venv" >&2; exit 1; }
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+# redis-server: the tests and the demo start their own on a free loopback port.
+redis:
+	@command -v redis-server >/dev/null && exit 0; \
+	echo "make: redis-server missing; installing it with apt-get"; \
+	{ $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; } \
+	  || { echo "make: could not install redis-server (need root or sudo and Debian's apt); install it by hand and retry" >&2; exit 1; }
+
+demo: venv redis
+	$(BIN)/coral2-pipeline demo $(DEMO_ARGS)
+
+lint: venv
+	$(BIN)/ruff check pipeline node_worker beat_schedules tests benchmarks
+	$(BIN)/ruff format --check pipeline node_worker beat_schedules tests benchmarks
+
+typecheck: venv
+	$(BIN)/mypy pipeline node_worker beat_schedules
+
+contracts: venv
+	$(BIN)/lint-imports
+
+unit: venv redis
+	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+test: lint typecheck contracts unit
+
+bench: venv redis
+	$(BIN)/python -m benchmarks $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build *.egg-info

@@ -1,0 +1,61 @@
+"""``coral2-pipeline``: the command line. Each subcommand lives in its own module.
+
+Errors on bad input are one clear line on stderr and a non-zero exit, never
+a traceback: every command raises :class:`~pipeline.errors.PipelineError`
+(or :class:`CommandError`) for what it refuses, and :func:`main` prints it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from pipeline import __version__
+from pipeline.cli import breakdown_cmd, demo_cmd, dws2jgf_cmd, getrabbit_cmd
+from pipeline.cli.common import CommandError
+from pipeline.errors import PipelineError
+
+COMMANDS = (dws2jgf_cmd, getrabbit_cmd, breakdown_cmd, demo_cmd)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="coral2-pipeline",
+        description=(
+            "Job-lifecycle orchestrator for CORAL-2 systems: Rabbit storage through DWS, "
+            "Slingshot isolation, hardware collectives and node health."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="TOML settings file (default: $CORAL2_PIPELINE_CONFIG, else built-in defaults)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in COMMANDS:
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand; return its exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.func(args)
+    except (PipelineError, CommandError) as exc:
+        print(f"coral2-pipeline {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 1
+    except KeyboardInterrupt:
+        print(f"coral2-pipeline {args.command}: interrupted", file=sys.stderr)
+        return 130
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

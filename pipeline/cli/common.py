@@ -1,0 +1,48 @@
+"""Helpers shared by the subcommands: settings, input files, mapping lookup."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pipeline.errors import RabbitMappingError
+from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.settings import Settings, load_settings
+
+
+class CommandError(Exception):
+    """Raised when a command cannot go on; its text is printed as the one error line."""
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    """Load the settings named by ``--config`` (or the environment)."""
+    return load_settings(getattr(args, "config", None))
+
+
+def read_json(path: str, what: str) -> Any:
+    """Read JSON from ``path`` (``-`` = stdin), naming ``what`` in errors."""
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf8")
+    except OSError as exc:
+        raise CommandError(f"cannot read {what} {path!r}: {exc.strerror}") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        source = "stdin" if path == "-" else repr(path)
+        raise CommandError(f"{what} from {source} is not valid JSON: {exc}") from exc
+
+
+def load_mapping(path: str) -> RabbitMapping:
+    """Load a rabbitmapping with flux getrabbit's messages for missing and bad files."""
+    if not Path(path).exists():
+        raise CommandError(
+            f"Could not find file '{path}' specified under 'rabbit.mapping' config key, "
+            "Flux may be misconfigured"
+        )
+    try:
+        return RabbitMapping.load(path)
+    except RabbitMappingError as exc:
+        raise CommandError(str(exc)) from exc

@@ -1,0 +1,116 @@
+"""The named errors of coral2-pipeline.
+
+Every failure the pipeline reasons about has a name here. Third-party
+exceptions (kubernetes ``ApiException``, redis and httpx errors) are
+translated into these types at the client boundary (``pipeline/clients``)
+and nowhere else, so the rest of the code catches narrow, named errors.
+
+The tree::
+
+    PipelineError
+    ├── PermanentError                  retrying cannot help; record and stop
+    │   ├── ConfigError                 the settings file or environment is wrong
+    │   ├── InputError (+ValueError)    a user or admin gave malformed input
+    │   │   ├── IdsetError              an RFC 22 idset string does not parse
+    │   │   ├── HostlistError           an RFC 29 hostlist string does not parse
+    │   │   ├── ResourceSetError        an RFC 20 R object is invalid
+    │   │   ├── JobspecError            jobspec resources are invalid
+    │   │   ├── EventlogError           an RFC 18 eventlog line is invalid
+    │   │   ├── DirectiveError          a #DW directive is malformed (DWS's message)
+    │   │   │   └── PersistentCreationForbidden
+    │   │   ├── RabbitMappingError      a rabbitmapping file is inconsistent
+    │   │   └── BreakdownError          a DirectiveBreakdown cannot be applied
+    │   │       ├── UnknownAllocationLabel
+    │   │       ├── ResourceLimitExceeded
+    │   │       ├── DaemonNotAllowed
+    │   │       └── PlacementError
+    │   └── (platform leaves arrive with the Kubernetes and Redis clients)
+    └── TemporaryError(delay_s)         try again later
+        └── BreakdownNotReady
+
+``InputError`` subclasses ``ValueError`` so that code written against
+flux-coral2 (which raises ``ValueError``) keeps working, and so that the
+messages, which are flux-coral2's and DWS's own texts, reach the user as-is.
+"""
+
+from __future__ import annotations
+
+
+class PipelineError(Exception):
+    """Raised for any failure that coral2-pipeline names; the root of the tree."""
+
+
+class PermanentError(PipelineError):
+    """Raised when retrying the same operation cannot succeed."""
+
+
+class TemporaryError(PipelineError):
+    """Raised when the same operation may succeed if retried after ``delay_s`` seconds."""
+
+    def __init__(self, message: str, *, delay_s: float = 1.0) -> None:
+        super().__init__(message)
+        self.delay_s = delay_s
+
+
+class ConfigError(PermanentError):
+    """Raised when the configuration file or an environment override is invalid."""
+
+
+class InputError(PermanentError, ValueError):
+    """Raised when input from a user, an admin or Flux is malformed."""
+
+
+class IdsetError(InputError):
+    """Raised when a string is not an RFC 22 idset."""
+
+
+class HostlistError(InputError):
+    """Raised when a string is not an RFC 29 hostlist."""
+
+
+class ResourceSetError(InputError):
+    """Raised when an RFC 20 resource set (R) is invalid."""
+
+
+class JobspecError(InputError):
+    """Raised when jobspec resources (RFC 14/25) are invalid."""
+
+
+class EventlogError(InputError):
+    """Raised when a line of an RFC 18 eventlog is invalid."""
+
+
+class DirectiveError(InputError):
+    """Raised when a #DW directive is malformed; the message is DWS's own text."""
+
+
+class PersistentCreationForbidden(DirectiveError):
+    """Raised when a user other than the instance owner asks for create_persistent."""
+
+
+class RabbitMappingError(InputError):
+    """Raised when a rabbitmapping document is malformed or inconsistent."""
+
+
+class BreakdownError(InputError):
+    """Raised when DirectiveBreakdowns cannot be applied to a job (flux-coral2's message)."""
+
+
+class UnknownAllocationLabel(BreakdownError):
+    """Raised when an allocation set carries a label that no strategy is known for."""
+
+
+class ResourceLimitExceeded(BreakdownError):
+    """Raised when a job asks for more storage per node than ``rabbit.policy.maximums``."""
+
+
+class DaemonNotAllowed(BreakdownError):
+    """Raised when a breakdown requires a daemon missing from ``rabbit.allowed_daemons``."""
+
+
+class PlacementError(BreakdownError):
+    """Raised when Servers allocations cannot honour a breakdown's constraints."""
+
+
+class BreakdownNotReady(TemporaryError, ValueError):
+    """Raised when a DirectiveBreakdown's ``status.ready`` is not yet true."""

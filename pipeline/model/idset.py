@@ -1,0 +1,64 @@
+"""RFC 22 idsets: ``"0-3,7"`` ⇄ sorted, unique non-negative integers.
+
+ClusterShell's :class:`RangeSet` does the folding and set arithmetic. It is
+more permissive than Flux (it accepts zero padding, steps ``0-10/2`` and
+spaces), so strings are checked against the RFC 22 grammar first and the
+offending text is named when they do not match.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+from ClusterShell.RangeSet import RangeSet, RangeSetParseError
+
+from pipeline.errors import IdsetError
+
+_RANGE = r"(?:0|[1-9][0-9]*)(?:-(?:0|[1-9][0-9]*))?"
+_IDSET = re.compile(rf"^(?:{_RANGE}(?:,{_RANGE})*)?$")
+
+
+def decode_idset(text: str) -> tuple[int, ...]:
+    """Return the ids of an RFC 22 idset string, ascending and unique.
+
+    ``"0-3,7"`` gives ``(0, 1, 2, 3, 7)``; ``""`` gives ``()``. Flux's optional
+    surrounding brackets (``"[0-3]"``) are accepted.
+    """
+    if not isinstance(text, str):
+        raise IdsetError(f"idset must be a string, got {type(text).__name__} {text!r}")
+    return _decode(text)
+
+
+@lru_cache(maxsize=4096)
+def _decode(text: str) -> tuple[int, ...]:
+    body = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    if not _IDSET.match(body):
+        raise IdsetError(f"invalid idset {text!r}: expected ids and ranges like '0-3,7'")
+    for part in body.split(","):
+        lo, _, hi = part.partition("-")
+        if hi and int(hi) < int(lo):
+            raise IdsetError(f"invalid idset {text!r}: range {part!r} is decreasing")
+    if not body:
+        return ()
+    try:
+        return tuple(int(i) for i in RangeSet(body))
+    except RangeSetParseError as exc:  # pragma: no cover - grammar checked above
+        raise IdsetError(f"invalid idset {text!r}: {exc}") from exc
+
+
+def encode_idset(ids: Iterable[int]) -> str:
+    """Return the RFC 22 string of ``ids`` (any order, repeats allowed): ``"0-3,7"``."""
+    values = list(ids)
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise IdsetError(f"idset members must be non-negative integers, got {value!r}")
+    if not values:
+        return ""
+    return str(RangeSet.fromlist([str(v) for v in values]))
+
+
+def idset_contains(text: str, ident: int) -> bool:
+    """Return whether the RFC 22 idset ``text`` contains ``ident``."""
+    return ident in set(decode_idset(text))

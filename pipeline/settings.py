@@ -1,0 +1,451 @@
+"""Settings: one validated tree, loaded from TOML plus environment overrides.
+
+The TOML file is the site's Flux config, or a file shaped like it:
+
+* ``[rabbit]``: every key of flux-config-rabbit(5), same meaning and default;
+* ``[cray-slingshot]``: the keys of the cray-slingshot jobtap plugin;
+* ``[resource]``: Flux's own table (``config``, ``exclude``), read by dws2jgf;
+* ``[pipeline]``: ours (broker, Redis prefix, Kubernetes access, queue names).
+
+Other Flux tables (``[job-manager]``, ``[sched-fluxion-resource]``, …) are
+accepted and ignored so a site can point us at its existing config.
+
+Environment overrides: ``CORAL2_PIPELINE_<TABLE>__<KEY>`` (upper case, ``-``
+and ``.`` as ``_``, ``__`` between nesting levels), e.g.
+``CORAL2_PIPELINE_RABBIT__TC_TIMEOUT=5`` or
+``CORAL2_PIPELINE_CRAY_SLINGSHOT__VNI_POOL=2000-3000``. Values are read as
+TOML values when they parse as one (``true``, ``5``, ``["a"]``), else as
+strings. The file comes from ``--config FILE`` or ``CORAL2_PIPELINE_CONFIG``.
+
+Unknown keys and wrong types are errors that name every offending key at once.
+Durations are seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from pipeline.errors import ConfigError, IdsetError
+from pipeline.model.idset import decode_idset
+
+ENV_PREFIX = "CORAL2_PIPELINE_"
+CONFIG_ENV = "CORAL2_PIPELINE_CONFIG"
+
+#: Flux config tables that we accept and do not read.
+FLUX_TABLES_IGNORED = frozenset(
+    {
+        "access", "archive", "bootstrap", "content", "cron", "exec", "heartbeat", "ingest",
+        "job-ingest", "job-list", "job-manager", "kvs", "policy", "queues", "sched-fluxion-qmanager",
+        "sched-fluxion-resource", "sched-simple", "systemd", "tbon", "general", "broker",
+    }
+)  # fmt: skip
+
+_FSD = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ms|s|m|h|d)?\s*$")
+_FSD_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
+
+
+def parse_fsd(value: object) -> float:
+    """Parse a Flux Standard Duration (``"30m"``, ``"1.5h"``, ``90``) into seconds."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a duration such as 1800 or '30m', got {value!r}")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    elif isinstance(value, str):
+        if value.strip() in ("inf", "infinity", "INF", "INFINITY"):
+            return float("inf")
+        match = _FSD.match(value)
+        if match is None:
+            raise ValueError(
+                f"expected a duration such as 1800, '30m', '1.5h' or '2d', got {value!r}"
+            )
+        seconds = float(match.group(1)) * _FSD_UNITS[match.group(2)]
+    else:
+        raise ValueError(f"expected a duration such as 1800 or '30m', got {value!r}")
+    if seconds < 0:
+        raise ValueError(f"a duration cannot be negative, got {value!r}")
+    return seconds
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, frozen=True)
+
+
+class Maximums(_Table):
+    """``[rabbit.policy.maximums]``: per-node capacity limits in GiB (unset = no limit)."""
+
+    xfs: int | None = Field(default=None, ge=0, description="GiB of xfs per node")
+    gfs2: int | None = Field(default=None, ge=0, description="GiB of gfs2 per node")
+    raw: int | None = Field(default=None, ge=0, description="GiB of raw per node")
+    lustre: int | None = Field(default=None, ge=0, description="GiB of lustre per node")
+
+
+class Policy(_Table):
+    """``[rabbit.policy]``: must hold exactly a ``maximums`` table."""
+
+    maximums: Maximums = Field(default_factory=Maximums)
+
+
+class RabbitSettings(_Table):
+    """``[rabbit]``: flux-config-rabbit(5), same keys, types and defaults as flux-coral2."""
+
+    mapping: str | None = Field(
+        default=None, description="path of the rabbitmapping JSON (getrabbit, dws2jgf)"
+    )
+    kubeconfig: str | None = Field(
+        default=None, description="kubeconfig path; unset = $KUBECONFIG or ~/.kube/config"
+    )
+    tc_timeout: float = Field(
+        default=10.0, ge=0, description="seconds a TransientCondition is tolerated"
+    )
+    drain_compute_nodes: bool = Field(
+        default=True, description="drain computes whose rabbit access is not Ready"
+    )
+    soft_drain: bool = Field(
+        default=True, description="with drain_compute_nodes=false: mark badrabbit instead"
+    )
+    save_datamovements: int = Field(
+        default=0, description="nnfdatamovements saved to rabbit_datamovements (<=0: none)"
+    )
+    restrict_persistent_creation: bool = Field(
+        default=True,
+        validation_alias=AliasChoices("restrict_persistent_creation", "restrict_persistent"),
+        description="only the instance owner may create_persistent (alias restrict_persistent)",
+    )
+    policy: Policy = Field(default_factory=Policy)
+    presets: dict[str, str | list[str]] = Field(
+        default_factory=dict, description="#DW presets: name → directive string or list"
+    )
+    setup_timeout: float = Field(default=0.0, ge=0, description="seconds for Setup; 0 = off")
+    prerun_timeout: float = Field(default=0.0, ge=0, description="seconds for PreRun; 0 = off")
+    postrun_timeout: float = Field(default=0.0, ge=0, description="seconds for PostRun; 0 = off")
+    teardown_after: float = Field(
+        default=0.0, ge=0, description="seconds after the job ran before Teardown is forced"
+    )
+    prolog_timeout: float = Field(
+        default=1800.0, description="seconds (or FSD) the node prolog waits for the mounts"
+    )
+    epilog_timeout: float = Field(
+        default=0.0, description="seconds for the DWS epilog (dws-jobtap epilog-timeout); <=0 off"
+    )
+    dws_api_version: str | None = Field(default=None, description="DWS version probed first")
+    nnf_api_version: str | None = Field(default=None, description="NNF version probed first")
+    allowed_daemons: list[str] = Field(
+        default_factory=lambda: ["copy-offload"],
+        description="daemons a #DW requires= may name at this site",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_alias(cls, data: Any) -> Any:
+        if (
+            isinstance(data, Mapping)
+            and "restrict_persistent" in data
+            and "restrict_persistent_creation" in data
+            and data["restrict_persistent"] != data["restrict_persistent_creation"]
+        ):
+            raise ValueError(
+                "restrict_persistent and restrict_persistent_creation disagree; "
+                "set only restrict_persistent_creation"
+            )
+        return data
+
+    @field_validator("prolog_timeout", mode="before")
+    @classmethod
+    def _fsd(cls, value: object) -> float:
+        return parse_fsd(value)
+
+    @field_validator("presets")
+    @classmethod
+    def _presets(cls, value: dict[str, str | list[str]]) -> dict[str, str | list[str]]:
+        for name in value:
+            if not name.strip():
+                raise ValueError("preset names must not be empty")
+        return value
+
+
+VNI_UNIVERSE = frozenset(set(range(0, 65536)) - {1, 10})
+
+
+class SlingshotSettings(_Table):
+    """``[cray-slingshot]``: the VNI pool and CXI switches of the cray-slingshot plugin."""
+
+    vni_pool: str = Field(default="1024-65535", alias="vni-pool", description="RFC 22 idset of VNIs")
+    vnis_per_job: int = Field(default=1, alias="vnis-per-job", description="VNIs per job (0-4)")
+    vni_reserve_fatal: bool = Field(
+        default=True, alias="vni-reserve-fatal", description="reservation failure is fatal"
+    )
+    cxi_enable: bool = Field(
+        default=False, alias="cxi-enable", description="create/destroy CXI services in perilogs"
+    )
+
+    @field_validator("vni_pool")
+    @classmethod
+    def _pool(cls, value: str) -> str:
+        try:
+            ids = decode_idset(value)
+        except IdsetError as exc:
+            raise ValueError(str(exc)) from exc
+        bad = [v for v in ids if v not in VNI_UNIVERSE]
+        if bad:
+            raise ValueError(
+                f"vni-pool {value!r} must be a subset of 0,2-9,11-65535 (1 and 10 are reserved "
+                f"for the default CXI service); offending VNIs start at {bad[0]}"
+            )
+        return value
+
+    @field_validator("vnis_per_job")
+    @classmethod
+    def _per_job(cls, value: int) -> int:
+        if not 0 <= value <= 4:
+            raise ValueError("cray-slingshot.vnis-per-job value out of range (0-4)")
+        return value
+
+
+class QueueNames(_Table):
+    """``[pipeline.queues]``: Celery queue names."""
+
+    lifecycle: str = "lifecycle"
+    timeouts: str = "timeouts"
+    housekeeping: str = "housekeeping"
+    node_prefix: str = Field(default="node.", description="node queues are <node_prefix><host>")
+
+
+class PipelineSettings(_Table):
+    """``[pipeline]``: our own keys."""
+
+    broker_url: str = Field(
+        default="redis://127.0.0.1:6379/0",
+        description="Celery broker (redis://, rediss://, sentinel://)",
+    )
+    result_backend: str | None = Field(default=None, description="unset = broker_url")
+    redis_url: str | None = Field(default=None, description="job store; unset = broker_url")
+    key_prefix: str = Field(default="coral2", description="prefix of every Redis key we write")
+    kubeconfig: str | None = Field(default=None, description="unset = rabbit.kubeconfig")
+    api_host: str | None = Field(default=None, description="Kubernetes API URL; overrides kubeconfig")
+    namespace: str = Field(default="default", description="namespace of Workflows")
+    queues: QueueNames = Field(default_factory=QueueNames)
+    owner_uid: int | None = Field(
+        default=None, description="instance owner uid; unset = uid of the service"
+    )
+
+    @field_validator("key_prefix")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        if not value or ":" in value or " " in value:
+            raise ValueError("key_prefix must be non-empty without ':' or spaces")
+        return value
+
+
+class ResourceTable(_Table):
+    """Flux's ``[resource]`` table (only ``config`` and ``exclude`` are read)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    config: list[dict[str, Any]] = Field(default_factory=list)
+    exclude: str = ""
+
+
+class Settings(BaseSettings):
+    """Every setting of coral2-pipeline; see ``docs/configuration.md``."""
+
+    model_config = SettingsConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+    rabbit: RabbitSettings = Field(default_factory=RabbitSettings)
+    cray_slingshot: SlingshotSettings = Field(
+        default_factory=SlingshotSettings, alias="cray-slingshot"
+    )
+    pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
+    resource: ResourceTable = Field(default_factory=ResourceTable)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Only the merged TOML + environment dict given by :func:`load_settings`."""
+        return (init_settings,)
+
+    @property
+    def store_url(self) -> str:
+        """Redis URL of the job store."""
+        return self.pipeline.redis_url or self.pipeline.broker_url
+
+
+# --- loading -----------------------------------------------------------------
+
+_TABLES: dict[str, type[BaseModel]] = {
+    "rabbit": RabbitSettings,
+    "cray-slingshot": SlingshotSettings,
+    "pipeline": PipelineSettings,
+    "resource": ResourceTable,
+}
+
+
+def _accepted(model: type[BaseModel]) -> list[str]:
+    names = []
+    for name, info in model.model_fields.items():
+        if isinstance(info.validation_alias, AliasChoices):
+            names.extend(str(c) for c in info.validation_alias.choices)
+        else:
+            names.append(info.alias or name)
+    return names
+
+
+def _sub_model(model: type[BaseModel], key: str) -> type[BaseModel] | None:
+    for name, info in model.model_fields.items():
+        if key in (name, info.alias):
+            ann = info.annotation
+            if isinstance(ann, type) and issubclass(ann, BaseModel):
+                return ann
+    return None
+
+
+def _env_key(name: str) -> str:
+    return name.upper().replace("-", "_").replace(".", "_")
+
+
+def _env_value(text: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def _env_overrides(env: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
+    """Return the nested overrides found in ``env`` and the names of unknown variables."""
+    overrides: dict[str, Any] = {}
+    unknown: list[str] = []
+    tables = {_env_key(t): (t, m) for t, m in _TABLES.items()}
+    for var, text in env.items():
+        if not var.startswith(ENV_PREFIX) or var == CONFIG_ENV:
+            continue
+        parts = var[len(ENV_PREFIX) :].split("__")
+        if parts[0] not in tables or len(parts) < 2:
+            unknown.append(var)
+            continue
+        table, model = tables[parts[0]]
+        path = [table]
+        current: type[BaseModel] | None = model
+        for part in parts[1:]:
+            match = None
+            if current is not None:
+                match = next((k for k in _accepted(current) if _env_key(k) == part), None)
+            if match is None:
+                unknown.append(var)
+                break
+            path.append(match)
+            current = _sub_model(current, match) if current is not None else None
+        else:
+            node = overrides
+            for key in path[:-1]:
+                node = node.setdefault(key, {})
+            node[path[-1]] = _env_value(text)
+    return overrides, unknown
+
+
+def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _merge(dict(out[key]), value)
+        else:
+            out[key] = value
+    return out
+
+
+def _expected(kind: str) -> str:
+    return {
+        "float_type": "a number",
+        "int_type": "an integer",
+        "bool_type": "true or false",
+        "string_type": "a string",
+        "dict_type": "a table",
+        "list_type": "a list",
+        "model_type": "a table",
+    }.get(kind, kind.replace("_", " "))
+
+
+def _describe(exc: ValidationError, source: str) -> str:
+    lines = []
+    for err in exc.errors(include_url=False):
+        loc = [str(p) for p in err["loc"]]
+        key = ".".join(loc)
+        if err["type"] == "extra_forbidden":
+            table = ".".join(loc[:-1])
+            model: type[BaseModel] | None = Settings
+            for part in loc[:-1]:
+                model = _sub_model(model, part) if model is not None else None
+            accepted = ", ".join(_accepted(model)) if model is not None else "?"
+            where = f"table [{table}]" if table else "the top level"
+            lines.append(f"unknown key '{loc[-1]}' in {where}; accepted keys: {accepted}")
+        elif err["type"].endswith("_type") or err["type"].endswith("_parsing"):
+            lines.append(
+                f"{key} = {err.get('input')!r}: wrong type, expected {_expected(err['type'])}"
+            )
+        else:
+            msg = str(err["msg"]).removeprefix("Value error, ")
+            lines.append(f"{key} = {err.get('input')!r}: {msg}")
+    header = f"invalid configuration in {source}:"
+    return header + "".join(f"\n  - {line}" for line in lines)
+
+
+def load_settings(
+    path: str | Path | None = None, *, env: Mapping[str, str] | None = None
+) -> Settings:
+    """Load settings from ``path`` (or ``$CORAL2_PIPELINE_CONFIG``) and the environment.
+
+    Raises :class:`ConfigError` listing every problem.
+    """
+    environ = os.environ if env is None else env
+    if path is None:
+        path = environ.get(CONFIG_ENV) or None
+    data: dict[str, Any] = {}
+    source = "defaults and environment"
+    if path is not None:
+        source = str(path)
+        try:
+            text = Path(path).read_text(encoding="utf8")
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {str(path)!r}: {exc.strerror}") from exc
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config file {str(path)!r} is not valid TOML: {exc}") from exc
+    unknown_tables = [
+        t for t in data if t not in _TABLES and t not in FLUX_TABLES_IGNORED
+    ]
+    problems = [
+        f"unknown table [{t}]; accepted tables: {', '.join(_TABLES)} "
+        f"(and Flux's own tables, which are ignored)"
+        for t in unknown_tables
+    ]
+    overrides, unknown_env = _env_overrides(environ)
+    problems += [
+        f"environment variable {v} names no setting (form: {ENV_PREFIX}<TABLE>__<KEY>)"
+        for v in unknown_env
+    ]
+    relevant = {k: v for k, v in data.items() if k in _TABLES}
+    for table, value in relevant.items():
+        if not isinstance(value, Mapping):
+            problems.append(f"[{table}] must be a table, got {value!r}")
+    if problems:
+        raise ConfigError(
+            f"invalid configuration in {source}:" + "".join(f"\n  - {p}" for p in problems)
+        )
+    merged = _merge(relevant, overrides)
+    try:
+        return Settings(**merged)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, source)) from exc
