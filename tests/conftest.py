@@ -1,0 +1,32 @@
+"""Shared fixtures: paths to test data and a helper to build R objects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.model.hostlist import expand_hostlist
+from pipeline.model.idset import encode_idset
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    return DATA
+
+
+def make_r(hosts: str, cores: str = "0", properties: dict[str, str] | None = None) -> dict[str, Any]:
+    """Return R like ``flux R encode -H<hosts> -c<cores>``."""
+    count = len(expand_hostlist(hosts))
+    execution: dict[str, Any] = {
+        "R_lite": [{"rank": encode_idset(range(count)), "children": {"core": cores}}],
+        "starttime": 0.0,
+        "expiration": 0.0,
+        "nodelist": [hosts],
+    }
+    if properties:
+        execution["properties"] = properties
+    return {"version": 1, "execution": execution}
