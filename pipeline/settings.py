@@ -75,7 +75,7 @@ def parse_fsd(value: object) -> float:
 
 
 class _Table(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 class Maximums(_Table):
@@ -256,7 +256,7 @@ class ResourceTable(_Table):
 class Settings(BaseSettings):
     """Every setting of coral2-pipeline; see ``docs/configuration.md``."""
 
-    model_config = SettingsConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+    model_config = SettingsConfigDict(extra="forbid", frozen=True)
 
     rabbit: RabbitSettings = Field(default_factory=RabbitSettings)
     cray_slingshot: SlingshotSettings = Field(
