@@ -63,7 +63,10 @@ SAMPLE_JOBS = (
     SampleJob("lustre+copy_in", "lustre-io", 32, "accepted"),
     SampleJob(
         "gfs2+raw",
-        ["#DW jobdw type=gfs2 capacity=200GiB name=shared", "#DW jobdw type=raw capacity=1TiB name=blk"],
+        [
+            "#DW jobdw type=gfs2 capacity=200GiB name=shared",
+            "#DW jobdw type=raw capacity=1TiB name=blk",
+        ],
         12,
         "accepted",
     ),
@@ -72,7 +75,8 @@ SAMPLE_JOBS = (
     SampleJob("bad-capacity", "#DW jobdw type=xfs capacity=10G name=x1", 1, "invalid string '10G'"),
     SampleJob(
         "copy-from-raw",
-        "#DW jobdw type=raw capacity=1TiB name=blk #DW copy_out source=$DW_JOB_blk destination=/out",
+        "#DW jobdw type=raw capacity=1TiB name=blk "
+        "#DW copy_out source=$DW_JOB_blk destination=/out",
         1,
         "raw allocations",
     ),
@@ -134,8 +138,19 @@ def _run_job(
             if (b := breakdown_for(d, workflow=workflow, index=i, userid=job.userid)) is not None
         ]
         summarize_breakdowns(breakdowns, allowed_daemons=rabbit.allowed_daemons)
-        resources_in = [
-            {"type": "node", "count": job.nodes, "with": [{"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 96}]}]}
+        resources_in: list[dict[str, Any]] = [
+            {
+                "type": "node",
+                "count": job.nodes,
+                "with": [
+                    {
+                        "type": "slot",
+                        "count": 1,
+                        "label": "task",
+                        "with": [{"type": "core", "count": 96}],
+                    }
+                ],
+            }
         ]
         limits = ResourceLimits(**rabbit.policy.maximums.model_dump())
         rewritten = apply_breakdowns(breakdowns, resources_in, limits=limits) or resources_in
@@ -183,7 +198,9 @@ def run_demo(config: str | None = None, console: Console | None = None) -> int:
     """Run the walk-through; return 0 when every sample job had its expected outcome."""
     console = console or Console()
     settings = load_settings(config or sample_path("sample-cluster.toml"))
-    mapping = RabbitMapping.load(settings.rabbit.mapping or sample_path("sample-rabbitmapping.json"))
+    mapping = RabbitMapping.load(
+        settings.rabbit.mapping or sample_path("sample-rabbitmapping.json")
+    )
     console.rule("coral2-pipeline demo: the domain model on the sample cluster")
     _jgf_summary(console, settings, mapping)
     free = list(mapping.computes)

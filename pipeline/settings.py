@@ -30,7 +30,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from pipeline.errors import ConfigError, IdsetError
@@ -43,8 +51,9 @@ CONFIG_ENV = "CORAL2_PIPELINE_CONFIG"
 FLUX_TABLES_IGNORED = frozenset(
     {
         "access", "archive", "bootstrap", "content", "cron", "exec", "heartbeat", "ingest",
-        "job-ingest", "job-list", "job-manager", "kvs", "policy", "queues", "sched-fluxion-qmanager",
-        "sched-fluxion-resource", "sched-simple", "systemd", "tbon", "general", "broker",
+        "job-ingest", "job-list", "job-manager", "kvs", "policy", "queues",
+        "sched-fluxion-qmanager", "sched-fluxion-resource", "sched-simple", "systemd", "tbon",
+        "general", "broker",
     }
 )  # fmt: skip
 
@@ -171,13 +180,15 @@ class RabbitSettings(_Table):
         return value
 
 
-VNI_UNIVERSE = frozenset(set(range(0, 65536)) - {1, 10})
+VNI_UNIVERSE = frozenset(set(range(65536)) - {1, 10})
 
 
 class SlingshotSettings(_Table):
     """``[cray-slingshot]``: the VNI pool and CXI switches of the cray-slingshot plugin."""
 
-    vni_pool: str = Field(default="1024-65535", alias="vni-pool", description="RFC 22 idset of VNIs")
+    vni_pool: str = Field(
+        default="1024-65535", alias="vni-pool", description="RFC 22 idset of VNIs"
+    )
     vnis_per_job: int = Field(default=1, alias="vnis-per-job", description="VNIs per job (0-4)")
     vni_reserve_fatal: bool = Field(
         default=True, alias="vni-reserve-fatal", description="reservation failure is fatal"
@@ -229,7 +240,9 @@ class PipelineSettings(_Table):
     redis_url: str | None = Field(default=None, description="job store; unset = broker_url")
     key_prefix: str = Field(default="coral2", description="prefix of every Redis key we write")
     kubeconfig: str | None = Field(default=None, description="unset = rabbit.kubeconfig")
-    api_host: str | None = Field(default=None, description="Kubernetes API URL; overrides kubeconfig")
+    api_host: str | None = Field(
+        default=None, description="Kubernetes API URL; overrides kubeconfig"
+    )
     namespace: str = Field(default="default", description="namespace of Workflows")
     queues: QueueNames = Field(default_factory=QueueNames)
     owner_uid: int | None = Field(
@@ -294,7 +307,7 @@ _TABLES: dict[str, type[BaseModel]] = {
 
 
 def _accepted(model: type[BaseModel]) -> list[str]:
-    names = []
+    names: list[str] = []
     for name, info in model.model_fields.items():
         if isinstance(info.validation_alias, AliasChoices):
             names.extend(str(c) for c in info.validation_alias.choices)
@@ -423,9 +436,7 @@ def load_settings(
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"config file {str(path)!r} is not valid TOML: {exc}") from exc
-    unknown_tables = [
-        t for t in data if t not in _TABLES and t not in FLUX_TABLES_IGNORED
-    ]
+    unknown_tables = [t for t in data if t not in _TABLES and t not in FLUX_TABLES_IGNORED]
     problems = [
         f"unknown table [{t}]; accepted tables: {', '.join(_TABLES)} "
         f"(and Flux's own tables, which are ignored)"

@@ -18,7 +18,9 @@ def data_dir() -> Path:
     return DATA
 
 
-def make_r(hosts: str, cores: str = "0", properties: dict[str, str] | None = None) -> dict[str, Any]:
+def make_r(
+    hosts: str, cores: str = "0", properties: dict[str, str] | None = None
+) -> dict[str, Any]:
     """Return R like ``flux R encode -H<hosts> -c<cores>``."""
     count = len(expand_hostlist(hosts))
     execution: dict[str, Any] = {

@@ -61,9 +61,13 @@ def _from_config(path: str) -> tuple[dict[str, Any], str]:
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf8"))
     except OSError as exc:
-        raise CommandError(f"Could not parse config file {path!r}, error message was {exc.strerror}") from exc
+        raise CommandError(
+            f"Could not parse config file {path!r}, error message was {exc.strerror}"
+        ) from exc
     except tomllib.TOMLDecodeError as exc:
-        raise CommandError(f"Could not parse config file {path!r}, error message was {exc}") from exc
+        raise CommandError(
+            f"Could not parse config file {path!r}, error message was {exc}"
+        ) from exc
     resource = data.get("resource", {})
     if not isinstance(resource, dict) or not resource.get("config"):
         raise CommandError(

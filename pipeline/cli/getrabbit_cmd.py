@@ -42,7 +42,9 @@ def run(args: argparse.Namespace) -> int:
             "root/system instance (pass --mapping FILE or set rabbit.mapping in --config FILE)"
         )
     if args.rabbits and args.computes:
-        raise CommandError("Both rabbits and computes or jobids cannot be looked up at the same time")
+        raise CommandError(
+            "Both rabbits and computes or jobids cannot be looked up at the same time"
+        )
     mapping = load_mapping(path)
     try:
         if args.computes:

@@ -1,7 +1,7 @@
 """DirectiveBreakdowns → jobspec resources and Servers allocation sets.
 
 Compatible with flux-coral2's ``flux_k8s/directivebreakdown.py`` (reference
-§4.1–4.3): the same numbers and the same messages. Where upstream loops
+§4.1-4.3): the same numbers and the same messages. Where upstream loops
 forever or ignores the DWS contract, this module does better, as documented
 in ``docs/placement.md``:
 
@@ -205,7 +205,9 @@ def apply_breakdowns(
     if top_type == "node":
         node_copy = copy.deepcopy(dict(top))
         node_copy["count"] = 1
-        return [{"type": "slot", "count": nodecount, "label": "rabbit", "with": [node_copy, ssd_entry]}]
+        return [
+            {"type": "slot", "count": nodecount, "label": "rabbit", "with": [node_copy, ssd_entry]}
+        ]
     chassis = copy.deepcopy(dict(top))
     chassis["with"] = [*chassis.get("with", []), ssd_entry]
     return [chassis]
@@ -240,13 +242,18 @@ def build_allocation_sets(
     first-seen order. ``storage_labels`` maps rabbit → its Storage's labels;
     when None, ``labels`` constraints are not checked (upstream behaviour).
     """
-    sets = [a if isinstance(a, AllocationSet) else AllocationSet.model_validate(a) for a in allocation_sets]
+    sets = [
+        a if isinstance(a, AllocationSet) else AllocationSet.model_validate(a)
+        for a in allocation_sets
+    ]
     if sets and not nodes_per_rabbit:
         raise PlacementError(
             f"cannot place allocation set '{sets[0].label}': none of the job's nodes is "
             "behind a rabbit (check the rabbitmapping and the job's R)"
         )
-    by_size = sorted(nodes_per_rabbit, key=lambda r: -nodes_per_rabbit[r])  # stable: ties keep order
+    by_size = sorted(
+        nodes_per_rabbit, key=lambda r: -nodes_per_rabbit[r]
+    )  # stable: ties keep order
     keys_on: dict[str, set[str]] = {rabbit: set() for rabbit in nodes_per_rabbit}
     result: list[dict[str, Any]] = []
     for aset in sets:
@@ -254,9 +261,12 @@ def build_allocation_sets(
 
         def eligible(rabbit: str, aset: AllocationSet = aset, keys: set[str] = keys) -> str | None:
             """Return why ``rabbit`` cannot take ``aset``, or None when it can."""
-            if storage_labels is not None and aset.constraints.labels:
-                if not _labels_match(aset.constraints.labels, storage_labels.get(rabbit, {})):
-                    return f"its Storage lacks labels {aset.constraints.labels}"
+            if (
+                storage_labels is not None
+                and aset.constraints.labels
+                and not _labels_match(aset.constraints.labels, storage_labels.get(rabbit, {}))
+            ):
+                return f"its Storage lacks labels {aset.constraints.labels}"
             clash = keys & keys_on[rabbit]
             if clash:
                 return f"it already holds an allocation with colocation key {sorted(clash)[0]!r}"

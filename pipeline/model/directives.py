@@ -316,7 +316,9 @@ def _check_value(rule: ArgRule, key: str, value: str | None) -> None:
     elif rule.type == "integer":
         if not re.match(r"^-?\d+$", value):
             raise DirectiveError(f"argument '{key}' invalid integer '{value}'")
-    elif rule.type == "bool" and rule.patterns and not any(re.match(p, value) for p in rule.patterns):
+    elif (
+        rule.type == "bool" and rule.patterns and not any(re.match(p, value) for p in rule.patterns)
+    ):
         raise DirectiveError(f"argument '{key}' invalid boolean '{value}'")
 
 
@@ -332,10 +334,10 @@ def parse_directive(line: str) -> Directive:
     rule = _RULES[tokens[1]]
     args: dict[str, str | None] = {}
     for token in tokens[2:]:
-        key, sep, value = token.partition("=")
+        key, sep, text = token.partition("=")
         if key in args:
             raise DirectiveError(f"repeated argument '{key}' in directive '{line}'")
-        args[key] = value if sep else None
+        args[key] = text if sep else None
     for key, value in args.items():
         arg_rule = next((r for r in rule.args if re.match(r.key, key)), None)
         if arg_rule is None:
@@ -389,7 +391,10 @@ def check_workflow(directives: Sequence[Directive]) -> str | None:
             "destroy_persistent directive is allowed per workflow"
         )
     if commands.count("container") > 1:
-        return "DW Directive 0: User error: only a single container directive is supported per workflow"
+        return (
+            "DW Directive 0: User error: only a single container directive is supported "
+            "per workflow"
+        )
     jobdws = {d.name: d for d in directives if isinstance(d, JobDW)}
     persistents = {d.name for d in directives if isinstance(d, PersistentDW)}
     for index, directive in enumerate(directives):
@@ -400,7 +405,9 @@ def check_workflow(directives: Sequence[Directive]) -> str | None:
             if job:
                 name = job.group(1).replace("_", "-")
                 if name not in jobdws:
-                    return f"DW Directive {index}: User error: job storage instance '{name}' not found"
+                    return (
+                        f"DW Directive {index}: User error: job storage instance '{name}' not found"
+                    )
                 if jobdws[name].fs_type == "raw":
                     return (
                         f"DW Directive {index}: User error: data movement can not be used "
@@ -424,4 +431,6 @@ def check_persistent_creation(
     if not restrict or userid == owner_uid:
         return
     if any("create_persistent" in line for line in directives):
-        raise PersistentCreationForbidden("only the instance owner can create persistent file systems")
+        raise PersistentCreationForbidden(
+            "only the instance owner can create persistent file systems"
+        )

@@ -144,7 +144,9 @@ def encode_hostlist(hosts: Iterable[str]) -> str:
             parts.append(prefix + str(ranges[0][0]).zfill(ranges[0][2]))
         else:
             inner = ",".join(
-                str(lo).zfill(width) if lo == hi else f"{str(lo).zfill(width)}-{str(hi).zfill(width)}"
+                str(lo).zfill(width)
+                if lo == hi
+                else f"{str(lo).zfill(width)}-{str(hi).zfill(width)}"
                 for lo, hi, width in ranges
             )
             parts.append(f"{prefix}[{inner}]")

@@ -133,7 +133,9 @@ class Dws2Jgf:
                 "has no R_lite entry"
             ) from None
 
-    def _host(self, out: list[str], parent: int, ppath: str, rank: int, host: str, kind: str) -> None:
+    def _host(
+        self, out: list[str], parent: int, ppath: str, rank: int, host: str, kind: str
+    ) -> None:
         path = f"{ppath}/{_enc(host)}"
         vid = self.graph.add(parent)
         extra = ' "exclusive": true,' if kind == "storage_node" else ""

@@ -85,13 +85,13 @@ class RabbitMapping(BaseModel):
         try:
             text = Path(path).read_text(encoding="utf8")
         except OSError as exc:
-            raise RabbitMappingError(f"cannot read rabbitmapping {str(path)!r}: {exc.strerror}") from exc
+            raise RabbitMappingError(
+                f"cannot read rabbitmapping {str(path)!r}: {exc.strerror}"
+            ) from exc
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise RabbitMappingError(
-                f"File '{path}' could not be parsed as JSON: {exc}"
-            ) from exc
+            raise RabbitMappingError(f"File '{path}' could not be parsed as JSON: {exc}") from exc
         return cls.parse(data)
 
     @classmethod

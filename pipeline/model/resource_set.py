@@ -110,7 +110,9 @@ class Execution(BaseModel):
         for name, ids in self.properties.items():
             missing = sorted(set(decode_idset(ids)) - seen)
             if missing:
-                raise ValueError(f"property {name!r} names ranks {encode_idset(missing)} not in R_lite")
+                raise ValueError(
+                    f"property {name!r} names ranks {encode_idset(missing)} not in R_lite"
+                )
         if self.starttime and self.expiration and not self.expiration > self.starttime:
             raise ValueError(
                 f"expiration ({self.expiration}) must be greater than starttime ({self.starttime})"

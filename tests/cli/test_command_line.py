@@ -16,7 +16,10 @@ from tests.conftest import DATA, make_r
 RZADAMS = {
     "computes": {f"rzadams{1001 + i}": f"rzadams{201 + i // 16}" for i in range(128)},
     "rabbits": {
-        f"rzadams{201 + r}": {"capacity": 10**12, "hostlist": f"rzadams[{1001 + 16 * r}-{1016 + 16 * r}]"}
+        f"rzadams{201 + r}": {
+            "capacity": 10**12,
+            "hostlist": f"rzadams[{1001 + 16 * r}-{1016 + 16 * r}]",
+        }
         for r in range(8)
     },
 }
@@ -35,27 +38,45 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return status, out, err
 
 
-def test_getrabbit_finds_the_computes_of_a_rabbit(capsys: pytest.CaptureFixture[str], rzadams: Path) -> None:
-    assert run(capsys, "getrabbit", "--mapping", str(rzadams), "rzadams202") == (0, "rzadams[1017-1032]\n", "")
+def test_getrabbit_finds_the_computes_of_a_rabbit(
+    capsys: pytest.CaptureFixture[str], rzadams: Path
+) -> None:
+    assert run(capsys, "getrabbit", "--mapping", str(rzadams), "rzadams202") == (
+        0,
+        "rzadams[1017-1032]\n",
+        "",
+    )
 
 
-def test_getrabbit_finds_the_rabbits_of_computes(capsys: pytest.CaptureFixture[str], rzadams: Path) -> None:
-    assert run(capsys, "getrabbit", "--mapping", str(rzadams), "-c", "rzadams[1001,1032]")[1] == "rzadams[201-202]\n"
+def test_getrabbit_finds_the_rabbits_of_computes(
+    capsys: pytest.CaptureFixture[str], rzadams: Path
+) -> None:
+    assert (
+        run(capsys, "getrabbit", "--mapping", str(rzadams), "-c", "rzadams[1001,1032]")[1]
+        == "rzadams[201-202]\n"
+    )
 
 
-def test_getrabbit_without_arguments_lists_every_rabbit(capsys: pytest.CaptureFixture[str], rzadams: Path) -> None:
+def test_getrabbit_without_arguments_lists_every_rabbit(
+    capsys: pytest.CaptureFixture[str], rzadams: Path
+) -> None:
     assert run(capsys, "getrabbit", "--mapping", str(rzadams))[1] == "rzadams[201-208]\n"
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["rzadams201", "-c", "rzadams1001"], "Both rabbits and computes or jobids cannot be looked up at the same time"),
+        (
+            ["rzadams201", "-c", "rzadams1001"],
+            "Both rabbits and computes or jobids cannot be looked up at the same time",
+        ),
         (["-c", "nothere1"], "Could not find compute nothere1"),
         (["rzadams999"], "Could not find rabbit rzadams999"),
     ],
 )
-def test_getrabbit_errors_are_one_line(capsys: pytest.CaptureFixture[str], rzadams: Path, argv: list[str], message: str) -> None:
+def test_getrabbit_errors_are_one_line(
+    capsys: pytest.CaptureFixture[str], rzadams: Path, argv: list[str], message: str
+) -> None:
     status, out, err = run(capsys, "getrabbit", "--mapping", str(rzadams), *argv)
     assert status == 1
     assert out == ""
@@ -63,15 +84,21 @@ def test_getrabbit_errors_are_one_line(capsys: pytest.CaptureFixture[str], rzada
     assert err.count("\n") == 1
 
 
-def test_getrabbit_without_a_mapping_says_how_to_configure_one(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_getrabbit_without_a_mapping_says_how_to_configure_one(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("CORAL2_PIPELINE_CONFIG", raising=False)
     status, _, err = run(capsys, "getrabbit")
     assert status == 1
     assert "'rabbit.mapping' key not set" in err
 
 
-def test_getrabbit_reports_missing_and_unparsable_files(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert "Could not find file" in run(capsys, "getrabbit", "--mapping", str(tmp_path / "x.json"))[2]
+def test_getrabbit_reports_missing_and_unparsable_files(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert (
+        "Could not find file" in run(capsys, "getrabbit", "--mapping", str(tmp_path / "x.json"))[2]
+    )
     bad = tmp_path / "bad.json"
     bad.write_text("{nope")
     assert "could not be parsed as JSON" in run(capsys, "getrabbit", "--mapping", str(bad))[2]
@@ -79,7 +106,16 @@ def test_getrabbit_reports_missing_and_unparsable_files(capsys: pytest.CaptureFi
 
 def test_dws2jgf_reads_r_on_stdin(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "dws2jgf", "--cluster-name", "ElCapitan", "--no-validate", str(DATA / "rabbits.json")],
+        [
+            sys.executable,
+            "-m",
+            "pipeline.cli",
+            "dws2jgf",
+            "--cluster-name",
+            "ElCapitan",
+            "--no-validate",
+            str(DATA / "rabbits.json"),
+        ],
         input=json.dumps(make_r("compute-01")),
         capture_output=True,
         text=True,
@@ -89,10 +125,21 @@ def test_dws2jgf_reads_r_on_stdin(tmp_path: Path) -> None:
     assert len(doc["scheduling"]["graph"]["nodes"]) == 77
 
 
-def test_dws2jgf_builds_r_from_a_flux_config(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_dws2jgf_builds_r_from_a_flux_config(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     config = tmp_path / "flux.toml"
     config.write_text('[[resource.config]]\nhosts = "compute-01"\ncores = "0-4"\n')
-    status, out, _ = run(capsys, "dws2jgf", "--from-config", str(config), "--cluster-name", "compute", "--no-validate", str(DATA / "rabbits.json"))
+    status, out, _ = run(
+        capsys,
+        "dws2jgf",
+        "--from-config",
+        str(config),
+        "--cluster-name",
+        "compute",
+        "--no-validate",
+        str(DATA / "rabbits.json"),
+    )
     assert status == 0
     doc: dict[str, Any] = json.loads(out)
     assert len(doc["scheduling"]["graph"]["nodes"]) == 81
@@ -113,7 +160,9 @@ def test_dws2jgf_refuses_bad_r_without_writing_anything() -> None:
     assert "version" in proc.stderr
 
 
-def test_breakdown_prints_resources_and_servers(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_breakdown_prints_resources_and_servers(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     bd = tmp_path / "bd.yaml"
     bd.write_text(
         """
@@ -129,15 +178,30 @@ status:
 """
     )
     resources = tmp_path / "res.json"
-    resources.write_text(json.dumps([{"type": "node", "count": 2, "with": [{"type": "core", "count": 1}]}]))
-    status, out, _ = run(capsys, "breakdown", "--breakdown", str(bd), "--resources", str(resources), "--nodes-per-rabbit", "r1=2")
+    resources.write_text(
+        json.dumps([{"type": "node", "count": 2, "with": [{"type": "core", "count": 1}]}])
+    )
+    status, out, _ = run(
+        capsys,
+        "breakdown",
+        "--breakdown",
+        str(bd),
+        "--resources",
+        str(resources),
+        "--nodes-per-rabbit",
+        "r1=2",
+    )
     assert status == 0
     result = json.loads(out)
     assert result["resources"][0]["with"][1] == {"type": "ssd", "count": 10, "exclusive": True}
-    assert result["servers"][0]["allocationSets"][0]["storage"] == [{"allocationCount": 2, "name": "r1"}]
+    assert result["servers"][0]["allocationSets"][0]["storage"] == [
+        {"allocationCount": 2, "name": "r1"}
+    ]
 
 
-def test_breakdown_rejections_are_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_breakdown_rejections_are_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     bd = tmp_path / "bd.yaml"
     bd.write_text("kind: DirectiveBreakdown\nstatus: {ready: false}\n")
     resources = tmp_path / "res.json"
@@ -147,7 +211,9 @@ def test_breakdown_rejections_are_one_line(capsys: pytest.CaptureFixture[str], t
     assert err == "coral2-pipeline breakdown: Breakdown marked as not ready\n"
 
 
-def test_a_bad_config_file_is_one_clear_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_a_bad_config_file_is_one_clear_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     config = tmp_path / "bad.toml"
     config.write_text("[rabbit]\nbogus = 1\n")
     status, _, err = run(capsys, "--config", str(config), "getrabbit")

@@ -16,7 +16,9 @@ def aset(label: str, strategy: str, capacity: int, **constraints: Any) -> dict[s
     }
 
 
-def breakdown(*sets: dict[str, Any], ready: bool = True, kind: str = "DirectiveBreakdown", **status: Any) -> dict[str, Any]:
+def breakdown(
+    *sets: dict[str, Any], ready: bool = True, kind: str = "DirectiveBreakdown", **status: Any
+) -> dict[str, Any]:
     body: dict[str, Any] = {"ready": ready, **status}
     if sets:
         body["storage"] = {
@@ -34,9 +36,29 @@ def xfs(gib: int) -> dict[str, Any]:
 def lustre(ost_bytes: int, mdt_bytes: int = 5 * GIB) -> dict[str, Any]:
     return breakdown(
         aset("ost", "AllocateAcrossServers", ost_bytes, scale=5),
-        aset("mgtmdt", "AllocateAcrossServers", mdt_bytes, count=1, colocation=[{"type": "exclusive", "key": "lustre-mgt"}]),
+        aset(
+            "mgtmdt",
+            "AllocateAcrossServers",
+            mdt_bytes,
+            count=1,
+            colocation=[{"type": "exclusive", "key": "lustre-mgt"}],
+        ),
     )
 
 
 def node_job(count: int) -> list[dict[str, Any]]:
-    return [{"type": "node", "count": count, "exclusive": True, "with": [{"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 1}]}]}]
+    return [
+        {
+            "type": "node",
+            "count": count,
+            "exclusive": True,
+            "with": [
+                {
+                    "type": "slot",
+                    "count": 1,
+                    "label": "task",
+                    "with": [{"type": "core", "count": 1}],
+                }
+            ],
+        }
+    ]

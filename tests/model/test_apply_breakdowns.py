@@ -17,7 +17,10 @@ def test_a_node_job_becomes_a_rabbit_slot_with_ssd_per_node() -> None:
             "type": "slot",
             "count": 4,
             "label": "rabbit",
-            "with": [{**node_job(1)[0], "count": 1}, {"type": "ssd", "count": 10, "exclusive": True}],
+            "with": [
+                {**node_job(1)[0], "count": 1},
+                {"type": "ssd", "count": 10, "exclusive": True},
+            ],
         }
     ]
 
@@ -40,9 +43,20 @@ def test_several_breakdowns_add_up() -> None:
 
 
 def test_a_chassis_job_gets_ssd_per_chassis_appended() -> None:
-    chassis = [{"type": "chassis", "count": 2, "with": [{"type": "node", "count": 3, "with": [{"type": "core", "count": 1}]}]}]
+    chassis = [
+        {
+            "type": "chassis",
+            "count": 2,
+            "with": [{"type": "node", "count": 3, "with": [{"type": "core", "count": 1}]}],
+        }
+    ]
     result = apply_breakdowns([xfs(10)], chassis)
-    assert result == [{**chassis[0], "with": [chassis[0]["with"][0], {"type": "ssd", "count": 30, "exclusive": True}]}]
+    assert result == [
+        {
+            **chassis[0],
+            "with": [chassis[0]["with"][0], {"type": "ssd", "count": 30, "exclusive": True}],
+        }
+    ]
 
 
 def test_no_storage_leaves_resources_unchanged() -> None:
@@ -67,16 +81,49 @@ def test_input_resources_are_not_modified() -> None:
     ("breakdowns", "resources", "message"),
     [
         ([xfs(1)], [], "jobspec resources empty"),
-        ([xfs(1)], node_job(1) + node_job(1), "must have a single top-level 'node' or 'chassis' entry, got 2 entries"),
-        ([xfs(1)], [{"type": "core", "count": 1}], "must have a single top-level 'node' or 'chassis' entry, got 'core'"),
-        ([xfs(1)], [{"type": "slot", "count": 1, "label": "x", "with": [{"type": "node", "count": 1}, {"type": "core", "count": 1}]}], "jobspec resources has top level 'slot' entry with core below it"),
-        ([xfs(1)], [{"type": "chassis", "count": 1, "with": [{"type": "core", "count": 1}]}], "Expected 'node' type below 'chassis, got core"),
+        (
+            [xfs(1)],
+            node_job(1) + node_job(1),
+            "must have a single top-level 'node' or 'chassis' entry, got 2 entries",
+        ),
+        (
+            [xfs(1)],
+            [{"type": "core", "count": 1}],
+            "must have a single top-level 'node' or 'chassis' entry, got 'core'",
+        ),
+        (
+            [xfs(1)],
+            [
+                {
+                    "type": "slot",
+                    "count": 1,
+                    "label": "x",
+                    "with": [{"type": "node", "count": 1}, {"type": "core", "count": 1}],
+                }
+            ],
+            "jobspec resources has top level 'slot' entry with core below it",
+        ),
+        (
+            [xfs(1)],
+            [{"type": "chassis", "count": 1, "with": [{"type": "core", "count": 1}]}],
+            "Expected 'node' type below 'chassis, got core",
+        ),
         ([{**xfs(1), "kind": "Servers"}], node_job(1), "unsupported breakdown kind 'Servers'"),
-        ([breakdown(aset("xfs", "AllocateAcrossServers", GIB))], node_job(1), "xfs allocationStrategy must be 'AllocatePerCompute' but got 'AllocateAcrossServers'"),
-        ([breakdown(aset("mgt", "AllocateAcrossServers", GIB))], node_job(1), "mgt allocationStrategy must be 'AllocateSingleServer' but got 'AllocateAcrossServers'"),
+        (
+            [breakdown(aset("xfs", "AllocateAcrossServers", GIB))],
+            node_job(1),
+            "xfs allocationStrategy must be 'AllocatePerCompute' but got 'AllocateAcrossServers'",
+        ),
+        (
+            [breakdown(aset("mgt", "AllocateAcrossServers", GIB))],
+            node_job(1),
+            "mgt allocationStrategy must be 'AllocateSingleServer' but got 'AllocateAcrossServers'",
+        ),
     ],
 )
-def test_bad_inputs_get_flux_coral2s_messages(breakdowns: list, resources: list, message: str) -> None:
+def test_bad_inputs_get_flux_coral2s_messages(
+    breakdowns: list, resources: list, message: str
+) -> None:
     with pytest.raises(BreakdownError) as info:
         apply_breakdowns(breakdowns, resources)
     assert message in str(info.value)

@@ -23,24 +23,39 @@ def test_sets_with_the_same_colocation_key_never_share_a_rabbit() -> None:
 
 def test_colocation_that_cannot_be_met_is_an_error() -> None:
     sets = [aset("mdt", "AllocateAcrossServers", GIB, count=3, colocation=MGT)]
-    with pytest.raises(PlacementError, match="needs 3 allocations with colocation key 'lustre-mgt'"):
+    with pytest.raises(
+        PlacementError, match="needs 3 allocations with colocation key 'lustre-mgt'"
+    ):
         build_allocation_sets(sets, {"r1": 4, "r2": 2}, 6)
 
 
 def test_sets_without_colocation_may_share_a_rabbit() -> None:
-    sets = [aset("ost", "AllocateAcrossServers", GIB, count=1), aset("mdt", "AllocateAcrossServers", GIB, count=1)]
+    sets = [
+        aset("ost", "AllocateAcrossServers", GIB, count=1),
+        aset("mdt", "AllocateAcrossServers", GIB, count=1),
+    ]
     result = build_allocation_sets(sets, {"r1": 4, "r2": 2}, 6)
     assert [s["storage"][0]["name"] for s in result] == ["r1", "r1"]
 
 
 def test_only_rabbits_carrying_every_label_take_count_allocations() -> None:
-    sets = [aset("ost", "AllocateAcrossServers", GIB, count=2, labels=["dataworkflowservices.github.io/storage=Rabbit", "site/pool=fast"])]
+    sets = [
+        aset(
+            "ost",
+            "AllocateAcrossServers",
+            GIB,
+            count=2,
+            labels=["dataworkflowservices.github.io/storage=Rabbit", "site/pool=fast"],
+        )
+    ]
     labels = {"r1": RABBIT, "r2": {**RABBIT, "site/pool": "fast"}}
     result = build_allocation_sets(sets, {"r1": 4, "r2": 2}, 6, storage_labels=labels)
     assert result[0]["storage"] == [{"allocationCount": 2, "name": "r2"}]
 
 
-def test_across_servers_without_count_uses_only_labelled_rabbits_and_still_covers_capacity() -> None:
+def test_across_servers_without_count_uses_only_labelled_rabbits_and_still_covers_capacity() -> (
+    None
+):
     sets = [aset("ost", "AllocateAcrossServers", 30 * GIB, labels=["site/pool=fast"])]
     labels = {"r1": {}, "r2": {"site/pool": "fast"}}
     result = build_allocation_sets(sets, {"r1": 4, "r2": 2}, 6, storage_labels=labels)
@@ -57,11 +72,15 @@ def test_per_compute_storage_on_a_rabbit_without_the_labels_is_refused() -> None
 
 def test_labels_are_not_checked_when_storage_labels_are_unknown() -> None:
     sets = [aset("xfs", "AllocatePerCompute", GIB, labels=["site/pool=fast"])]
-    assert build_allocation_sets(sets, {"r1": 1}, 1)[0]["storage"] == [{"allocationCount": 1, "name": "r1"}]
+    assert build_allocation_sets(sets, {"r1": 1}, 1)[0]["storage"] == [
+        {"allocationCount": 1, "name": "r1"}
+    ]
 
 
 def location(*access: tuple[str, str]) -> dict:
-    return {"constraints": {"location": [{"access": [{"type": t, "priority": p} for t, p in access]}]}}
+    return {
+        "constraints": {"location": [{"access": [{"type": t, "priority": p} for t, p in access]}]}
+    }
 
 
 @pytest.mark.parametrize(
@@ -73,7 +92,9 @@ def location(*access: tuple[str, str]) -> dict:
         ([location(("network", "mandatory")), location(("physical", "mandatory"))], "physical"),
     ],
 )
-def test_compute_location_constraints_decide_placement(computes: list[dict], placement: str) -> None:
+def test_compute_location_constraints_decide_placement(
+    computes: list[dict], placement: str
+) -> None:
     bds = [breakdown(compute=c) for c in computes]
     assert summarize_breakdowns(bds).placement == placement
 

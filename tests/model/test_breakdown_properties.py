@@ -10,21 +10,34 @@ from pipeline.model.jobspec import parse_resources
 from tests.model.breakdown_data import GIB, aset, breakdown, node_job
 
 rabbit_maps = st.dictionaries(
-    st.sampled_from([f"rabbit{i}" for i in range(12)]), st.integers(min_value=1, max_value=16), min_size=1
+    st.sampled_from([f"rabbit{i}" for i in range(12)]),
+    st.integers(min_value=1, max_value=16),
+    min_size=1,
 )
 capacities = st.integers(min_value=1, max_value=64 * 2**40)
 strategies = st.sampled_from(
-    [("xfs", "AllocatePerCompute"), ("ost", "AllocateAcrossServers"), ("mgt", "AllocateSingleServer")]
+    [
+        ("xfs", "AllocatePerCompute"),
+        ("ost", "AllocateAcrossServers"),
+        ("mgt", "AllocateSingleServer"),
+    ]
 )
 
 
-@given(rabbit_maps, capacities, strategies, st.one_of(st.none(), st.integers(min_value=1, max_value=40)))
+@given(
+    rabbit_maps,
+    capacities,
+    strategies,
+    st.one_of(st.none(), st.integers(min_value=1, max_value=40)),
+)
 def test_allocation_count_is_exact_and_capacity_is_covered(
     nodes: dict[str, int], capacity: int, kind: tuple[str, str], count: int | None
 ) -> None:
     label, strategy = kind
     constraints = {"count": count} if count is not None and label == "ost" else {}
-    result = build_allocation_sets([aset(label, strategy, capacity, **constraints)], nodes, sum(nodes.values()))
+    result = build_allocation_sets(
+        [aset(label, strategy, capacity, **constraints)], nodes, sum(nodes.values())
+    )
     entry = result[0]
     total = sum(s["allocationCount"] for s in entry["storage"])
     if strategy == "AllocatePerCompute":

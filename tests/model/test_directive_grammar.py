@@ -19,7 +19,12 @@ from pipeline.model.directives import (
 def test_a_jobdw_line_parses_into_a_typed_directive() -> None:
     d = parse_directive("#DW jobdw type=xfs capacity=10GiB name=fast-scratch requires=copy-offload")
     assert isinstance(d, JobDW)
-    assert (d.fs_type, d.capacity, d.name, d.requires) == ("xfs", 10 * 2**30, "fast-scratch", ("copy-offload",))
+    assert (d.fs_type, d.capacity, d.name, d.requires) == (
+        "xfs",
+        10 * 2**30,
+        "fast-scratch",
+        ("copy-offload",),
+    )
 
 
 def test_every_command_of_the_ruleset_is_recognised() -> None:
@@ -43,7 +48,10 @@ def test_every_command_of_the_ruleset_is_recognised() -> None:
         ("#DW", "invalid directive '#DW'"),
         ("#DW jobdw type=xfs capacity=10G name=ab", "argument 'capacity' invalid string '10G'"),
         ("#DW jobdw type=xfs capacity=10 name=ab", "argument 'capacity' invalid string '10'"),
-        ("#DW jobdw type=xfs capacity=1.5TiB name=ab", "argument 'capacity' invalid string '1.5TiB'"),
+        (
+            "#DW jobdw type=xfs capacity=1.5TiB name=ab",
+            "argument 'capacity' invalid string '1.5TiB'",
+        ),
         ("#DW jobdw type=xfs capacity=10gib name=ab", "argument 'capacity' invalid string '10gib'"),
         ("#DW jobdw type=ext4 capacity=1GiB name=ab", "argument 'type' invalid string 'ext4'"),
         ("#DW jobdw type=xfs capacity=1GiB name=Ab", "argument 'name' invalid string 'Ab'"),
@@ -51,7 +59,10 @@ def test_every_command_of_the_ruleset_is_recognised() -> None:
         ("#DW jobdw type=xfs capacity=1GiB name=a_b", "argument 'name' invalid string 'a_b'"),
         ("#DW jobdw type=xfs name=ab", "missing required argument '^capacity$'"),
         ("#DW jobdw type=xfs capacity=1GiB name=ab color=red", "unsupported argument 'color'"),
-        ("#DW jobdw type=xfs type=xfs capacity=1GiB name=ab", "repeated argument 'type' in directive"),
+        (
+            "#DW jobdw type=xfs type=xfs capacity=1GiB name=ab",
+            "repeated argument 'type' in directive",
+        ),
         ("#DW jobdw type capacity=1GiB name=ab", "argument 'type' requires value"),
         (
             "#DW jobdw type=xfs capacity=1GiB name=ab requires=gpu",
@@ -72,7 +83,10 @@ def test_bad_lines_get_dws_messages(line: str, message: str) -> None:
 
 
 def test_jobdw_names_must_be_unique_within_the_workflow() -> None:
-    lines = ["#DW jobdw type=xfs capacity=1GiB name=ab", "#DW jobdw type=gfs2 capacity=1GiB name=ab"]
+    lines = [
+        "#DW jobdw type=xfs capacity=1GiB name=ab",
+        "#DW jobdw type=gfs2 capacity=1GiB name=ab",
+    ]
     with pytest.raises(DirectiveError, match="value 'ab' must be unique within 'jobdw_name'"):
         parse_directives(lines)
 
@@ -83,7 +97,14 @@ def test_persistentdw_names_may_repeat() -> None:
 
 @pytest.mark.parametrize(
     ("text", "size"),
-    [("1KB", 1000), ("1KiB", 1024), ("3MB", 3 * 10**6), ("2GiB", 2 * 2**30), ("1TB", 10**12), ("1TiB", 2**40)],
+    [
+        ("1KB", 1000),
+        ("1KiB", 1024),
+        ("3MB", 3 * 10**6),
+        ("2GiB", 2 * 2**30),
+        ("1TB", 10**12),
+        ("1TiB", 2**40),
+    ],
 )
 def test_capacity_units_are_powers_of_ten_or_two(text: str, size: int) -> None:
     assert capacity_bytes(text) == size

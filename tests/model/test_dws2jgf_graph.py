@@ -28,7 +28,14 @@ def test_one_compute_gives_77_vertices_in_upstream_order(mapping: RabbitMapping)
     vertices = nodes(doc)
     assert len(vertices) == 77
     assert len(doc["scheduling"]["graph"]["edges"]) == 76
-    assert vertices[0] == {"id": "0", "metadata": {"type": "cluster", "name": "ElCapitan", "paths": {"containment": "/ElCapitan"}}}
+    assert vertices[0] == {
+        "id": "0",
+        "metadata": {
+            "type": "cluster",
+            "name": "ElCapitan",
+            "paths": {"containment": "/ElCapitan"},
+        },
+    }
     assert vertices[1]["metadata"] == {
         "type": "chassis",
         "id": 0,
@@ -69,7 +76,9 @@ def test_every_edge_links_a_parent_to_the_next_vertex(mapping: RabbitMapping) ->
 def test_four_computes_are_placed_under_their_chassis(mapping: RabbitMapping) -> None:
     vertices = nodes(dws2jgf(make_r("compute-[01-04]", "0-4"), mapping, cluster_name="ElCapitan"))
     assert len(vertices) == 99
-    named = {v["metadata"].get("name"): int(v["id"]) for v in vertices if v["metadata"]["type"] == "node"}
+    named = {
+        v["metadata"].get("name"): int(v["id"]) for v in vertices if v["metadata"]["type"] == "node"
+    }
     assert named == {"compute-01": 38, "compute-02": 44, "compute-03": 50, "compute-04": 93}
     assert vertices[56]["metadata"]["type"] == "chassis"
     assert vertices[93]["metadata"]["rank"] == 3
@@ -79,13 +88,26 @@ def test_hosts_without_a_rabbit_hang_off_the_cluster(mapping: RabbitMapping) -> 
     r = make_r("compute-[01-04],nodws[0-5]", "0-4")
     vertices = nodes(dws2jgf(r, mapping, cluster_name="compute"))
     assert len(vertices) == 135
-    nodws = [(int(v["id"]), v["metadata"]["rank"], v["metadata"]["paths"]["containment"]) for v in vertices if v["metadata"].get("name", "").startswith("nodws")]
+    nodws = [
+        (int(v["id"]), v["metadata"]["rank"], v["metadata"]["paths"]["containment"])
+        for v in vertices
+        if v["metadata"].get("name", "").startswith("nodws")
+    ]
     assert nodws[0] == (99, 4, "/compute/nodws0")
     assert [n[0] for n in nodws] == [99, 105, 111, 117, 123, 129]
 
 
 def test_properties_become_node_metadata_and_r_is_kept_as_given(mapping: RabbitMapping) -> None:
-    r = {"version": 1, "execution": {"R_lite": [{"rank": "0", "children": {"core": "0-9"}}], "starttime": 0, "expiration": 0, "nodelist": ["compute-01"], "properties": {"pdebug": "0"}}}
+    r = {
+        "version": 1,
+        "execution": {
+            "R_lite": [{"rank": "0", "children": {"core": "0-9"}}],
+            "starttime": 0,
+            "expiration": 0,
+            "nodelist": ["compute-01"],
+            "properties": {"pdebug": "0"},
+        },
+    }
     doc = dws2jgf(r, mapping, cluster_name="ElCapitan", validate=False)
     vertices = nodes(doc)
     assert len(vertices) == 86
@@ -99,12 +121,24 @@ def test_a_rabbit_in_r_becomes_an_exclusive_storage_node(mapping: RabbitMapping)
     r = make_r("compute-[01-04],kind-worker2", "0-1")
     vertices = nodes(dws2jgf(r, mapping, cluster_name="c"))
     storage = [v["metadata"] for v in vertices if v["metadata"]["type"] == "storage_node"]
-    assert storage == [{"type": "storage_node", "name": "kind-worker2", "rank": 4, "exclusive": True, "paths": {"containment": "/c/chassis0/kind-worker2"}}]
+    assert storage == [
+        {
+            "type": "storage_node",
+            "name": "kind-worker2",
+            "rank": 4,
+            "exclusive": True,
+            "paths": {"containment": "/c/chassis0/kind-worker2"},
+        }
+    ]
 
 
 @pytest.mark.parametrize("exclude", ["1", "compute-02"])
-def test_excluded_hosts_are_left_out_by_rank_or_by_name(mapping: RabbitMapping, exclude: str) -> None:
-    vertices = nodes(dws2jgf(make_r("compute-[01-04]", "0"), mapping, cluster_name="c", exclude=exclude))
+def test_excluded_hosts_are_left_out_by_rank_or_by_name(
+    mapping: RabbitMapping, exclude: str
+) -> None:
+    vertices = nodes(
+        dws2jgf(make_r("compute-[01-04]", "0"), mapping, cluster_name="c", exclude=exclude)
+    )
     names = [v["metadata"]["name"] for v in vertices if v["metadata"]["type"] == "node"]
     assert names == ["compute-01", "compute-03", "compute-04"]
 

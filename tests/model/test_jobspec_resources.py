@@ -7,7 +7,15 @@ import pytest
 from pipeline.errors import JobspecError
 from pipeline.model.jobspec import count_nodes, parse_resources
 
-NODE_JOB = [{"type": "node", "count": 4, "with": [{"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 2}]}]}]
+NODE_JOB = [
+    {
+        "type": "node",
+        "count": 4,
+        "with": [
+            {"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 2}]}
+        ],
+    }
+]
 
 
 def test_a_node_slot_core_request_is_accepted() -> None:
@@ -16,7 +24,13 @@ def test_a_node_slot_core_request_is_accepted() -> None:
 
 
 def test_nodes_are_counted_through_slots_and_chassis() -> None:
-    chassis = [{"type": "chassis", "count": 2, "with": [{"type": "node", "count": 3, "with": [{"type": "core", "count": 1}]}]}]
+    chassis = [
+        {
+            "type": "chassis",
+            "count": 2,
+            "with": [{"type": "node", "count": 3, "with": [{"type": "core", "count": 1}]}],
+        }
+    ]
     assert count_nodes(parse_resources(NODE_JOB)) == 4
     assert count_nodes(parse_resources(chassis)) == 6
 

@@ -9,7 +9,10 @@ from pipeline.model.rabbitmap import RabbitMapping
 
 GOOD = {
     "computes": {"c1": "r1", "c2": "r1", "c3": "r2"},
-    "rabbits": {"r1": {"capacity": 100, "hostlist": "c[1-2]"}, "r2": {"capacity": 100, "hostlist": "c3"}},
+    "rabbits": {
+        "r1": {"capacity": 100, "hostlist": "c[1-2]"},
+        "r2": {"capacity": 100, "hostlist": "c3"},
+    },
 }
 
 
@@ -30,7 +33,9 @@ def test_a_compute_under_two_rabbits_names_both() -> None:
 
 def test_computes_must_agree_with_hostlists() -> None:
     bad = {**GOOD, "computes": {**GOOD["computes"], "c3": "r1"}}
-    with pytest.raises(RabbitMappingError, match="'c3' maps to rabbit 'r1' but is listed under rabbit 'r2'"):
+    with pytest.raises(
+        RabbitMappingError, match="'c3' maps to rabbit 'r1' but is listed under rabbit 'r2'"
+    ):
         RabbitMapping.parse(bad)
 
 
@@ -44,6 +49,10 @@ def test_unknown_names_use_getrabbits_messages() -> None:
 
 def test_negative_capacity_and_wrong_types_are_rejected() -> None:
     with pytest.raises(RabbitMappingError, match="capacity"):
-        RabbitMapping.parse({**GOOD, "rabbits": {**GOOD["rabbits"], "r2": {"capacity": -1, "hostlist": "c3"}}})
+        RabbitMapping.parse(
+            {**GOOD, "rabbits": {**GOOD["rabbits"], "r2": {"capacity": -1, "hostlist": "c3"}}}
+        )
     with pytest.raises(RabbitMappingError, match="capacity"):
-        RabbitMapping.parse({**GOOD, "rabbits": {**GOOD["rabbits"], "r2": {"capacity": "big", "hostlist": "c3"}}})
+        RabbitMapping.parse(
+            {**GOOD, "rabbits": {**GOOD["rabbits"], "r2": {"capacity": "big", "hostlist": "c3"}}}
+        )

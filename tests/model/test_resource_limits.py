@@ -16,7 +16,10 @@ def test_a_request_within_the_maximum_passes() -> None:
 def test_exceeding_the_xfs_maximum_is_refused_with_upstreams_text() -> None:
     with pytest.raises(ResourceLimitExceeded) as info:
         apply_breakdowns([xfs(60), xfs(50)], node_job(2), limits=ResourceLimits(xfs=100))
-    assert str(info.value) == "Requested a total of 110 GiB of xfs storage per node but max is 100 GiB per node"
+    assert (
+        str(info.value)
+        == "Requested a total of 110 GiB of xfs storage per node but max is 100 GiB per node"
+    )
 
 
 def test_lustre_is_judged_per_node_rounded_down() -> None:

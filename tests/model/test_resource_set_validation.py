@@ -55,7 +55,9 @@ def test_unset_times_are_zero_and_accepted() -> None:
 
 def test_a_bad_rank_idset_is_named() -> None:
     with pytest.raises(ResourceSetError, match="'0-x'"):
-        ResourceSet.parse(with_change(["execution", "R_lite"], [{"rank": "0-x", "children": {"core": "0"}}]))
+        ResourceSet.parse(
+            with_change(["execution", "R_lite"], [{"rank": "0-x", "children": {"core": "0"}}])
+        )
 
 
 def test_a_rank_in_two_entries_is_rejected() -> None:

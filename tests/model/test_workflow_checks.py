@@ -13,11 +13,20 @@ def check(*lines: str) -> str | None:
 
 
 def test_a_normal_workflow_passes() -> None:
-    assert check("#DW jobdw type=xfs capacity=1GiB name=ab", "#DW copy_in source=/lus/x destination=$DW_JOB_ab/") is None
+    assert (
+        check(
+            "#DW jobdw type=xfs capacity=1GiB name=ab",
+            "#DW copy_in source=/lus/x destination=$DW_JOB_ab/",
+        )
+        is None
+    )
 
 
 def test_create_persistent_must_be_alone() -> None:
-    message = check("#DW create_persistent type=xfs name=pp capacity=1GiB", "#DW jobdw type=xfs capacity=1GiB name=ab")
+    message = check(
+        "#DW create_persistent type=xfs name=pp capacity=1GiB",
+        "#DW jobdw type=xfs capacity=1GiB name=ab",
+    )
     assert message == (
         "DW Directive 0: User error: only a single create_persistent or destroy_persistent "
         "directive is allowed per workflow"
@@ -26,19 +35,33 @@ def test_create_persistent_must_be_alone() -> None:
 
 def test_only_one_container_is_supported() -> None:
     message = check("#DW container name=c1 profile=pp", "#DW container name=c2 profile=pp")
-    assert message == "DW Directive 0: User error: only a single container directive is supported per workflow"
+    assert (
+        message
+        == "DW Directive 0: User error: only a single container directive is supported per workflow"
+    )
 
 
 def test_copies_must_name_an_existing_jobdw_with_underscores_read_as_dashes() -> None:
-    assert check("#DW jobdw type=xfs capacity=1GiB name=my-fs", "#DW copy_in source=/x destination=$DW_JOB_my_fs") is None
+    assert (
+        check(
+            "#DW jobdw type=xfs capacity=1GiB name=my-fs",
+            "#DW copy_in source=/x destination=$DW_JOB_my_fs",
+        )
+        is None
+    )
     assert check("#DW copy_in source=/x destination=$DW_JOB_nope") == (
         "DW Directive 0: User error: job storage instance 'nope' not found"
     )
 
 
 def test_copies_to_raw_storage_are_refused() -> None:
-    message = check("#DW jobdw type=raw capacity=1GiB name=blk", "#DW copy_out source=$DW_JOB_blk destination=/o")
-    assert message == "DW Directive 1: User error: data movement can not be used with raw allocations"
+    message = check(
+        "#DW jobdw type=raw capacity=1GiB name=blk",
+        "#DW copy_out source=$DW_JOB_blk destination=/o",
+    )
+    assert (
+        message == "DW Directive 1: User error: data movement can not be used with raw allocations"
+    )
 
 
 def test_copies_of_persistent_storage_need_its_persistentdw() -> None:
@@ -49,7 +72,10 @@ def test_copies_of_persistent_storage_need_its_persistentdw() -> None:
 
 def test_only_the_owner_creates_persistent_storage_when_restricted() -> None:
     lines = ["#DW create_persistent type=lustre name=proj capacity=1TiB"]
-    with pytest.raises(PersistentCreationForbidden, match="only the instance owner can create persistent file systems"):
+    with pytest.raises(
+        PersistentCreationForbidden,
+        match="only the instance owner can create persistent file systems",
+    ):
         check_persistent_creation(lines, userid=42, owner_uid=0, restrict=True)
     check_persistent_creation(lines, userid=0, owner_uid=0, restrict=True)
     check_persistent_creation(lines, userid=42, owner_uid=0, restrict=False)
