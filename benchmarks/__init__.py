@@ -1,0 +1,1 @@
+"""Benchmarks: ``make bench`` (``python -m benchmarks``) prints the figures the issues name."""

@@ -1,0 +1,38 @@
+"""``python -m benchmarks``: print every benchmark figure."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from benchmarks import elcap
+
+
+def main() -> None:
+    """Run the benchmarks and print one table."""
+    console = Console(width=150)
+    table = Table(title="coral2-pipeline benchmarks (El Capitan: 11,136 computes, 696 rabbits)")
+    for column in ("benchmark", "figure", "target"):
+        table.add_column(column)
+    ms = elcap.bench_breakdowns()
+    table.add_row(
+        "apply_breakdowns + build_allocation_sets, whole-system lustre+xfs job",
+        f"{ms:.2f} ms",
+        "< 20 ms",
+    )
+    for label, computes, target in (
+        ("dws2jgf, quarter system", elcap.COMPUTES // 4, "upstream 6.4 s, 350 MiB"),
+        ("dws2jgf, whole system", elcap.COMPUTES, "≤ 6 s, ≤ 700 MiB (upstream 30 s, 1.32 GiB)"),
+    ):
+        result = elcap.bench_dws2jgf(computes)
+        table.add_row(
+            label,
+            f"{result['seconds']:.2f} s, {result['peak_mib']:.0f} MiB peak, "
+            f"{result['vertices']:,} vertices, {result['bytes']:,} bytes",
+            target,
+        )
+    console.print(table)
+
+
+if __name__ == "__main__":
+    main()
