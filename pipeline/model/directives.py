@@ -199,18 +199,28 @@ class Directive:
 
 
 @dataclass(frozen=True)
-class JobDW(Directive):
-    """``#DW jobdw type=… capacity=… name=…``: job-lifetime storage."""
+class NamedStorage(Directive):
+    """A directive naming a storage instance (``name=``)."""
+
+    @property
+    def name(self) -> str:
+        """The storage name: ``$DW_JOB_<name>`` for jobdw, the PSI name for persistents."""
+        return self.args["name"] or ""
+
+
+@dataclass(frozen=True)
+class TypedStorage(NamedStorage):
+    """A directive creating a file system (``type=``)."""
 
     @property
     def fs_type(self) -> str:
         """One of raw, xfs, gfs2, lustre."""
         return self.args["type"] or ""
 
-    @property
-    def name(self) -> str:
-        """The storage name, used in ``$DW_JOB_<name>``."""
-        return self.args["name"] or ""
+
+@dataclass(frozen=True)
+class JobDW(TypedStorage):
+    """``#DW jobdw type=… capacity=… name=…``: job-lifetime storage."""
 
     @property
     def capacity(self) -> int:
@@ -219,28 +229,13 @@ class JobDW(Directive):
 
 
 @dataclass(frozen=True)
-class PersistentDW(Directive):
+class PersistentDW(NamedStorage):
     """``#DW persistentdw name=…``: use an existing persistent instance."""
-
-    @property
-    def name(self) -> str:
-        """The persistent storage instance name."""
-        return self.args["name"] or ""
 
 
 @dataclass(frozen=True)
-class CreatePersistent(Directive):
+class CreatePersistent(TypedStorage):
     """``#DW create_persistent type=… name=… capacity=…``."""
-
-    @property
-    def fs_type(self) -> str:
-        """One of raw, xfs, gfs2, lustre."""
-        return self.args["type"] or ""
-
-    @property
-    def name(self) -> str:
-        """The persistent storage instance name."""
-        return self.args["name"] or ""
 
     @property
     def capacity(self) -> int | None:
@@ -250,13 +245,8 @@ class CreatePersistent(Directive):
 
 
 @dataclass(frozen=True)
-class DestroyPersistent(Directive):
+class DestroyPersistent(NamedStorage):
     """``#DW destroy_persistent name=…``."""
-
-    @property
-    def name(self) -> str:
-        """The persistent storage instance name."""
-        return self.args["name"] or ""
 
 
 @dataclass(frozen=True)
