@@ -26,7 +26,9 @@ The tree::
     │   │       └── PlacementError
     │   └── (platform leaves arrive with the Kubernetes and Redis clients)
     └── TemporaryError(delay_s)         try again later
-        └── BreakdownNotReady
+        ├── BreakdownNotReady
+        ├── StoreUnavailable            Redis cannot be reached
+        └── StoreConflict               an optimistic update kept losing the race
 
 ``InputError`` subclasses ``ValueError`` so that code written against
 flux-coral2 (which raises ``ValueError``) keeps working, and so that the
@@ -114,3 +116,11 @@ class PlacementError(BreakdownError):
 
 class BreakdownNotReady(TemporaryError, ValueError):
     """Raised when a DirectiveBreakdown's ``status.ready`` is not yet true."""
+
+
+class StoreUnavailable(TemporaryError):
+    """Raised when Redis cannot be reached or answers with a connection error."""
+
+
+class StoreConflict(TemporaryError):
+    """Raised when a record kept changing under an optimistic update; retry later."""

@@ -1,4 +1,72 @@
-"""Redis store: job records, VNI pool, deadlines, locks, eventlogs, the outbox.
+"""Redis store: job records, one-shot marks, per-job locks, deadlines and the outbox.
 
-Filled by the platform issue.
+Every key lives under ``pipeline.key_prefix`` (:class:`~pipeline.store.keys.Keys`).
+redis-py errors are translated into :class:`~pipeline.errors.StoreUnavailable`
+here, at the store's boundary.
 """
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import redis
+
+from pipeline.store.connection import connect
+from pipeline.store.deadlines import Deadline, Deadlines
+from pipeline.store.jobs import JobRecord, JobStore
+from pipeline.store.keys import Keys
+from pipeline.store.marks import JobLocks, Marks
+from pipeline.store.outbox import Delivery, Outbox, OutboxMessage
+
+__all__ = [
+    "Deadline",
+    "Deadlines",
+    "Delivery",
+    "JobLocks",
+    "JobRecord",
+    "JobStore",
+    "Keys",
+    "Marks",
+    "Outbox",
+    "OutboxMessage",
+    "Store",
+    "connect",
+]
+
+
+@dataclass(frozen=True)
+class Store:
+    """Every part of the store over one Redis client."""
+
+    client: redis.Redis
+    keys: Keys
+
+    @classmethod
+    def from_url(cls, url: str, prefix: str) -> Store:
+        """Connect to ``url`` with key prefix ``prefix``."""
+        return cls(connect(url), Keys(prefix))
+
+    @property
+    def jobs(self) -> JobStore:
+        """Job records."""
+        return JobStore(self.client, self.keys)
+
+    @property
+    def marks(self) -> Marks:
+        """One-shot marks."""
+        return Marks(self.client, self.keys)
+
+    @property
+    def locks(self) -> JobLocks:
+        """Per-job locks."""
+        return JobLocks(self.client, self.keys)
+
+    @property
+    def deadlines(self) -> Deadlines:
+        """The deadline set."""
+        return Deadlines(self.client, self.keys)
+
+    @property
+    def outbox(self) -> Outbox:
+        """The outbox stream."""
+        return Outbox(self.client, self.keys)

@@ -1,0 +1,78 @@
+"""Redis connections from a URL: ``redis://``, ``rediss://`` (TLS), ``unix://`` and ``sentinel://``.
+
+``sentinel://[:password@]host1:26379,host2:26379/<service>[?db=0&ssl=true]``
+asks the Sentinels for the current master of ``<service>`` on every
+reconnection, so a failover is followed without a restart.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import redis
+from redis.sentinel import Sentinel
+
+from pipeline.errors import ConfigError
+
+
+def connect(url: str, *, socket_timeout_s: float = 5.0) -> redis.Redis:
+    """Return a client for ``url``; nothing is sent until it is used."""
+    if url.startswith("sentinel://"):
+        return _sentinel(url, socket_timeout_s)
+    try:
+        return redis.Redis.from_url(
+            url,
+            socket_timeout=socket_timeout_s,
+            socket_connect_timeout=socket_timeout_s,
+            health_check_interval=30,
+        )
+    except ValueError as exc:
+        raise ConfigError(
+            f"invalid Redis URL {url!r}: {exc}; expected redis://host:port/db, "
+            "rediss://..., unix:///path or sentinel://host:port,host:port/service"
+        ) from exc
+
+
+def _sentinel(url: str, socket_timeout_s: float) -> redis.Redis:
+    parts = urlsplit(url)
+    netloc = parts.netloc.rsplit("@", 1)
+    password = unquote(netloc[0].split(":", 1)[-1]) if len(netloc) == 2 else None
+    hosts: list[tuple[str, int]] = []
+    for item in netloc[-1].split(","):
+        host, _, port = item.partition(":")
+        if not host or (port and not port.isdigit()):
+            raise ConfigError(f"invalid sentinel address {item!r} in {url!r}: expected host:port")
+        hosts.append((host, int(port or 26379)))
+    service = parts.path.strip("/")
+    if not service:
+        raise ConfigError(f"sentinel URL {url!r} names no service: sentinel://host:port/<service>")
+    query = parse_qs(parts.query)
+    db_text = query.get("db", ["0"])[0]
+    if not db_text.isdigit():
+        raise ConfigError(f"sentinel URL {url!r}: db must be a number, got {db_text!r}")
+    sentinel = Sentinel(  # type: ignore[no-untyped-call]
+        hosts,
+        socket_timeout=socket_timeout_s,
+        sentinel_kwargs={"password": password} if password else None,
+    )
+    master: Any = sentinel.master_for(  # type: ignore[no-untyped-call]
+        service,
+        socket_timeout=socket_timeout_s,
+        password=password,
+        db=int(db_text),
+        ssl=query.get("ssl", ["false"])[0] == "true",
+    )
+    client: redis.Redis = master
+    return client
+
+
+def store_errors(exc: redis.RedisError) -> Exception:
+    """Translate a redis-py error into the pipeline error tree (the store's boundary)."""
+    from pipeline.errors import StoreUnavailable
+
+    if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
+        return StoreUnavailable(f"Redis unavailable: {exc}", delay_s=1.0)
+    if isinstance(exc, redis.ReadOnlyError):
+        return StoreUnavailable(f"Redis is read-only (failover in progress?): {exc}", delay_s=2.0)
+    return StoreUnavailable(f"Redis error: {exc}", delay_s=1.0)

@@ -1,0 +1,120 @@
+"""Job records: pydantic JSON under ``<prefix>:job:<jobid>``, updated optimistically.
+
+:meth:`JobStore.update` reads the record under ``WATCH``, applies a pure
+function and writes it in ``MULTI``; a concurrent writer makes ``EXEC``
+fail and the function is applied again to the new value, so no update is
+ever lost. Each write bumps ``version``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import redis
+from pydantic import BaseModel, ConfigDict, Field
+
+from pipeline.errors import StoreConflict
+from pipeline.store.connection import store_errors
+from pipeline.store.keys import Keys
+
+MAX_ATTEMPTS = 50
+
+
+class JobRecord(BaseModel):
+    """What the pipeline keeps about a job that the Workflow cannot hold."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    jobid: int = Field(ge=0)
+    userid: int | None = None
+    workflow: str | None = None
+    resources: list[dict[str, Any]] | None = None
+    failure_tolerance: int = -1
+    hosts: list[str] = Field(default_factory=list)
+    failed_nodes: list[str] = Field(default_factory=list)
+    rabbits: list[str] = Field(default_factory=list)
+    timings: dict[str, float] = Field(default_factory=dict)
+    state: str | None = None
+    version: int = 0
+
+
+Updater = Callable[[JobRecord], JobRecord | None]
+
+
+class JobStore:
+    """Job records in Redis."""
+
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self.client = client
+        self.keys = keys
+
+    def get(self, jobid: int) -> JobRecord | None:
+        """Return the record of ``jobid``, or None."""
+        try:
+            raw: Any = self.client.get(self.keys.job(jobid))
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return None if raw is None else JobRecord.model_validate_json(raw)
+
+    def create(self, record: JobRecord) -> bool:
+        """Store ``record`` unless one exists; return whether it was created."""
+        try:
+            pipe = self.client.pipeline()
+            pipe.set(self.keys.job(record.jobid), record.model_dump_json(), nx=True)
+            pipe.sadd(self.keys.jobs_index, record.jobid)
+            created, _ = pipe.execute()
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return bool(created)
+
+    def update(self, jobid: int, change: Updater) -> JobRecord | None:
+        """Apply ``change`` to the record atomically; return the stored result.
+
+        ``change`` gets a copy and returns the new record, or None to leave
+        it as is. It may run more than once, so it must be pure. Returns
+        None when there is no record.
+        """
+        key = self.keys.job(jobid)
+        try:
+            with self.client.pipeline() as pipe:
+                for _ in range(MAX_ATTEMPTS):
+                    try:
+                        pipe.watch(key)  # type: ignore[no-untyped-call]
+                        raw: Any = pipe.get(key)
+                        if raw is None:
+                            pipe.unwatch()
+                            return None
+                        current = JobRecord.model_validate_json(raw)
+                        new = change(current.model_copy(deep=True))
+                        if new is None or new == current:
+                            pipe.unwatch()
+                            return current
+                        new = new.model_copy(update={"version": current.version + 1})
+                        pipe.multi()
+                        pipe.set(key, new.model_dump_json())
+                        pipe.execute()
+                        return new
+                    except redis.WatchError:
+                        continue
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        raise StoreConflict(f"job {jobid}: record kept changing during {MAX_ATTEMPTS} attempts")
+
+    def delete(self, jobid: int) -> None:
+        """Forget ``jobid`` (missing is fine)."""
+        try:
+            pipe = self.client.pipeline()
+            pipe.delete(self.keys.job(jobid))
+            pipe.srem(self.keys.jobs_index, jobid)
+            pipe.execute()
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    def jobids(self) -> list[int]:
+        """Return the ids of every job with a record, ascending."""
+        try:
+            members: Any = self.client.smembers(self.keys.jobs_index)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return sorted(int(m) for m in members)

@@ -1,0 +1,39 @@
+"""Every Redis key we write, under one prefix (DESIGN.md §8)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Keys:
+    """Key names for one deployment's ``key_prefix``."""
+
+    prefix: str
+
+    def job(self, jobid: int) -> str:
+        """The job record (JSON)."""
+        return f"{self.prefix}:job:{jobid}"
+
+    def mark(self, jobid: int, name: str) -> str:
+        """A one-shot mark, e.g. ``sent:<jobid>:prolog-remove``."""
+        return f"{self.prefix}:sent:{jobid}:{name}"
+
+    def lock(self, jobid: int) -> str:
+        """The per-job lock."""
+        return f"{self.prefix}:lock:{jobid}"
+
+    @property
+    def deadlines(self) -> str:
+        """The deadline sorted set."""
+        return f"{self.prefix}:deadlines"
+
+    @property
+    def outbox(self) -> str:
+        """The outbox stream of messages to Flux."""
+        return f"{self.prefix}:outbox"
+
+    @property
+    def jobs_index(self) -> str:
+        """The set of job ids with a record."""
+        return f"{self.prefix}:jobs"

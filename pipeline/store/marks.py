@@ -1,0 +1,111 @@
+"""One-shot marks and per-job locks.
+
+* :meth:`Marks.once` is ``SET NX``: true for the first caller only, so a
+  message such as ``prolog-remove`` is sent once however often a task runs.
+* :class:`JobLocks` are short Redis locks with an owner token and expiry;
+  release and extend only act when the token still matches (a Lua script),
+  so a worker whose lock expired cannot release another's.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import redis
+
+from pipeline.errors import TemporaryError
+from pipeline.store.connection import store_errors
+from pipeline.store.keys import Keys
+
+_RELEASE = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0
+"""
+_EXTEND = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
+return 0
+"""
+
+
+class LockBusy(TemporaryError):
+    """Raised when a job's lock is held by someone else past the wait."""
+
+
+class Marks:
+    """One-shot marks per job."""
+
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self.client = client
+        self.keys = keys
+
+    def once(self, jobid: int, name: str, *, ttl_s: int | None = None) -> bool:
+        """Set the mark; return True only for the call that set it."""
+        try:
+            return bool(self.client.set(self.keys.mark(jobid, name), "1", nx=True, ex=ttl_s))
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    def is_set(self, jobid: int, name: str) -> bool:
+        """Return whether the mark exists."""
+        try:
+            return bool(self.client.exists(self.keys.mark(jobid, name)))
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    def clear(self, jobid: int, name: str) -> None:
+        """Remove the mark (used when a job's record is deleted)."""
+        try:
+            self.client.delete(self.keys.mark(jobid, name))
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+
+class JobLocks:
+    """Per-job locks with owner tokens."""
+
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self.client = client
+        self.keys = keys
+        self._release = client.register_script(_RELEASE)
+        self._extend = client.register_script(_EXTEND)
+
+    def acquire(self, jobid: int, *, ttl_s: float = 30.0) -> str | None:
+        """Take the lock without waiting; return the owner token, or None if held."""
+        token = secrets.token_hex(8)
+        try:
+            ok = self.client.set(self.keys.lock(jobid), token, nx=True, px=int(ttl_s * 1000))
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return token if ok else None
+
+    def release(self, jobid: int, token: str) -> bool:
+        """Release the lock if ``token`` still owns it."""
+        try:
+            return bool(self._release(keys=[self.keys.lock(jobid)], args=[token]))
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    def extend(self, jobid: int, token: str, *, ttl_s: float) -> bool:
+        """Push the expiry to ``ttl_s`` from now if ``token`` still owns the lock."""
+        try:
+            return bool(self._extend(keys=[self.keys.lock(jobid)], args=[token, int(ttl_s * 1000)]))
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    @contextmanager
+    def held(self, jobid: int, *, ttl_s: float = 30.0, wait_s: float = 5.0) -> Iterator[str]:
+        """Hold the lock for a block, waiting up to ``wait_s``; raise :class:`LockBusy` after."""
+        deadline = time.monotonic() + wait_s
+        delay = 0.005
+        while (token := self.acquire(jobid, ttl_s=ttl_s)) is None:
+            if time.monotonic() >= deadline:
+                raise LockBusy(f"job {jobid} is locked by another worker", delay_s=1.0)
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+        try:
+            yield token
+        finally:
+            self.release(jobid, token)

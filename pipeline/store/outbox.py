@@ -1,0 +1,143 @@
+"""The flux outbox: a Redis stream of typed messages from the pipeline to Flux.
+
+Workers never talk to Flux. They append messages here; the flux bridge (or
+the simulated job manager) reads them through a consumer group and
+acknowledges each after delivery, so a consumer that dies mid-delivery has
+its messages handed to the next reader (:meth:`Outbox.read` first reclaims
+entries left pending longer than ``reclaim_idle_s``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+import redis
+
+from pipeline.errors import InputError
+from pipeline.store.connection import store_errors
+from pipeline.store.keys import Keys
+
+MessageKind = Literal[
+    "resource-update",
+    "prolog-remove",
+    "epilog-remove",
+    "exception",
+    "event",
+    "kvs-put",
+    "memo",
+    "drain",
+    "undrain",
+    "set-property",
+    "remove-property",
+    "set-status",
+]
+KINDS: frozenset[str] = frozenset(get_args(MessageKind))
+GROUP = "flux"
+
+
+@dataclass(frozen=True)
+class OutboxMessage:
+    """One message to Flux; ``payload`` is the RPC payload as flux-coral2 sends it."""
+
+    kind: str
+    jobid: int | None
+    payload: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise InputError(f"unknown outbox message kind {self.kind!r}; known: {sorted(KINDS)}")
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A message read from the outbox, to be acknowledged by ``entry_id``."""
+
+    entry_id: str
+    message: OutboxMessage
+    attempt: int
+
+
+class Outbox:
+    """Append, read and acknowledge outbox messages."""
+
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self.client = client
+        self.keys = keys
+
+    def append(self, message: OutboxMessage) -> str:
+        """Append ``message``; return its stream entry id."""
+        fields: dict[Any, Any] = {
+            "kind": message.kind,
+            "jobid": "" if message.jobid is None else str(message.jobid),
+            "payload": json.dumps(message.payload, separators=(",", ":")),
+        }
+        try:
+            entry: Any = self.client.xadd(self.keys.outbox, fields)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return str(entry.decode())
+
+    def ensure_group(self) -> None:
+        """Create the consumer group (idempotent), starting at the stream's beginning."""
+        try:
+            self.client.xgroup_create(self.keys.outbox, GROUP, id="0", mkstream=True)
+        except redis.ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise store_errors(exc) from exc
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    @staticmethod
+    def _decode(entry_id: bytes, fields: dict[bytes, bytes], attempt: int) -> Delivery:
+        jobid = fields[b"jobid"].decode()
+        message = OutboxMessage(
+            kind=fields[b"kind"].decode(),
+            jobid=int(jobid) if jobid else None,
+            payload=json.loads(fields[b"payload"]),
+        )
+        return Delivery(entry_id.decode(), message, attempt)
+
+    def read(
+        self,
+        consumer: str,
+        *,
+        count: int = 100,
+        block_ms: int | None = None,
+        reclaim_idle_s: float = 30.0,
+    ) -> list[Delivery]:
+        """Return messages for ``consumer``: reclaimed stale ones first, then new ones."""
+        self.ensure_group()
+        try:
+            reclaimed: Any = self.client.xautoclaim(
+                self.keys.outbox, GROUP, consumer, int(reclaim_idle_s * 1000), "0-0", count=count
+            )
+            out = [self._decode(i, f, 2) for i, f in reclaimed[1] if f]
+            if len(out) < count:
+                rows: Any = self.client.xreadgroup(
+                    GROUP, consumer, {self.keys.outbox: ">"}, count=count - len(out), block=block_ms
+                )
+                for _, entries in rows or []:
+                    out.extend(self._decode(i, f, 1) for i, f in entries)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return out
+
+    def ack(self, entry_id: str) -> None:
+        """Acknowledge and delete a delivered entry."""
+        try:
+            pipe = self.client.pipeline()
+            pipe.xack(self.keys.outbox, GROUP, entry_id)
+            pipe.xdel(self.keys.outbox, entry_id)
+            pipe.execute()
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    def backlog(self) -> int:
+        """Return how many entries are in the stream (delivered-but-unacked included)."""
+        try:
+            length: Any = self.client.xlen(self.keys.outbox)
+            return int(length)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc

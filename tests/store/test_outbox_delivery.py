@@ -1,0 +1,51 @@
+"""The outbox delivers each message until acknowledged; a dead consumer's are redelivered."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.errors import InputError
+from pipeline.store import OutboxMessage, Store
+
+MEMO = OutboxMessage("memo", 42, {"rabbit_workflow": "fluxjob-42"})
+
+
+def test_messages_arrive_in_order_with_their_payloads(store: Store) -> None:
+    store.outbox.append(MEMO)
+    store.outbox.append(
+        OutboxMessage("prolog-remove", 42, {"id": 42, "variables": {"DW_JOB_x": "/mnt"}})
+    )
+    deliveries = store.outbox.read("bridge-1")
+    assert [d.message for d in deliveries] == [
+        MEMO,
+        OutboxMessage("prolog-remove", 42, {"id": 42, "variables": {"DW_JOB_x": "/mnt"}}),
+    ]
+    assert all(d.attempt == 1 for d in deliveries)
+
+
+def test_acknowledged_messages_are_gone(store: Store) -> None:
+    store.outbox.append(MEMO)
+    (delivery,) = store.outbox.read("bridge-1")
+    store.outbox.ack(delivery.entry_id)
+    assert store.outbox.backlog() == 0
+    assert store.outbox.read("bridge-1", reclaim_idle_s=0) == []
+
+
+def test_a_consumer_that_died_before_acking_has_its_messages_redelivered(store: Store) -> None:
+    store.outbox.append(MEMO)
+    first = store.outbox.read("bridge-dead")
+    assert len(first) == 1
+    again = store.outbox.read("bridge-new", reclaim_idle_s=0)
+    assert [(d.entry_id, d.message, d.attempt) for d in again] == [(first[0].entry_id, MEMO, 2)]
+
+
+def test_unacked_messages_are_not_handed_out_twice_while_fresh(store: Store) -> None:
+    store.outbox.append(MEMO)
+    assert len(store.outbox.read("a")) == 1
+    assert store.outbox.read("b", reclaim_idle_s=60) == []
+
+
+def test_unknown_kinds_are_refused_before_anything_is_written(store: Store) -> None:
+    with pytest.raises(InputError, match="unknown outbox message kind 'bogus'"):
+        store.outbox.append(OutboxMessage("bogus", 1, {}))
+    assert store.outbox.backlog() == 0
