@@ -9,6 +9,9 @@ import pytest
 
 from pipeline.model.hostlist import expand_hostlist
 from pipeline.model.idset import encode_idset
+from tests.redis_server import redis_url, store
+
+__all__ = ["make_r", "redis_url", "store"]
 
 DATA = Path(__file__).parent / "data"
 

@@ -37,3 +37,12 @@ class Keys:
     def jobs_index(self) -> str:
         """The set of job ids with a record."""
         return f"{self.prefix}:jobs"
+
+    def attempts(self, task_id: str) -> str:
+        """How many times a task message has started (poison-message guard)."""
+        return f"{self.prefix}:attempts:{task_id}"
+
+    @property
+    def failures(self) -> str:
+        """Hash of task id → recorded permanent failure (JSON)."""
+        return f"{self.prefix}:failures"

@@ -7,7 +7,7 @@ import pytest
 from pipeline.errors import ConfigError, StoreUnavailable
 from pipeline.store import Store
 from pipeline.store.connection import connect
-from tests.store.conftest import free_port
+from tests.redis_server import free_port
 
 
 def test_an_unreachable_redis_is_store_unavailable() -> None:

@@ -1,4 +1,4 @@
-"""A real redis-server on a free loopback port, started once per test session."""
+"""A real redis-server on a free loopback port, started once per test session (fixtures)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,26 @@
+"""The Celery application: ``celery -A pipeline.app worker -Q lifecycle,timeouts,housekeeping``.
+
+Settings come from ``$CORAL2_PIPELINE_CONFIG`` and the environment
+(``pipeline/settings.py``); an invalid configuration stops the process at
+import with the list of problems.
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from pipeline.celery_config import celery_config
+from pipeline.settings import Settings, load_settings
+
+
+def create_app(settings: Settings | None = None) -> Celery:
+    """Return a configured Celery app with every pipeline task registered."""
+    settings = settings or load_settings()
+    celery = Celery("coral2_pipeline", set_as_current=True)
+    celery.conf.update(celery_config(settings))
+    import pipeline.tasks.housekeeping  # noqa: F401  (registers the tasks)
+
+    return celery
+
+
+app = create_app()

@@ -1,0 +1,59 @@
+"""Celery configuration derived from :class:`~pipeline.settings.Settings` (runtime-notes.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kombu.entity import Queue
+
+from pipeline.settings import Settings
+from pipeline.tasks.base import QueueRouter
+
+#: Hard time limit of a task (s); the broker's visibility timeout must exceed it.
+TASK_TIME_LIMIT_S = 300
+VISIBILITY_TIMEOUT_S = 3600
+
+
+def celery_config(settings: Settings) -> dict[str, Any]:
+    """Return the Celery settings for ``settings``."""
+    queues = settings.pipeline.queues
+    transport = {
+        "visibility_timeout": VISIBILITY_TIMEOUT_S,
+        "unacked_restore_interval": 10,
+        "unacked_restore_throttle": 1,
+    }
+    return {
+        "broker_url": settings.pipeline.broker_url,
+        "result_backend": settings.pipeline.result_backend or settings.pipeline.broker_url,
+        "broker_transport_options": transport,
+        "result_backend_transport_options": dict(transport),
+        "visibility_timeout": VISIBILITY_TIMEOUT_S,
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        "task_time_limit": TASK_TIME_LIMIT_S,
+        "task_serializer": "json",
+        "result_serializer": "json",
+        "accept_content": ["json"],
+        "task_send_sent_event": True,
+        "worker_send_task_events": True,
+        "result_expires": 3600,
+        "broker_connection_retry_on_startup": True,
+        "task_queues": [
+            Queue(name)  # type: ignore[no-untyped-call]
+            for name in (queues.lifecycle, queues.timeouts, queues.housekeeping)
+        ],
+        "task_default_queue": queues.lifecycle,
+        "task_routes": (
+            QueueRouter(
+                {
+                    "lifecycle": queues.lifecycle,
+                    "timeouts": queues.timeouts,
+                    "housekeeping": queues.housekeeping,
+                },
+                queues.node_prefix,
+            ),
+        ),
+        "coral2_store_url": settings.store_url,
+        "coral2_key_prefix": settings.pipeline.key_prefix,
+    }

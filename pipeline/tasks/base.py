@@ -1,0 +1,181 @@
+"""The one base Task class and the task decorator: every cross-cutting concern lives here.
+
+* **Options validated at import.** :func:`pipeline_task` accepts only the
+  options it knows and a queue from :data:`FIXED_QUEUES`; anything else
+  raises ``ValueError`` naming it, so a typo fails when the module loads.
+  Node-pinned tasks are sent to ``node.<hostname>`` only through
+  :func:`node_queue`.
+* **Per-job lock.** A task declared with ``lock_job=True`` holds the job's
+  Redis lock (owner token, expiry) for its whole run; tasks of different
+  jobs run in parallel.
+* **Errors → behaviour.** :class:`~pipeline.errors.TemporaryError` retries
+  with capped exponential backoff (or the error's own ``delay_s`` if
+  longer); :class:`~pipeline.errors.PermanentError` is recorded in
+  ``<prefix>:failures`` and the task ends without retrying.
+* **Poison messages.** Every start of a message increments a counter in
+  Redis; past ``max_attempts`` the message is recorded as failed and
+  dropped instead of crashing workers forever.
+* **Log context.** Records carry ``jobid``, ``task`` and ``attempt``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from functools import cache
+from typing import Any, TypeVar
+
+from celery import Task, shared_task
+
+from pipeline.errors import PermanentError, TemporaryError
+from pipeline.store import Store
+
+log = logging.getLogger("coral2_pipeline.tasks")
+
+FIXED_QUEUES = frozenset({"lifecycle", "timeouts", "housekeeping"})
+NODE_QUEUE_PREFIX = "node."
+_HOSTNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.\-_]*$")
+
+KNOWN_OPTIONS = frozenset(
+    {
+        "queue",
+        "lock_job",
+        "max_attempts",
+        "time_limit_s",
+        "retry_base_s",
+        "retry_cap_s",
+        "max_retries",
+    }
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class QueueRouter:
+    """Celery router: a task's logical queue → the queue name the settings give it.
+
+    Node tasks have no default route; they are sent with
+    ``apply_async(queue=node_queue(hostname))``.
+    """
+
+    def __init__(self, names: dict[str, str], node_prefix: str = NODE_QUEUE_PREFIX) -> None:
+        self.names = names
+        self.node_prefix = node_prefix
+
+    def __call__(
+        self, name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **_: Any
+    ) -> dict[str, str] | None:
+        """Return the route of ``task``."""
+        logical = getattr(task, "logical_queue", None)
+        if logical in self.names:
+            return {"queue": self.names[logical]}
+        return None
+
+
+def node_queue(hostname: str) -> str:
+    """Return the queue of ``hostname``'s node worker: ``node.<hostname>``."""
+    if not isinstance(hostname, str) or not _HOSTNAME.match(hostname):
+        raise ValueError(f"invalid hostname for a node queue: {hostname!r}")
+    return NODE_QUEUE_PREFIX + hostname
+
+
+@cache
+def _store(url: str, prefix: str) -> Store:
+    return Store.from_url(url, prefix)
+
+
+class PipelineTask(Task):  # type: ignore[misc]
+    """Base class of every pipeline task (see the module docstring)."""
+
+    logical_queue: str = "lifecycle"
+    lock_job: bool = False
+    max_attempts: int = 20
+    retry_base_s: float = 0.5
+    retry_cap_s: float = 60.0
+
+    @property
+    def store(self) -> Store:
+        """The Redis store of the app's settings (one client per process)."""
+        conf = self.app.conf
+        return _store(conf.coral2_store_url, conf.coral2_key_prefix)
+
+    def _attempt(self) -> int:
+        key = self.store.keys.attempts(self.request.id or "eager")
+        pipe = self.store.client.pipeline()
+        pipe.incr(key)
+        pipe.expire(key, 7 * 24 * 3600)
+        count, _ = pipe.execute()
+        return int(count)
+
+    def record_failure(self, jobid: int | None, reason: str) -> None:
+        """Record a permanent failure of this task message."""
+        entry = {"task": self.name, "jobid": jobid, "reason": reason, "time": time.time()}
+        self.store.client.hset(
+            self.store.keys.failures, self.request.id or "eager", json.dumps(entry)
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        jobid = kwargs.get("jobid")
+        attempt = self._attempt()
+        extra = {"jobid": jobid, "task": self.name, "attempt": attempt}
+        if attempt > self.max_attempts:
+            reason = f"dropped after {attempt - 1} starts (poison message?)"
+            log.error("%s: %s", self.name, reason, extra=extra)
+            self.record_failure(jobid, reason)
+            return None
+        guard = (
+            self.store.locks.held(int(jobid), ttl_s=self.app.conf.task_time_limit or 60)
+            if self.lock_job and jobid is not None
+            else nullcontext()
+        )
+        try:
+            with guard:
+                return self.run(*args, **kwargs)
+        except TemporaryError as exc:
+            retries = self.request.retries
+            countdown = max(min(self.retry_cap_s, self.retry_base_s * 2**retries), exc.delay_s)
+            log.warning("%s: %s; retry in %.1fs", self.name, exc, countdown, extra=extra)
+            raise self.retry(exc=exc, countdown=countdown) from exc
+        except PermanentError as exc:
+            log.error("%s: %s", self.name, exc, extra=extra)
+            self.record_failure(jobid, str(exc))
+            return None
+
+
+def pipeline_task(name: str, **options: Any) -> Callable[[F], F]:
+    """Register a task under ``name`` with validated options.
+
+    ``queue`` (required): one of ``lifecycle``, ``timeouts``, ``housekeeping``,
+    or ``node`` for node-pinned tasks (sent with ``queue=node_queue(host)``).
+    ``lock_job``: hold the per-job lock. ``max_attempts``, ``time_limit_s``,
+    ``retry_base_s``, ``retry_cap_s``, ``max_retries``.
+    """
+    unknown = sorted(set(options) - KNOWN_OPTIONS)
+    if unknown:
+        raise ValueError(
+            f"task {name!r}: unknown options {unknown}; known options: {sorted(KNOWN_OPTIONS)}"
+        )
+    queue = options.get("queue")
+    if queue != "node" and queue not in FIXED_QUEUES:
+        raise ValueError(
+            f"task {name!r}: queue {queue!r} is not one of {sorted(FIXED_QUEUES)} or 'node' "
+            "(node tasks are routed with node_queue(hostname))"
+        )
+    celery_options: dict[str, Any] = {
+        "name": name,
+        "base": PipelineTask,
+        "logical_queue": queue,
+        "lock_job": bool(options.get("lock_job", False)),
+        "max_attempts": int(options.get("max_attempts", PipelineTask.max_attempts)),
+        "retry_base_s": float(options.get("retry_base_s", PipelineTask.retry_base_s)),
+        "retry_cap_s": float(options.get("retry_cap_s", PipelineTask.retry_cap_s)),
+        "max_retries": options.get("max_retries", 20),
+    }
+    if "time_limit_s" in options:
+        celery_options["time_limit"] = float(options["time_limit_s"])
+    decorator: Callable[[F], F] = shared_task(**celery_options)
+    return decorator

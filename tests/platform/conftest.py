@@ -1,0 +1,37 @@
+"""A real Celery app and an in-process threads worker on the session's redis-server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from celery import Celery
+from celery.contrib.testing.worker import start_worker
+
+import tests.platform.probe_tasks  # noqa: F401  (registers the probe tasks)
+from pipeline.app import create_app
+from pipeline.settings import load_settings
+
+
+@pytest.fixture(scope="session")
+def celery_app(redis_url: str) -> Celery:
+    settings = load_settings(
+        env={
+            "CORAL2_PIPELINE_PIPELINE__BROKER_URL": redis_url,
+            "CORAL2_PIPELINE_PIPELINE__KEY_PREFIX": "celerytest",
+        }
+    )
+    return create_app(settings)
+
+
+@pytest.fixture(scope="session")
+def worker(celery_app: Celery) -> Iterator[None]:
+    with start_worker(
+        celery_app,
+        pool="threads",
+        concurrency=4,
+        perform_ping_check=False,
+        queues=["lifecycle", "timeouts", "housekeeping"],
+        shutdown_timeout=30,
+    ):
+        yield

@@ -1,0 +1,38 @@
+"""Tasks declared with our decorator that report what the base class did, through Redis."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pipeline.errors import PermanentError, TemporaryError
+from pipeline.tasks.base import pipeline_task
+
+
+def _client(task: Any) -> Any:
+    return task.store.client
+
+
+@pipeline_task("probe.flaky", queue="housekeeping", retry_base_s=0.01, retry_cap_s=0.05)
+def flaky(key: str, failures: int) -> int:
+    """Fail ``failures`` times with a TemporaryError, then return the number of runs."""
+    runs = int(_client(flaky).incr(key))
+    if runs <= failures:
+        raise TemporaryError(f"run {runs} fails", delay_s=0.01)
+    return runs
+
+
+@pipeline_task("probe.permanent", queue="housekeeping")
+def permanent(jobid: int) -> None:
+    """Always fail permanently."""
+    raise PermanentError(f"job {jobid} cannot be helped")
+
+
+@pipeline_task("probe.locked", queue="lifecycle", lock_job=True)
+def locked(jobid: int, key: str) -> None:
+    """Mark the job busy for a while; count an overlap if it already was."""
+    client = _client(locked)
+    if client.getset(key, 1) == b"1":
+        client.incr(key + ":overlaps")
+    time.sleep(0.02)
+    client.set(key, 0)

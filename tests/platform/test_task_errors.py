@@ -1,0 +1,52 @@
+"""Temporary errors retry with backoff; permanent errors and poison messages are recorded."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import redis
+from celery import Celery
+
+from tests.platform.probe_tasks import flaky, locked, permanent
+
+
+def client_of(app: Celery) -> redis.Redis:
+    return redis.Redis.from_url(app.conf.broker_url)
+
+
+def test_a_temporary_error_is_retried_until_the_task_succeeds(
+    celery_app: Celery, worker: None
+) -> None:
+    key = f"flaky:{uuid.uuid4().hex}"
+    assert flaky.delay(key, 3).get(timeout=30) == 4
+
+
+def test_a_permanent_error_is_recorded_and_not_retried(celery_app: Celery, worker: None) -> None:
+    result = permanent.delay(jobid=77)
+    assert result.get(timeout=30) is None
+    raw = client_of(celery_app).hget("celerytest:failures", result.id)
+    assert raw is not None
+    entry = json.loads(raw)
+    assert (entry["task"], entry["jobid"]) == ("probe.permanent", 77)
+    assert "cannot be helped" in entry["reason"]
+    assert client_of(celery_app).get(f"celerytest:attempts:{result.id}") == b"1"
+
+
+def test_a_poison_message_is_dropped_after_max_attempts(celery_app: Celery, worker: None) -> None:
+    task_id = uuid.uuid4().hex
+    client_of(celery_app).set(f"celerytest:attempts:{task_id}", 20)
+    key = f"poison:{task_id}"
+    result = flaky.apply_async((key, 0), task_id=task_id)
+    assert result.get(timeout=30) is None
+    assert client_of(celery_app).get(key) is None
+    entry = json.loads(client_of(celery_app).hget("celerytest:failures", task_id) or "{}")
+    assert "dropped after 20 starts" in entry["reason"]
+
+
+def test_lifecycle_tasks_of_one_job_never_overlap(celery_app: Celery, worker: None) -> None:
+    key = f"busy:{uuid.uuid4().hex}"
+    results = [locked.delay(jobid=5, key=key) for _ in range(8)]
+    for result in results:
+        result.get(timeout=60)
+    assert client_of(celery_app).get(key + ":overlaps") is None
