@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from celery import Celery
 
+from beat_schedules.schedule import SCHEDULE
 from pipeline.celery_config import celery_config
 from pipeline.settings import Settings, load_settings
 
@@ -18,7 +19,9 @@ def create_app(settings: Settings | None = None) -> Celery:
     settings = settings or load_settings()
     celery = Celery("coral2_pipeline", set_as_current=True)
     celery.conf.update(celery_config(settings))
-    import pipeline.tasks.housekeeping  # noqa: F401  (registers the tasks)
+    celery.conf.beat_schedule = SCHEDULE
+    import pipeline.tasks.housekeeping
+    import pipeline.tasks.timeouts  # noqa: F401
 
     return celery
 

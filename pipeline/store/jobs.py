@@ -36,6 +36,9 @@ class JobRecord(BaseModel):
     rabbits: list[str] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
     state: str | None = None
+    deadlines: dict[str, str] = Field(
+        default_factory=dict, description="armed deadline kind → token; others are stale"
+    )
     version: int = 0
 
 

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any
 
 from celery import Task, shared_task
 
@@ -51,8 +51,6 @@ KNOWN_OPTIONS = frozenset(
         "max_retries",
     }
 )
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 class QueueRouter:
@@ -146,7 +144,7 @@ class PipelineTask(Task):  # type: ignore[misc]
             return None
 
 
-def pipeline_task(name: str, **options: Any) -> Callable[[F], F]:
+def pipeline_task(name: str, **options: Any) -> Callable[[Callable[..., Any]], Any]:
     """Register a task under ``name`` with validated options.
 
     ``queue`` (required): one of ``lifecycle``, ``timeouts``, ``housekeeping``,
@@ -177,5 +175,5 @@ def pipeline_task(name: str, **options: Any) -> Callable[[F], F]:
     }
     if "time_limit_s" in options:
         celery_options["time_limit"] = float(options["time_limit_s"])
-    decorator: Callable[[F], F] = shared_task(**celery_options)
+    decorator: Callable[[Callable[..., Any]], Any] = shared_task(**celery_options)
     return decorator

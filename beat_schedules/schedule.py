@@ -1,0 +1,20 @@
+"""The beat schedule: one entry per periodic duty, each saying why it exists.
+
+Deadlines are data in Redis (DESIGN.md §5), so beat needs only a short
+table of sweeps; run exactly one beat (``celery -A pipeline.app beat``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SCHEDULE: dict[str, dict[str, Any]] = {
+    # Every state timeout, TransientCondition tolerance, epilog timeout and
+    # retry of the pipeline is a member of <prefix>:deadlines; this sweep
+    # claims the due ones atomically and enqueues timeouts.fire for each.
+    "deadline-sweep": {
+        "task": "timeouts.sweep",
+        "schedule": 1.0,
+        "options": {"expires": 5.0},
+    },
+}

@@ -1,0 +1,95 @@
+"""Deadline tasks: the 1-second sweep and the firing of one deadline (DESIGN.md §5).
+
+A deadline is armed by writing its token into the job record
+(``deadlines[kind] = token``) and adding it to the sorted set; it is
+disarmed by replacing or removing the token. :func:`fire` acts only when
+the record still holds the same token, so a deadline whose job moved on —
+or that a duplicate sweep delivered twice — does nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pipeline.errors import PermanentError
+from pipeline.store import Deadline, JobRecord, Store
+from pipeline.tasks.base import PipelineTask, pipeline_task
+
+log = logging.getLogger("coral2_pipeline.timeouts")
+
+#: kind → handler(store, record, deadline); filled by the modules owning each kind.
+Handler = Callable[[Store, JobRecord, Deadline], None]
+HANDLERS: dict[str, Handler] = {}
+
+
+def handles(kind: str) -> Callable[[Handler], Handler]:
+    """Register the handler of deadline ``kind`` (one per kind, checked at import)."""
+
+    def register(handler: Handler) -> Handler:
+        if kind in HANDLERS:
+            raise ValueError(f"deadline kind {kind!r} already has a handler")
+        HANDLERS[kind] = handler
+        return handler
+
+    return register
+
+
+def arm(store: Store, jobid: int, kind: str, due: float, token: str) -> JobRecord | None:
+    """Arm (or re-arm) deadline ``kind`` of ``jobid``; the record holds the live token."""
+
+    def change(record: JobRecord) -> JobRecord:
+        return record.model_copy(update={"deadlines": {**record.deadlines, kind: token}})
+
+    record = store.jobs.update(jobid, change)
+    if record is not None:
+        store.deadlines.add(Deadline(jobid, kind, token, due))
+    return record
+
+
+def disarm(store: Store, jobid: int, kind: str) -> None:
+    """Disarm deadline ``kind`` of ``jobid`` (a pending member becomes stale)."""
+
+    def change(record: JobRecord) -> JobRecord | None:
+        if kind not in record.deadlines:
+            return None
+        rest = {k: v for k, v in record.deadlines.items() if k != kind}
+        return record.model_copy(update={"deadlines": rest})
+
+    store.jobs.update(jobid, change)
+
+
+@pipeline_task("timeouts.sweep", queue="timeouts", max_attempts=3)
+def sweep(limit: int = 500) -> int:
+    """Claim due deadlines and enqueue one ``timeouts.fire`` each; return how many.
+
+    Enqueued every second by beat (``beat_schedules/schedule.py``).
+    """
+    task: Any = sweep
+    store: Store = task.store
+    due = store.deadlines.claim_due(time.time(), limit=limit)
+    for deadline in due:
+        fire.delay(jobid=deadline.jobid, kind=deadline.kind, token=deadline.token, due=deadline.due)
+    return len(due)
+
+
+@pipeline_task("timeouts.fire", queue="timeouts", lock_job=True)
+def fire(jobid: int, kind: str, token: str, due: float) -> bool:
+    """Run the handler of one due deadline unless it is stale; return whether it ran.
+
+    Enqueued by ``timeouts.sweep``. Holds the job's lock.
+    """
+    task: PipelineTask = fire
+    store = task.store
+    record = store.jobs.get(jobid)
+    if record is None or record.deadlines.get(kind) != token:
+        log.info("deadline %s of job %s is stale; ignored", kind, jobid)
+        return False
+    handler = HANDLERS.get(kind)
+    if handler is None:
+        raise PermanentError(f"no handler for deadline kind {kind!r} (job {jobid})")
+    handler(store, record, Deadline(jobid, kind, token, due))
+    disarm(store, jobid, kind)
+    return True

@@ -1,0 +1,64 @@
+"""Due deadlines fire once through sweep → fire; stale ones do nothing."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import redis
+from celery import Celery
+
+from pipeline.store import Deadline, JobRecord, Keys, Store
+from pipeline.tasks import timeouts
+
+
+def store_of(app: Celery) -> Store:
+    return Store(redis.Redis.from_url(app.conf.broker_url), Keys(app.conf.coral2_key_prefix))
+
+
+@timeouts.handles("probe_timeout")
+def _probe(store: Store, record: JobRecord, deadline: Deadline) -> None:
+    store.client.rpush(f"probe-fired:{record.jobid}", deadline.token)
+
+
+def fired(store: Store, jobid: int) -> list[bytes]:
+    result: Any = store.client.lrange(f"probe-fired:{jobid}", 0, -1)
+    return list(result)
+
+
+def test_a_due_deadline_fires_its_handler_once_and_is_disarmed(
+    celery_app: Celery, worker: None
+) -> None:
+    store = store_of(celery_app)
+    store.jobs.create(JobRecord(jobid=501))
+    timeouts.arm(store, 501, "probe_timeout", time.time() - 1, "tok1")
+    assert timeouts.sweep.delay().get(timeout=30) >= 1
+    deadline = time.monotonic() + 30
+    while not fired(store, 501):
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    assert fired(store, 501) == [b"tok1"]
+    record = store.jobs.get(501)
+    assert record is not None
+    assert "probe_timeout" not in record.deadlines
+
+
+def test_a_stale_deadline_does_nothing(celery_app: Celery, worker: None) -> None:
+    store = store_of(celery_app)
+    store.jobs.create(JobRecord(jobid=502))
+    timeouts.arm(store, 502, "probe_timeout", time.time() + 3600, "old")
+    timeouts.arm(store, 502, "probe_timeout", time.time() + 3600, "new")
+    ran = timeouts.fire.delay(jobid=502, kind="probe_timeout", token="old", due=0.0).get(timeout=30)
+    assert ran is False
+    assert fired(store, 502) == []
+
+
+def test_a_deadline_of_a_forgotten_job_does_nothing(celery_app: Celery, worker: None) -> None:
+    ran = timeouts.fire.delay(jobid=503, kind="probe_timeout", token="x", due=0.0).get(timeout=30)
+    assert ran is False
+
+
+def test_the_beat_schedule_sweeps_every_second(celery_app: Celery) -> None:
+    entry = celery_app.conf.beat_schedule["deadline-sweep"]
+    assert (entry["task"], entry["schedule"]) == ("timeouts.sweep", 1.0)
+    assert entry["task"] in celery_app.tasks
