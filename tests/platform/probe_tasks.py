@@ -36,3 +36,14 @@ def locked(jobid: int, key: str) -> None:
         client.incr(key + ":overlaps")
     time.sleep(0.02)
     client.set(key, 0)
+
+
+@pipeline_task("probe.slow_once", queue="housekeeping")
+def slow_once(key: str) -> int:
+    """Sleep long on the first start (to be killed), finish at once after; count both."""
+    client = _client(slow_once)
+    starts = int(client.incr(key + ":starts"))
+    if starts == 1:
+        time.sleep(120)
+    client.incr(key + ":done")
+    return starts
