@@ -18,6 +18,7 @@ def create_app(settings: Settings | None = None) -> Celery:
     """Return a configured Celery app with every pipeline task registered."""
     settings = settings or load_settings()
     celery = Celery("coral2_pipeline", set_as_current=True)
+    celery.set_default()  # worker threads resolve shared tasks through the default app
     celery.conf.update(celery_config(settings))
     celery.conf.beat_schedule = SCHEDULE
     import pipeline.tasks.housekeeping

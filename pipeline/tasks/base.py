@@ -101,6 +101,10 @@ class PipelineTask(Task):  # type: ignore[misc]
         conf = self.app.conf
         return _store(conf.coral2_store_url, conf.coral2_key_prefix)
 
+    def enqueue(self, name: str, **kwargs: Any) -> Any:
+        """Send task ``name`` with ``kwargs`` through this task's own app."""
+        return self.app.tasks[name].apply_async(kwargs=kwargs)
+
     def _attempt(self) -> int:
         key = self.store.keys.attempts(self.request.id or "eager")
         pipe = self.store.client.pipeline()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
 
 from pipeline.errors import PermanentError
 from pipeline.store import Deadline, JobRecord, Store
@@ -67,11 +66,17 @@ def sweep(limit: int = 500) -> int:
 
     Enqueued every second by beat (``beat_schedules/schedule.py``).
     """
-    task: Any = sweep
-    store: Store = task.store
+    task: PipelineTask = sweep
+    store = task.store
     due = store.deadlines.claim_due(time.time(), limit=limit)
     for deadline in due:
-        fire.delay(jobid=deadline.jobid, kind=deadline.kind, token=deadline.token, due=deadline.due)
+        task.enqueue(
+            "timeouts.fire",
+            jobid=deadline.jobid,
+            kind=deadline.kind,
+            token=deadline.token,
+            due=deadline.due,
+        )
     return len(due)
 
 
