@@ -1,0 +1,338 @@
+"""The object store behind the simulated Kubernetes API server.
+
+Objects are kept per (group, plural, namespace, name), version-agnostic;
+every write gets the next global ``resourceVersion`` and an event in a
+bounded log that watches replay from. Semantics follow the API server
+(runtime-notes.md): server-set metadata, generation bumped on spec changes,
+no event for a no-op write, optimistic concurrency on ``resourceVersion``,
+status subresources per type, finalizers and ``deletionTimestamp``.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import uuid
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+DWS = "dataworkflowservices.github.io"
+NNF = "nnf.cray.hpe.com"
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    """One resource type the server serves."""
+
+    group: str
+    plural: str
+    kind: str
+    namespaced: bool = True
+    has_status: bool = False
+
+
+RESOURCE_TYPES: tuple[ResourceType, ...] = (
+    ResourceType(DWS, "workflows", "Workflow"),
+    ResourceType(DWS, "directivebreakdowns", "DirectiveBreakdown", has_status=True),
+    ResourceType(DWS, "servers", "Servers", has_status=True),
+    ResourceType(DWS, "computes", "Computes"),
+    ResourceType(DWS, "storages", "Storage", has_status=True),
+    ResourceType(DWS, "clientmounts", "ClientMount", has_status=True),
+    ResourceType(DWS, "systemstatuses", "SystemStatus"),
+    ResourceType(DWS, "systemconfigurations", "SystemConfiguration"),
+    ResourceType(DWS, "persistentstorageinstances", "PersistentStorageInstance", has_status=True),
+    ResourceType(DWS, "dwdirectiverules", "DWDirectiveRule"),
+    ResourceType(NNF, "nnfdatamovements", "NnfDataMovement", has_status=True),
+    ResourceType("", "secrets", "Secret"),
+)
+TYPES = {(t.group, t.plural): t for t in RESOURCE_TYPES}
+
+
+class ApiError(Exception):
+    """An error the server answers with a ``Status`` body."""
+
+    def __init__(self, code: int, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+
+    def status(self) -> dict[str, Any]:
+        """The ``Status`` object."""
+        return {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        }
+
+
+@dataclass(frozen=True)
+class Event:
+    """One change: ``ADDED``, ``MODIFIED`` or ``DELETED`` with the object after it."""
+
+    rv: int
+    type: str
+    rtype: ResourceType
+    namespace: str
+    obj: dict[str, Any]
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def matches_labels(obj: dict[str, Any], selector: str | None) -> bool:
+    """Return whether ``obj`` matches an equality label selector (``a=b,c!=d,e``)."""
+    if not selector:
+        return True
+    labels = obj.get("metadata", {}).get("labels") or {}
+    for raw in selector.split(","):
+        term = raw.strip()
+        if "!=" in term:
+            key, value = term.split("!=", 1)
+            if labels.get(key.strip()) == value.strip():
+                return False
+        elif "=" in term:
+            key, value = term.replace("==", "=").split("=", 1)
+            if labels.get(key.strip()) != value.strip():
+                return False
+        elif term.startswith("!"):
+            if term[1:] in labels:
+                return False
+        elif term not in labels:
+            return False
+    return True
+
+
+class KubeStore:
+    """Thread-safe objects, a global resourceVersion and the event log."""
+
+    def __init__(self, event_log_size: int = 20_000) -> None:
+        self._lock = threading.Condition()
+        self._objects: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+        self._events: deque[Event] = deque(maxlen=event_log_size)
+        self._rv = 0
+        self._closed = False
+
+    # --- helpers -------------------------------------------------------------
+    def _next_rv(self) -> int:
+        self._rv += 1
+        return self._rv
+
+    def _emit(self, kind: str, rtype: ResourceType, ns: str, obj: dict[str, Any]) -> None:
+        self._events.append(Event(int(obj["metadata"]["resourceVersion"]), kind, rtype, ns, obj))
+        self._lock.notify_all()
+
+    @property
+    def resource_version(self) -> int:
+        """The latest resourceVersion."""
+        return self._rv
+
+    def close(self) -> None:
+        """Wake and end every watch (server shutdown)."""
+        with self._lock:
+            self._closed = True
+            self._lock.notify_all()
+
+    # --- reads ---------------------------------------------------------------
+    def get(self, rtype: ResourceType, ns: str, name: str) -> dict[str, Any]:
+        """Return a copy of one object or raise 404."""
+        with self._lock:
+            obj = self._objects.get((rtype.group, rtype.plural, ns, name))
+            if obj is None:
+                raise ApiError(
+                    404, "NotFound", f'{rtype.plural}.{rtype.group or "core"} "{name}" not found'
+                )
+            return copy.deepcopy(obj)
+
+    def list(
+        self, rtype: ResourceType, ns: str | None, selector: str | None = None
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Return matching objects (all namespaces when ``ns`` is None) and the list RV."""
+        with self._lock:
+            items = [
+                copy.deepcopy(o)
+                for (g, p, n, _), o in sorted(self._objects.items())
+                if (g, p) == (rtype.group, rtype.plural)
+                and (ns is None or n == ns)
+                and matches_labels(o, selector)
+            ]
+            return items, self._rv
+
+    # --- writes --------------------------------------------------------------
+    def create(self, rtype: ResourceType, ns: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Create an object; 409 if it exists."""
+        meta = body.get("metadata") or {}
+        name = meta.get("name")
+        if not name:
+            raise ApiError(
+                422, "Invalid", f"{rtype.kind} is invalid: metadata.name: Required value"
+            )
+        with self._lock:
+            key = (rtype.group, rtype.plural, ns, name)
+            if key in self._objects:
+                raise ApiError(
+                    409, "AlreadyExists", f'{rtype.plural}.{rtype.group} "{name}" already exists'
+                )
+            obj = copy.deepcopy(body)
+            if rtype.has_status:
+                obj.pop("status", None)
+            obj["metadata"] = {
+                **meta,
+                "namespace": ns if rtype.namespaced else None,
+                "uid": str(uuid.uuid4()),
+                "creationTimestamp": _now(),
+                "generation": 1,
+                "resourceVersion": str(self._next_rv()),
+            }
+            if not rtype.namespaced:
+                obj["metadata"].pop("namespace")
+            obj["metadata"].pop("deletionTimestamp", None)
+            self._objects[key] = obj
+            self._emit("ADDED", rtype, ns, obj)
+            return copy.deepcopy(obj)
+
+    def replace(
+        self,
+        rtype: ResourceType,
+        ns: str,
+        name: str,
+        new: dict[str, Any],
+        *,
+        status: bool = False,
+        require_rv: bool = False,
+    ) -> dict[str, Any]:
+        """Store ``new`` for an existing object (PUT and PATCH end here)."""
+        with self._lock:
+            key = (rtype.group, rtype.plural, ns, name)
+            old = self._objects.get(key)
+            if old is None:
+                raise ApiError(404, "NotFound", f'{rtype.plural}.{rtype.group} "{name}" not found')
+            given_rv = (new.get("metadata") or {}).get("resourceVersion")
+            if require_rv and not given_rv:
+                raise ApiError(
+                    422,
+                    "Invalid",
+                    f'{rtype.kind} "{name}" is invalid: metadata.resourceVersion: '
+                    "Invalid value: 0x0: must be specified for an update",
+                )
+            if given_rv and given_rv != old["metadata"]["resourceVersion"]:
+                raise ApiError(
+                    409,
+                    "Conflict",
+                    f'Operation cannot be fulfilled on {rtype.plural}.{rtype.group} "{name}": '
+                    "the object has been modified; please apply your changes to the latest "
+                    "version and try again",
+                )
+            obj = copy.deepcopy(new)
+            if rtype.has_status:
+                if status:
+                    obj = {**copy.deepcopy(old), "status": obj.get("status")}
+                    if obj["status"] is None:
+                        obj.pop("status")
+                else:
+                    obj.pop("status", None)
+                    if "status" in old:
+                        obj["status"] = copy.deepcopy(old["status"])
+            meta = dict(obj.get("metadata") or {})
+            for fixed in ("uid", "creationTimestamp", "generation", "namespace", "name"):
+                if fixed in old["metadata"]:
+                    meta[fixed] = old["metadata"][fixed]
+                else:
+                    meta.pop(fixed, None)
+            if "deletionTimestamp" in old["metadata"]:
+                meta["deletionTimestamp"] = old["metadata"]["deletionTimestamp"]
+            else:
+                meta.pop("deletionTimestamp", None)
+            meta["resourceVersion"] = old["metadata"]["resourceVersion"]
+            obj["metadata"] = meta
+            if obj == old:
+                return copy.deepcopy(old)
+            if obj.get("spec") != old.get("spec"):
+                meta["generation"] = int(old["metadata"].get("generation", 1)) + 1
+            meta["resourceVersion"] = str(self._next_rv())
+            if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+                del self._objects[key]
+                self._emit("DELETED", rtype, ns, obj)
+                return copy.deepcopy(obj)
+            self._objects[key] = obj
+            self._emit("MODIFIED", rtype, ns, obj)
+            return copy.deepcopy(obj)
+
+    def delete(self, rtype: ResourceType, ns: str, name: str) -> dict[str, Any]:
+        """Delete, or mark for deletion while finalizers remain."""
+        with self._lock:
+            key = (rtype.group, rtype.plural, ns, name)
+            old = self._objects.get(key)
+            if old is None:
+                raise ApiError(404, "NotFound", f'{rtype.plural}.{rtype.group} "{name}" not found')
+            obj = copy.deepcopy(old)
+            if obj["metadata"].get("finalizers"):
+                if obj["metadata"].get("deletionTimestamp"):
+                    return obj
+                obj["metadata"]["deletionTimestamp"] = _now()
+                obj["metadata"]["resourceVersion"] = str(self._next_rv())
+                self._objects[key] = obj
+                self._emit("MODIFIED", rtype, ns, obj)
+                return copy.deepcopy(obj)
+            obj["metadata"]["resourceVersion"] = str(self._next_rv())
+            del self._objects[key]
+            self._emit("DELETED", rtype, ns, obj)
+            return obj
+
+    # --- watch ---------------------------------------------------------------
+    def watch(
+        self,
+        rtype: ResourceType,
+        ns: str | None,
+        since: int | None,
+        selector: str | None,
+        until: float,
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Yield ``(type, object)`` events after ``since`` until the monotonic time ``until``.
+
+        ``since`` None gives synthetic ADDED events for the current objects
+        first. A ``since`` older than the event log raises 410.
+        """
+        import time
+
+        with self._lock:
+            if since is None:
+                items, since = self.list(rtype, ns, selector)
+                pending: list[tuple[str, dict[str, Any]]] = [("ADDED", o) for o in items]
+            else:
+                oldest = self._events[0].rv if self._events else self._rv + 1
+                if since < oldest - 1 and since < self._rv:
+                    raise ApiError(
+                        410, "Expired", f"too old resource version: {since} ({oldest - 1})"
+                    )
+                pending = []
+        yield from pending
+        cursor = since
+        while True:
+            with self._lock:
+                while not self._closed:
+                    fresh = [e for e in self._events if e.rv > cursor]
+                    if fresh:
+                        break
+                    remaining = until - time.monotonic()
+                    if remaining <= 0:
+                        return
+                    self._lock.wait(min(remaining, 1.0))
+                if self._closed:
+                    return
+            for event in fresh:
+                cursor = event.rv
+                if (event.rtype.group, event.rtype.plural) != (rtype.group, rtype.plural):
+                    continue
+                if ns is not None and event.namespace != ns:
+                    continue
+                if matches_labels(event.obj, selector):
+                    yield event.type, copy.deepcopy(event.obj)

@@ -1,0 +1,46 @@
+"""The simulated API server, or a real cluster when ``CORAL2_TEST_KUBECONFIG`` names one."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+from kubernetes import client, config
+
+from pipeline.sim.kube_api import KubeApiServer
+
+
+@pytest.fixture(scope="session")
+def kube_server() -> Iterator[KubeApiServer | None]:
+    if os.environ.get("CORAL2_TEST_KUBECONFIG"):
+        yield None
+        return
+    with KubeApiServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def api_client(kube_server: KubeApiServer | None) -> Iterator[client.ApiClient]:
+    kubeconfig = os.environ.get("CORAL2_TEST_KUBECONFIG")
+    if kubeconfig:
+        api = config.new_client_from_config(config_file=kubeconfig)
+    else:
+        assert kube_server is not None
+        conf = client.Configuration(host=kube_server.url)
+        api = client.ApiClient(conf)
+    yield api
+    api.close()
+
+
+@pytest.fixture
+def custom(api_client: client.ApiClient) -> client.CustomObjectsApi:
+    return client.CustomObjectsApi(api_client)
+
+
+@pytest.fixture
+def simulated(kube_server: KubeApiServer | None) -> KubeApiServer:
+    """The simulator itself, for tests of its test hooks (skipped on a real cluster)."""
+    if kube_server is None:
+        pytest.skip("fault injection exists only in the simulated API server")
+    return kube_server
