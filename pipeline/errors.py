@@ -24,9 +24,10 @@ The tree::
     │   │       ├── ResourceLimitExceeded
     │   │       ├── DaemonNotAllowed
     │   │       └── PlacementError
-    │   └── (platform leaves arrive with the Kubernetes and Redis clients)
+    │   ├── NotFound, AlreadyExists, Forbidden, Invalid, ApiVersionNotFound   (KubeError)
     └── TemporaryError(delay_s)         try again later
         ├── BreakdownNotReady
+        ├── Conflict, Gone, Unavailable (KubeError: 409 race, 410, outages)
         ├── StoreUnavailable            Redis cannot be reached
         └── StoreConflict               an optimistic update kept losing the race
 
@@ -124,3 +125,44 @@ class StoreUnavailable(TemporaryError):
 
 class StoreConflict(TemporaryError):
     """Raised when a record kept changing under an optimistic update; retry later."""
+
+
+class KubeError(PipelineError):
+    """Raised for an answer of the Kubernetes API server (base of the kube errors)."""
+
+    def __init__(self, message: str, *, status: int = 0, reason: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+
+
+class NotFound(KubeError, PermanentError):
+    """Raised when the object does not exist (HTTP 404); a delete counts it as done."""
+
+
+class AlreadyExists(KubeError, PermanentError):
+    """Raised when creating an object that exists (409 AlreadyExists); creates count it done."""
+
+
+class Conflict(KubeError, TemporaryError):
+    """Raised when a write lost an optimistic-concurrency race (409 Conflict); re-read, retry."""
+
+
+class Forbidden(KubeError, PermanentError):
+    """Raised when the API server or a webhook refuses the request (401/403), saying why."""
+
+
+class Invalid(KubeError, PermanentError):
+    """Raised when the request is malformed for the API server (HTTP 400/405/415/422)."""
+
+
+class Gone(KubeError, TemporaryError):
+    """Raised when a watch's resourceVersion is too old (HTTP 410); relist and watch again."""
+
+
+class Unavailable(KubeError, TemporaryError):
+    """Raised when the API server cannot be reached or is overloaded (connection, 429, 5xx)."""
+
+
+class ApiVersionNotFound(KubeError, PermanentError):
+    """Raised when no candidate API version of a group is served."""
