@@ -116,6 +116,45 @@ class DwsClient:
         )
         return result
 
+    def create(
+        self, plural: str, body: dict[str, Any], *, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """Create an object; raises AlreadyExists when it exists."""
+        ns = namespace or self.namespace
+        result: dict[str, Any] = self._call(
+            lambda: self.custom.create_namespaced_custom_object(
+                DWS_GROUP, self.version, ns, plural, body
+            ),
+            retry=False,
+        )
+        return result
+
+    def replace(
+        self, plural: str, name: str, body: dict[str, Any], *, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """PUT the whole object; its ``metadata.resourceVersion`` guards against lost updates."""
+        ns = namespace or self.namespace
+        result: dict[str, Any] = self._call(
+            lambda: self.custom.replace_namespaced_custom_object(
+                DWS_GROUP, self.version, ns, plural, name, body
+            ),
+            retry=False,
+        )
+        return result
+
+    def delete(self, plural: str, name: str, *, namespace: str | None = None) -> bool:
+        """Delete an object; return False when it was already gone."""
+        ns = namespace or self.namespace
+        try:
+            self._call(
+                lambda: self.custom.delete_namespaced_custom_object(
+                    DWS_GROUP, self.version, ns, plural, name
+                )
+            )
+        except NotFound:
+            return False
+        return True
+
     def patch(
         self,
         plural: str,
@@ -235,16 +274,7 @@ class DwsClient:
 
     def delete_workflow(self, name: str) -> bool:
         """Delete a Workflow; return False when it was already gone."""
-        ns = self.namespace
-        try:
-            self._call(
-                lambda: self.custom.delete_namespaced_custom_object(
-                    DWS_GROUP, self.version, ns, "workflows", name
-                )
-            )
-        except NotFound:
-            return False
-        return True
+        return self.delete("workflows", name)
 
     def remove_finalizer(self, name: str, finalizer: str = WLM_FINALIZER) -> bool:
         """Remove ``finalizer`` from a Workflow; return whether it was there."""

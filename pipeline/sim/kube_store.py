@@ -14,7 +14,7 @@ import copy
 import threading
 import uuid
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -111,10 +111,16 @@ def matches_labels(obj: dict[str, Any], selector: str | None) -> bool:
     return True
 
 
+#: An admission webhook: (operation, type, old object or None, new object) → the object to
+#: store (a mutating hook may change it); raise ApiError to deny.
+Admission = Callable[[str, ResourceType, dict[str, Any] | None, dict[str, Any]], dict[str, Any]]
+
+
 class KubeStore:
     """Thread-safe objects, a global resourceVersion and the event log."""
 
     def __init__(self, event_log_size: int = 20_000) -> None:
+        self.admission: list[Admission] = []
         self._lock = threading.Condition()
         self._objects: dict[tuple[str, str, str, str], dict[str, Any]] = {}
         self._events: deque[Event] = deque(maxlen=event_log_size)
@@ -184,6 +190,8 @@ class KubeStore:
             obj = copy.deepcopy(body)
             if rtype.has_status:
                 obj.pop("status", None)
+            for hook in self.admission:
+                obj = hook("CREATE", rtype, None, obj)
             obj["metadata"] = {
                 **meta,
                 "namespace": ns if rtype.namespaced else None,
@@ -253,6 +261,10 @@ class KubeStore:
                 meta.pop("deletionTimestamp", None)
             meta["resourceVersion"] = old["metadata"]["resourceVersion"]
             obj["metadata"] = meta
+            if obj == old:
+                return copy.deepcopy(old)
+            for hook in self.admission:
+                obj = hook("UPDATE", rtype, copy.deepcopy(old), obj)
             if obj == old:
                 return copy.deepcopy(old)
             if obj.get("spec") != old.get("spec"):

@@ -1,0 +1,311 @@
+"""The simulated DWS controller: the Workflow reconciler of dws.md §1.4 plus the nnf driver.
+
+It is a real controller: it runs in its own thread and talks to the API
+server only through the official kubernetes client (``DwsClient``),
+watching Workflows and writing them back with full-object updates that
+carry a resourceVersion (a conflict just means "reconcile again"). The
+admission webhooks are installed in the API server itself
+(:mod:`pipeline.sim.dws_admission`).
+
+Per-state latency and faults are configurable (:class:`~pipeline.sim.nnf_driver.Faults`).
+With ``mount_agent=True`` the controller also plays the clientmount daemon
+of every compute; with False it waits for a node worker to report mounts.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import queue
+import threading
+import time
+from typing import Any
+
+from kubernetes import client
+
+from pipeline.clients.k8s import DwsClient
+from pipeline.errors import Conflict, Gone, KubeError, NotFound, Unavailable
+from pipeline.sim.nnf_driver import Context, Faults, env_for, micro_time, parse_all, work
+
+log = logging.getLogger("coral2_pipeline.sim.dws")
+
+DWS_FINALIZER = "dataworkflowservices.github.io/workflow"
+NNF_FINALIZER = "nnf.cray.hpe.com/nnf_workflow"
+PRIORITY = {"Error": 4, "TransientCondition": 3, "Completed": 1}
+
+
+def go_duration(seconds: float) -> str:
+    """Format a duration as Go does, rounded to µs: ``1.234567s``, ``2m3.5s``, ``850.123µs``."""
+    micros = round(seconds * 1_000_000)
+    if micros < 1000:
+        return f"{micros}µs"
+    if micros < 1_000_000:
+        return f"{micros / 1000:g}ms"
+    minutes, rest = divmod(micros, 60_000_000)
+    hours, minutes = divmod(minutes, 60)
+    secs = f"{rest / 1_000_000:.6f}".rstrip("0").rstrip(".") + "s"
+    if hours:
+        return f"{hours}h{minutes}m{secs}"
+    if minutes:
+        return f"{minutes}m{secs}"
+    return secs
+
+
+def summarize(entries: list[dict[str, Any]]) -> tuple[bool, str, str]:
+    """Return (ready, status, message) from the current state's driver entries (§1.4 step 6)."""
+    if not entries:
+        return True, "Completed", ""
+    ready = all(e.get("completed") for e in entries)
+    ranked = sorted(
+        entries, key=lambda e: PRIORITY.get(e.get("status", "Pending"), 2), reverse=True
+    )
+    top = PRIORITY.get(ranked[0].get("status", "Pending"), 2)
+    status = {4: "Error", 3: "TransientCondition", 1: "Completed"}.get(top, "DriverWait")
+    message = ""
+    for entry in ranked:
+        if PRIORITY.get(entry.get("status", "Pending"), 2) != top:
+            break
+        if entry.get("message"):
+            message = f"DW Directive {entry['dwdIndex']}: {entry['message']}"
+    return ready, status, message
+
+
+class DwsController:
+    """Reconciles every Workflow of one namespace; start() runs it in threads."""
+
+    def __init__(
+        self,
+        api: client.ApiClient,
+        *,
+        namespace: str = "default",
+        latency_s: float = 0.005,
+        faults: Faults | None = None,
+        mount_agent: bool = True,
+        mount_timeout_s: float = 30.0,
+    ) -> None:
+        self.dws = DwsClient(api, namespace=namespace, outage_budget_s=5.0)
+        self.latency_s = latency_s
+        self.faults = faults or Faults()
+        self.mount_agent = mount_agent
+        self.mount_timeout_s = mount_timeout_s
+        self._queue: queue.Queue[str] = queue.Queue()
+        self._timers: list[tuple[float, str]] = []
+        self._timer_lock = threading.Lock()
+        self._started: dict[tuple[str, str], float] = {}
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    # --- lifecycle ---------------------------------------------------------------
+    def start(self) -> DwsController:
+        """Start the watch and the reconcile threads."""
+        for target, name in (
+            (self._watch_loop, "dws-watch"),
+            (self._reconcile_loop, "dws-reconcile"),
+        ):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        return self
+
+    def stop(self) -> None:
+        """Stop both threads."""
+        self._stop.set()
+        self._queue.put("")
+        for thread in self._threads:
+            thread.join(timeout=5)
+
+    def kick(self, name: str) -> None:
+        """Reconcile ``name`` soon (tests and fault changes)."""
+        self._queue.put(name)
+
+    def _later(self, name: str, delay_s: float) -> None:
+        with self._timer_lock:
+            heapq.heappush(self._timers, (time.monotonic() + delay_s, name))
+
+    # --- threads -------------------------------------------------------------------
+    def _watch_loop(self) -> None:
+        rv = ""
+        while not self._stop.is_set():
+            try:
+                if not rv:
+                    items, rv = self.dws.list_objects("workflows")
+                    for item in items:
+                        self._queue.put(item["metadata"]["name"])
+                for event in self.dws.watch("workflows", rv, timeout_s=1):
+                    rv = event.resource_version
+                    self._queue.put(event.object["metadata"]["name"])
+                    if self._stop.is_set():
+                        return
+            except Gone:
+                rv = ""
+            except KubeError as exc:
+                log.debug("dws watch: %s", exc)
+                time.sleep(0.2)
+
+    def _reconcile_loop(self) -> None:
+        while not self._stop.is_set():
+            with self._timer_lock:
+                now = time.monotonic()
+                due = []
+                while self._timers and self._timers[0][0] <= now:
+                    due.append(heapq.heappop(self._timers)[1])
+                wait = self._timers[0][0] - now if self._timers else 0.2
+            for name in dict.fromkeys(due):
+                self._safe_reconcile(name)
+            try:
+                name = self._queue.get(timeout=max(0.001, min(wait, 0.2)))
+            except queue.Empty:
+                continue
+            if name:
+                self._safe_reconcile(name)
+
+    def _safe_reconcile(self, name: str) -> None:
+        try:
+            again = self.reconcile(name)
+        except (Conflict, Unavailable) as exc:
+            log.debug("reconcile %s: %s; again", name, exc)
+            again = 0.01
+        except NotFound:
+            again = None
+        if again is not None:
+            self._later(name, again)
+
+    # --- the reconciler ------------------------------------------------------------
+    def reconcile(self, name: str) -> float | None:
+        """One reconcile of Workflow ``name``; return when to look again (None: on events only)."""
+        try:
+            wf = self.dws.get_workflow(name)
+        except NotFound:
+            return None
+        meta, spec = wf["metadata"], wf.get("spec", {})
+        status = wf.setdefault("status", {})
+        if meta.get("deletionTimestamp"):
+            return self._delete(wf)
+        finalizers = list(meta.get("finalizers") or [])
+        if DWS_FINALIZER not in finalizers or NNF_FINALIZER not in finalizers:
+            meta["finalizers"] = finalizers + [
+                f for f in (DWS_FINALIZER, NNF_FINALIZER) if f not in finalizers
+            ]
+            self.dws.replace("workflows", name, wf)
+            return 0.0
+        desired = spec.get("desiredState")
+        if status.get("state") != desired:
+            status.update(
+                state=desired,
+                ready=False,
+                status="DriverWait",
+                message="",
+                desiredStateChange=micro_time(),
+            )
+            spec["forceReady"] = False
+            self._started[(name, str(desired))] = time.monotonic()
+            self.dws.replace("workflows", name, wf)
+            return 0.0
+        state = str(desired)
+        if state == "Proposal" and not status.get("computes"):
+            computes = {
+                "metadata": {
+                    "name": name,
+                    "labels": {"dataworkflowservices.github.io/workflow.name": name},
+                },
+                "data": [],
+            }
+            try:
+                self.dws.create("computes", computes)
+            except KubeError as exc:
+                if exc.status != 409:
+                    raise
+            status["computes"] = {"kind": "Computes", "name": name, "namespace": self.dws.namespace}
+            self.dws.replace("workflows", name, wf)
+            return 0.0
+        if status.get("ready"):
+            return None
+        return self._drive(wf, state)
+
+    def _drive(self, wf: dict[str, Any], state: str) -> float | None:
+        name, spec, status = wf["metadata"]["name"], wf["spec"], wf["status"]
+        started = self._started.setdefault((name, state), time.monotonic())
+        directives = parse_all(list(spec.get("dwDirectives") or []))
+        ctx = Context(
+            self.dws, wf, directives, self.faults, started, self.mount_agent, self.mount_timeout_s
+        )
+        entries = [e for e in status.get("drivers") or [] if e.get("watchState") == state]
+        waiting = False
+        for entry in entries:
+            if entry.get("completed") or (
+                entry.get("status") == "Error" and not self._fault_clears(state, entry)
+            ):
+                continue
+            fields = work(ctx, entry, self.latency_s)
+            if fields is None or fields.get("status") != "Completed":
+                waiting = True
+            if fields is not None:
+                entry.update(fields)
+        if state == "Proposal":
+            refs = [
+                {
+                    "kind": "DirectiveBreakdown",
+                    "name": f"{name}-{i}",
+                    "namespace": self.dws.namespace,
+                }
+                for i, d in enumerate(directives)
+                if d is not None and d.command in ("jobdw", "create_persistent", "persistentdw")
+            ]
+            status["directiveBreakdowns"] = refs
+        ready, summary, message = summarize(entries)
+        if not entries and time.monotonic() - started < self.latency_s:
+            return self.latency_s
+        if spec.get("forceReady"):
+            ready, summary, message = True, "Completed", "Forced Ready"
+        status.update(ready=ready, status=summary, message=message)
+        if ready:
+            if state == "PreRun":
+                status["env"] = {**(status.get("env") or {}), **env_for(ctx)}
+            status["readyChange"] = micro_time()
+            status["elapsedTimeLastState"] = go_duration(time.monotonic() - started)
+        self.dws.replace("workflows", name, wf)
+        if ready:
+            return None
+        return max(self.latency_s, 0.01) if waiting else 0.05
+
+    def _fault_clears(self, state: str, entry: dict[str, Any]) -> bool:
+        return any(
+            f.state == state and f.index == entry.get("dwdIndex") and f.seconds is not None
+            for f in self.faults.errors
+        )
+
+    def _delete(self, wf: dict[str, Any]) -> float | None:
+        name, meta = wf["metadata"]["name"], wf["metadata"]
+        finalizers = list(meta.get("finalizers") or [])
+        if NNF_FINALIZER in finalizers:
+            directives = parse_all(list(wf.get("spec", {}).get("dwDirectives") or []))
+            for index, d in enumerate(directives):
+                if d is None:
+                    continue
+                for plural in ("directivebreakdowns", "servers"):
+                    self.dws.delete(plural, f"{name}-{index}")
+            items, _ = self.dws.list_objects(
+                "clientmounts",
+                selector=f"dataworkflowservices.github.io/workflow.name={name}",
+                all_namespaces=True,
+            )
+            for mount in items:
+                node = mount["metadata"]["namespace"]
+                self.dws.patch(
+                    "clientmounts",
+                    mount["metadata"]["name"],
+                    {"metadata": {"finalizers": None}},
+                    namespace=node,
+                )
+                self.dws.delete("clientmounts", mount["metadata"]["name"], namespace=node)
+            meta["finalizers"] = [f for f in finalizers if f != NNF_FINALIZER]
+            self.dws.replace("workflows", name, wf)
+            return 0.0
+        if finalizers == [DWS_FINALIZER]:
+            self.dws.delete("computes", name)
+            meta["finalizers"] = []
+            self.dws.replace("workflows", name, wf)
+            for key in [k for k in self._started if k[0] == name]:
+                del self._started[key]
+            return None
+        return None
