@@ -111,8 +111,9 @@ class DwsController:
         """Stop both threads."""
         self._stop.set()
         self._queue.put("")
-        for thread in self._threads:
-            thread.join(timeout=5)
+        watcher, reconciler = self._threads
+        reconciler.join(timeout=5)
+        watcher.join(timeout=0.05)  # a daemon blocked in a watch read ends with the stream
 
     def kick(self, name: str) -> None:
         """Reconcile ``name`` soon (tests and fault changes)."""

@@ -28,18 +28,21 @@ def workflow(jobid: int, directives: list[str], userid: int = 1001) -> dict[str,
 
 
 def wait_state(
-    dws: DwsClient, name: str, state: str, *, timeout_s: float = 20, ready: bool = True
+    dws: DwsClient,
+    name: str,
+    state: str,
+    *,
+    timeout_s: float = 20,
+    ready: bool = True,
+    settled: tuple[str, ...] = ("Error", "TransientCondition"),
 ) -> dict[str, Any]:
-    """Wait until the Workflow is in ``state`` and ready (or shows Error/TC when ready=False)."""
+    """Wait for ``state`` to be ready, or (ready=False) to show a ``settled`` status."""
     deadline = time.monotonic() + timeout_s
     while True:
         wf = dws.get_workflow(name)
         status = wf.get("status", {})
-        if status.get("state") == state and (
-            status.get("ready")
-            if ready
-            else status.get("status") in ("Error", "TransientCondition")
-        ):
+        reached = status.get("ready") if ready else status.get("status") in settled
+        if status.get("state") == state and reached:
             return wf
         if time.monotonic() > deadline:
             raise AssertionError(f"{name} never reached {state} (ready={ready}): {status}")
