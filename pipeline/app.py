@@ -22,6 +22,7 @@ def create_app(settings: Settings | None = None) -> Celery:
     celery.conf.update(celery_config(settings))
     celery.conf.beat_schedule = SCHEDULE
     import pipeline.tasks.housekeeping
+    import pipeline.tasks.observe
     import pipeline.tasks.timeouts  # noqa: F401
 
     return celery

@@ -56,4 +56,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         ),
         "coral2_store_url": settings.store_url,
         "coral2_key_prefix": settings.pipeline.key_prefix,
+        "coral2_api_host": settings.pipeline.api_host,
+        "coral2_kubeconfig": settings.pipeline.kubeconfig or settings.rabbit.kubeconfig,
+        "coral2_namespace": settings.pipeline.namespace,
+        "coral2_dws_version": settings.rabbit.dws_api_version,
     }

@@ -141,6 +141,11 @@ class KubeStore:
         """The latest resourceVersion."""
         return self._rv
 
+    def reopen(self) -> None:
+        """Serve watches again after :meth:`close` (a restarted API server over the same data)."""
+        with self._lock:
+            self._closed = False
+
     def close(self) -> None:
         """Wake and end every watch (server shutdown)."""
         with self._lock:

@@ -46,3 +46,21 @@ class Keys:
     def failures(self) -> str:
         """Hash of task id → recorded permanent failure (JSON)."""
         return f"{self.prefix}:failures"
+
+    def observe_pending(self, jobid: int) -> str:
+        """Set while an ``observe`` of the job is queued (coalescing)."""
+        return f"{self.prefix}:observe-pending:{jobid}"
+
+    def watch_rv(self, plural: str) -> str:
+        """The last resourceVersion the watcher processed for ``plural``."""
+        return f"{self.prefix}:watch-rv:{plural}"
+
+    @property
+    def watcher_leader(self) -> str:
+        """The watcher leader lock."""
+        return f"{self.prefix}:watcher-leader"
+
+    @property
+    def rabbits(self) -> str:
+        """Hash rabbit → its last observed Storage health (JSON)."""
+        return f"{self.prefix}:rabbits"

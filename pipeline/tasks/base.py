@@ -31,6 +31,7 @@ from typing import Any
 
 from celery import Task, shared_task
 
+from pipeline.clients.k8s import DwsClient, api_client
 from pipeline.errors import PermanentError, TemporaryError
 from pipeline.store import Store
 
@@ -86,6 +87,15 @@ def _store(url: str, prefix: str) -> Store:
     return Store.from_url(url, prefix)
 
 
+@cache
+def _dws(
+    host: str | None, kubeconfig: str | None, namespace: str, version: str | None
+) -> DwsClient:
+    return DwsClient(
+        api_client(host=host, kubeconfig=kubeconfig), namespace=namespace, version=version
+    )
+
+
 class PipelineTask(Task):  # type: ignore[misc]
     """Base class of every pipeline task (see the module docstring)."""
 
@@ -100,6 +110,17 @@ class PipelineTask(Task):  # type: ignore[misc]
         """The Redis store of the app's settings (one client per process)."""
         conf = self.app.conf
         return _store(conf.coral2_store_url, conf.coral2_key_prefix)
+
+    @property
+    def dws(self) -> DwsClient:
+        """The DWS client of the app's settings (one per process)."""
+        conf = self.app.conf
+        return _dws(
+            conf.coral2_api_host,
+            conf.coral2_kubeconfig,
+            conf.coral2_namespace,
+            conf.coral2_dws_version,
+        )
 
     def enqueue(self, name: str, **kwargs: Any) -> Any:
         """Send task ``name`` with ``kwargs`` through this task's own app."""

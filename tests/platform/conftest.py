@@ -11,14 +11,22 @@ from celery.contrib.testing.worker import start_worker
 import tests.platform.probe_tasks  # noqa: F401  (registers the probe tasks)
 from pipeline.app import create_app
 from pipeline.settings import load_settings
+from pipeline.sim.kube_api import KubeApiServer
 
 
 @pytest.fixture(scope="session")
-def celery_app(redis_url: str) -> Celery:
+def kube_api() -> Iterator[KubeApiServer]:
+    with KubeApiServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def celery_app(redis_url: str, kube_api: KubeApiServer) -> Celery:
     settings = load_settings(
         env={
             "CORAL2_PIPELINE_PIPELINE__BROKER_URL": redis_url,
             "CORAL2_PIPELINE_PIPELINE__KEY_PREFIX": "celerytest",
+            "CORAL2_PIPELINE_PIPELINE__API_HOST": kube_api.url,
         }
     )
     return create_app(settings)

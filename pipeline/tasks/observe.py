@@ -1,0 +1,77 @@
+"""Observation tasks enqueued by the watcher: one Workflow, or one rabbit's Storage.
+
+``dws.observe`` follows the idempotent task pattern: it clears the job's
+coalescing mark first (so a change during the run queues another
+observe), re-reads the Workflow from the API server — never trusting the
+event — and records what it saw in the job record. The lifecycle's state
+functions act on the same fresh read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from pipeline.errors import NotFound
+from pipeline.store import JobRecord
+from pipeline.tasks.base import PipelineTask, pipeline_task
+
+log = logging.getLogger("coral2_pipeline.observe")
+
+
+def jobid_of(workflow_name: str) -> int | None:
+    """Return the jobid of ``fluxjob-<jobid>``, or None for other names."""
+    prefix, _, digits = workflow_name.partition("fluxjob-")
+    if prefix or not digits.isdigit():
+        return None
+    return int(digits)
+
+
+@pipeline_task("dws.observe", queue="lifecycle", lock_job=True)
+def observe(jobid: int) -> str | None:
+    """Re-read ``fluxjob-<jobid>`` and record its DWS state; return it (None when gone).
+
+    Enqueued by the watcher on every Workflow event (coalesced per job).
+    """
+    task: PipelineTask = observe
+    store = task.store
+    store.client.delete(store.keys.observe_pending(jobid))
+    try:
+        workflow = task.dws.get_workflow(f"fluxjob-{jobid}")
+    except NotFound:
+        store.jobs.update(jobid, lambda r: r.model_copy(update={"state": "deleted"}))
+        return None
+    status: dict[str, Any] = workflow.get("status") or {}
+    state = status.get("state") or "new"
+    summary = f"{state}:{'ready' if status.get('ready') else status.get('status') or 'pending'}"
+    store.jobs.create(JobRecord(jobid=jobid, workflow=workflow["metadata"]["name"]))
+    store.jobs.update(jobid, lambda r: r.model_copy(update={"state": summary}))
+    return summary
+
+
+@pipeline_task("storage.observe", queue="housekeeping")
+def observe_storage(name: str) -> dict[str, Any] | None:
+    """Record the health of rabbit ``name`` (overall status, computes not Ready).
+
+    Enqueued by the watcher on every Storage event.
+    """
+    task: PipelineTask = observe_storage
+    store = task.store
+    try:
+        storage = task.dws.get("storages", name)
+    except NotFound:
+        store.client.hdel(store.keys.rabbits, name)
+        return None
+    status = storage.get("status") or {}
+    health = {
+        "status": status.get("status", "Unknown"),
+        "state": storage.get("spec", {}).get("state", "Enabled"),
+        "not_ready": sorted(
+            c["name"]
+            for c in status.get("access", {}).get("computes", [])
+            if c.get("status") != "Ready"
+        ),
+    }
+    store.client.hset(store.keys.rabbits, name, json.dumps(health))
+    return health

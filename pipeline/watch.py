@@ -1,0 +1,175 @@
+"""The watcher: Kubernetes watches on Workflows and Storages → ``observe`` tasks.
+
+``coral2-pipeline watch`` runs it. Several replicas may run; one leads,
+holding a Redis lock (owner token, short expiry) that it renews; a standby
+takes over within ``lease_s`` of the leader's death. The leader:
+
+* resumes each watch from the last resourceVersion it processed (kept in
+  Redis, so a restart resumes too), relists on 410 Gone, and backs off
+  (capped) while the API server is unreachable;
+* enqueues ``dws.observe`` for ``fluxjob-*`` Workflows, coalesced with a
+  ``SET NX`` mark so at most one observe per job is pending, and warns once
+  per name about Workflows that are not Flux's;
+* enqueues ``storage.observe`` for Storage changes.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pipeline.clients.k8s import DwsClient
+from pipeline.errors import Gone, KubeError, StoreUnavailable
+from pipeline.store import Store
+from pipeline.tasks.observe import jobid_of
+
+log = logging.getLogger("coral2_pipeline.watch")
+
+Enqueue = Callable[[str, dict[str, object]], None]
+
+_RENEW = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
+return 0
+"""
+
+
+@dataclass
+class Watcher:
+    """One watcher replica."""
+
+    store: Store
+    dws: DwsClient
+    enqueue: Enqueue
+    lease_s: float = 3.0
+    watch_timeout_s: int = 30
+    identity: str = field(default_factory=lambda: secrets.token_hex(6))
+    _warned: set[str] = field(default_factory=set)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _leading: threading.Event = field(default_factory=threading.Event)
+
+    # --- leadership -------------------------------------------------------------
+    def try_lead(self) -> bool:
+        """Take or keep the leader lock; return whether this replica leads."""
+        key = self.store.keys.watcher_leader
+        client = self.store.client
+        ms = int(self.lease_s * 1000)
+        if client.set(key, self.identity, nx=True, px=ms):
+            log.info("watcher %s is now the leader", self.identity)
+            return True
+        return bool(client.eval(_RENEW, 1, key, self.identity, ms))
+
+    def resign(self) -> None:
+        """Give up leadership at once (clean shutdown)."""
+        client = self.store.client
+        client.eval(
+            "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end "
+            "return 0",
+            1,
+            self.store.keys.watcher_leader,
+            self.identity,
+        )
+
+    def stop(self) -> None:
+        """Ask the run loop to end."""
+        self._stop.set()
+
+    # --- events -------------------------------------------------------------------
+    def _workflow(self, name: str) -> None:
+        jobid = jobid_of(name)
+        if jobid is None:
+            if name not in self._warned:
+                self._warned.add(name)
+                log.warning("ignoring Workflow %s: not created by Flux (fluxjob-<jobid>)", name)
+            return
+        if self.store.client.set(self.store.keys.observe_pending(jobid), "1", nx=True, ex=300):
+            self.enqueue("dws.observe", {"jobid": jobid})
+
+    def _storage(self, name: str) -> None:
+        self.enqueue("storage.observe", {"name": name})
+
+    def _sync(self, plural: str, handle: Callable[[str], None]) -> str:
+        """List ``plural``, handle every object, return the list's resourceVersion."""
+        items, rv = self.dws.list_objects(plural)
+        for item in items:
+            handle(item["metadata"]["name"])
+        return rv
+
+    def pump(self, plural: str, handle: Callable[[str], None], *, timeout_s: int) -> None:
+        """Run one watch round for ``plural``: resume, relist if needed, handle events."""
+        key = self.store.keys.watch_rv(plural)
+        raw = self.store.client.get(key)
+        rv = raw.decode() if isinstance(raw, bytes) else None
+        try:
+            if not rv:
+                rv = self._sync(plural, handle)
+                self.store.client.set(key, rv)
+            for event in self.dws.watch(plural, rv, timeout_s=timeout_s):
+                if self._stop.is_set() or not self.leading:
+                    return
+                handle(event.object["metadata"]["name"])
+                self.store.client.set(key, event.resource_version)
+        except Gone:
+            log.info("%s watch expired at resourceVersion %s; relisting", plural, rv)
+            self.store.client.delete(key)
+
+    # --- main loop -------------------------------------------------------------------
+    @property
+    def leading(self) -> bool:
+        """Whether this replica held the lock at its last renewal."""
+        return self._leading.is_set()
+
+    def run(self) -> None:
+        """Lead when possible and pump both watches until :meth:`stop`; then resign."""
+        threads = [
+            threading.Thread(target=self._renew_loop, name="watch-lease", daemon=True),
+            threading.Thread(
+                target=self._pump_loop,
+                args=("workflows", self._workflow),
+                name="watch-workflows",
+                daemon=True,
+            ),
+            threading.Thread(
+                target=self._pump_loop,
+                args=("storages", self._storage),
+                name="watch-storages",
+                daemon=True,
+            ),
+        ]
+        for thread in threads:
+            thread.start()
+        self._stop.wait()
+        for thread in threads:
+            thread.join(timeout=self.lease_s)
+        self._leading.clear()
+        self.resign()
+
+    def _renew_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                if self.try_lead():
+                    self._leading.set()
+                else:
+                    self._leading.clear()
+            except StoreUnavailable as exc:
+                log.warning("watcher: cannot renew leadership: %s", exc)
+                self._leading.clear()
+            self._stop.wait(self.lease_s / 3)
+
+    def _pump_loop(self, plural: str, handle: Callable[[str], None]) -> None:
+        backoff = 0.1
+        while not self._stop.is_set():
+            if not self.leading:
+                self._stop.wait(0.1)
+                continue
+            try:
+                self.pump(
+                    plural, handle, timeout_s=max(1, int(min(self.watch_timeout_s, self.lease_s)))
+                )
+                backoff = 0.1
+            except (KubeError, StoreUnavailable) as exc:
+                log.warning("watcher (%s): %s; retrying in %.1fs", plural, exc, backoff)
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, 10.0)
