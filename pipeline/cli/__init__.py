@@ -12,11 +12,18 @@ import sys
 from collections.abc import Sequence
 
 from pipeline import __version__
-from pipeline.cli import breakdown_cmd, demo_cmd, dws2jgf_cmd, getrabbit_cmd, sim_cmd
+from pipeline.cli import (
+    breakdown_cmd,
+    demo_cmd,
+    dws2jgf_cmd,
+    getrabbit_cmd,
+    sim_cmd,
+    watch_cmd,
+)
 from pipeline.cli.common import CommandError
 from pipeline.errors import PipelineError
 
-COMMANDS = (dws2jgf_cmd, getrabbit_cmd, breakdown_cmd, demo_cmd, sim_cmd)
+COMMANDS = (dws2jgf_cmd, getrabbit_cmd, breakdown_cmd, demo_cmd, sim_cmd, watch_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

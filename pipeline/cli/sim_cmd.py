@@ -8,7 +8,11 @@ import sys
 import threading
 from typing import Any
 
-from pipeline.cli.common import CommandError
+from pipeline.cli.common import CommandError, load_mapping
+from pipeline.clients.k8s import DwsClient
+from pipeline.sim import dws_admission
+from pipeline.sim.dws import DwsController
+from pipeline.sim.dws_fixtures import install_cluster
 from pipeline.sim.kube_api import KubeApiServer
 
 
@@ -31,7 +35,29 @@ def register(sub: Any) -> None:
     )
     kube.add_argument("--host", default="127.0.0.1", help="address to bind (default %(default)s)")
     kube.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    kube.add_argument(
+        "--with-dws",
+        action="store_true",
+        help="add the DWS webhooks, the simulated DWS controller and the mapping's Storages",
+    )
+    kube.add_argument(
+        "--mapping",
+        metavar="FILE",
+        help="rabbitmapping for --with-dws (default: the bundled 64-compute sample)",
+    )
     kube.set_defaults(func=run_kube_api)
+
+
+def _start_dws(server: KubeApiServer, mapping_path: str | None) -> DwsController:
+    from kubernetes import client
+
+    from pipeline.demo import sample_path
+
+    dws_admission.install(server.store)
+    api = client.ApiClient(client.Configuration(host=server.url))
+    mapping = load_mapping(mapping_path or str(sample_path("sample-rabbitmapping.json")))
+    install_cluster(DwsClient(api), mapping)
+    return DwsController(api).start()
 
 
 def run_kube_api(args: argparse.Namespace) -> int:
@@ -40,6 +66,9 @@ def run_kube_api(args: argparse.Namespace) -> int:
         server = KubeApiServer(args.host, args.port).start()
     except OSError as exc:
         raise CommandError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from exc
+    controller = None
+    if args.with_dws:
+        controller = _start_dws(server, args.mapping)
     print(server.url, flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -48,6 +77,8 @@ def run_kube_api(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        if controller is not None:
+            controller.stop()
         server.stop()
     print("kube-api stopped", file=sys.stderr)
     return 0

@@ -29,3 +29,30 @@ def test_the_standalone_server_prints_its_url_and_serves_until_terminated() -> N
         finally:
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=20) == 0
+
+
+def test_with_dws_the_server_has_the_mapping_storages_and_a_controller() -> None:
+    with subprocess.Popen(
+        [sys.executable, "-m", "pipeline.cli", "sim", "kube-api", "--with-dws"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        try:
+            assert proc.stdout is not None
+            url = proc.stdout.readline().strip()
+            api = client.ApiClient(client.Configuration(host=url))
+            custom = client.CustomObjectsApi(api)
+            storages = custom.list_namespaced_custom_object(
+                "dataworkflowservices.github.io", "v1alpha7", "default", "storages"
+            )
+            assert sorted(s["metadata"]["name"] for s in storages["items"]) == [
+                "rabbit1",
+                "rabbit2",
+                "rabbit3",
+                "rabbit4",
+            ]
+            api.close()
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=20) == 0

@@ -1,0 +1,69 @@
+"""``coral2-pipeline watch``: run one watcher replica (leader election through Redis)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import threading
+from typing import Any
+
+from pipeline.cli.common import settings_of
+from pipeline.clients.k8s import DwsClient, api_client
+from pipeline.store import Store
+from pipeline.watch import Watcher
+
+
+def register(sub: Any) -> None:
+    """Add the subcommand to ``sub``."""
+    parser = sub.add_parser(
+        "watch",
+        help="watch Workflows and Storages and enqueue observe tasks",
+        description=(
+            "Watch the DWS Workflows and Storages and enqueue dws.observe / storage.observe. "
+            "Run two replicas for HA: one leads through a Redis lock, the other takes over "
+            "within --lease seconds of the leader's death."
+        ),
+    )
+    parser.add_argument(
+        "--lease", type=float, default=3.0, metavar="SECONDS", help="leader lease (default 3)"
+    )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="-v info, -vv debug")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Watch until SIGINT/SIGTERM."""
+    logging.basicConfig(
+        level=logging.WARNING - 10 * min(args.verbose, 2),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    settings = settings_of(args)
+    from pipeline.app import create_app
+
+    app = create_app(settings)
+    store = Store.from_url(settings.store_url, settings.pipeline.key_prefix)
+    kubeconfig = settings.pipeline.kubeconfig or settings.rabbit.kubeconfig
+    dws = DwsClient(
+        api_client(host=settings.pipeline.api_host, kubeconfig=kubeconfig),
+        namespace=settings.pipeline.namespace,
+    )
+    dws.probe_version(settings.rabbit.dws_api_version)
+
+    def enqueue(name: str, kwargs: dict[str, object]) -> None:
+        app.send_task(name, kwargs=kwargs)
+
+    watcher = Watcher(store, dws, enqueue, lease_s=args.lease)
+    done = threading.Event()
+
+    def stop(*_: object) -> None:
+        watcher.stop()
+        done.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    thread = threading.Thread(target=watcher.run, name="watcher", daemon=True)
+    thread.start()
+    done.wait()
+    thread.join(timeout=args.lease + 5)
+    return 0
