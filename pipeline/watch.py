@@ -165,9 +165,7 @@ class Watcher:
                 self._stop.wait(0.1)
                 continue
             try:
-                self.pump(
-                    plural, handle, timeout_s=max(1, int(min(self.watch_timeout_s, self.lease_s)))
-                )
+                self.pump(plural, handle, timeout_s=self.watch_timeout_s)
                 backoff = 0.1
             except (KubeError, StoreUnavailable) as exc:
                 log.warning("watcher (%s): %s; retrying in %.1fs", plural, exc, backoff)
