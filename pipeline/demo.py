@@ -194,8 +194,14 @@ def _jgf_summary(console: Console, settings: Settings, mapping: RabbitMapping) -
     )
 
 
-def run_demo(config: str | None = None, console: Console | None = None) -> int:
-    """Run the walk-through; return 0 when every sample job had its expected outcome."""
+def run_demo(
+    config: str | None = None,
+    console: Console | None = None,
+    *,
+    platform: bool = True,
+    workflows: int = 8,
+) -> int:
+    """Run the walk-through, then the platform; return 0 when everything ended as expected."""
     console = console or Console()
     settings = load_settings(config or sample_path("sample-cluster.toml"))
     mapping = RabbitMapping.load(
@@ -249,4 +255,9 @@ def run_demo(config: str | None = None, console: Console | None = None) -> int:
         f"demo: {len(outcomes)} jobs, {accepted} accepted, {len(outcomes) - accepted} rejected; "
         f"{mismatches} unexpected outcomes"
     )
-    return 1 if mismatches else 0
+    status = 1 if mismatches else 0
+    if platform:
+        from pipeline.demo_platform import run_platform_demo
+
+        status |= run_platform_demo(console, mapping, workflows=workflows)
+    return status

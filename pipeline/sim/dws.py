@@ -154,10 +154,15 @@ class DwsController:
             for name in dict.fromkeys(due):
                 self._safe_reconcile(name)
             try:
-                name = self._queue.get(timeout=max(0.001, min(wait, 0.2)))
+                names = [self._queue.get(timeout=max(0.001, min(wait, 0.2)))]
             except queue.Empty:
                 continue
-            if name:
+            while True:  # coalesce a burst of events: one reconcile per name
+                try:
+                    names.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            for name in dict.fromkeys(n for n in names if n):
                 self._safe_reconcile(name)
 
     def _safe_reconcile(self, name: str) -> None:

@@ -305,7 +305,11 @@ def _mount_state(ctx: Context, index: int, d: Directive, desired: str) -> None:
                 ctx.dws.create("clientmounts", body, namespace=node)
         elif existing[node]["spec"].get("desiredState") != desired:
             ctx.dws.patch("clientmounts", name, {"spec": {"desiredState": desired}}, namespace=node)
-        if ctx.mount_agent:
+        current = existing.get(node, {}).get("status", {})
+        already = current.get("allReady") and all(
+            m.get("state") == desired for m in current.get("mounts", [])
+        )
+        if ctx.mount_agent and not already:
             stuck = ctx.faults.never_mount if desired == "mounted" else ctx.faults.never_unmount
             if node not in stuck:
                 ctx.dws.patch(
