@@ -17,11 +17,13 @@ VISIBILITY_TIMEOUT_S = 3600
 def celery_config(settings: Settings) -> dict[str, Any]:
     """Return the Celery settings for ``settings``."""
     queues = settings.pipeline.queues
-    transport = {
+    transport: dict[str, Any] = {
         "visibility_timeout": VISIBILITY_TIMEOUT_S,
         "unacked_restore_interval": 10,
         "unacked_restore_throttle": 1,
     }
+    if settings.pipeline.sentinel_master:
+        transport["master_name"] = settings.pipeline.sentinel_master
     return {
         "broker_url": settings.pipeline.broker_url,
         "result_backend": settings.pipeline.result_backend or settings.pipeline.broker_url,

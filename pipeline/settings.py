@@ -239,6 +239,9 @@ class PipelineSettings(_Table):
     result_backend: str | None = Field(default=None, description="unset = broker_url")
     redis_url: str | None = Field(default=None, description="job store; unset = broker_url")
     key_prefix: str = Field(default="coral2", description="prefix of every Redis key we write")
+    sentinel_master: str | None = Field(
+        default=None, description="Sentinel master name for a sentinel:// broker_url"
+    )
     kubeconfig: str | None = Field(default=None, description="unset = rabbit.kubeconfig")
     api_host: str | None = Field(
         default=None, description="Kubernetes API URL; overrides kubeconfig"
