@@ -70,12 +70,12 @@ class SimulatedSystem:
         return env
 
     def _spawn(self, name: str, argv: list[str]) -> None:
-        log = (self.workdir / f"{name}.log").open("wb")
-        self.processes.append(
-            subprocess.Popen(
-                argv, env=self.env(), stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir
+        with (self.workdir / f"{name}.log").open("wb") as log:  # the child keeps its own fd
+            self.processes.append(
+                subprocess.Popen(
+                    argv, env=self.env(), stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir
+                )
             )
-        )
 
     def _start_redis(self) -> None:
         binary = shutil.which("redis-server")
