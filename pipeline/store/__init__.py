@@ -11,9 +11,10 @@ from dataclasses import dataclass
 
 import redis
 
+from pipeline.model.job import JobRecord
 from pipeline.store.connection import connect
 from pipeline.store.deadlines import Deadline, Deadlines
-from pipeline.store.jobs import JobRecord, JobStore
+from pipeline.store.jobs import JobStore
 from pipeline.store.keys import Keys
 from pipeline.store.marks import JobLocks, Marks
 from pipeline.store.outbox import Delivery, Outbox, OutboxMessage

@@ -12,34 +12,13 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
-from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.errors import StoreConflict
+from pipeline.model.job import JobRecord
 from pipeline.store.connection import store_errors
 from pipeline.store.keys import Keys
 
 MAX_ATTEMPTS = 50
-
-
-class JobRecord(BaseModel):
-    """What the pipeline keeps about a job that the Workflow cannot hold."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    jobid: int = Field(ge=0)
-    userid: int | None = None
-    workflow: str | None = None
-    resources: list[dict[str, Any]] | None = None
-    failure_tolerance: int = -1
-    hosts: list[str] = Field(default_factory=list)
-    failed_nodes: list[str] = Field(default_factory=list)
-    rabbits: list[str] = Field(default_factory=list)
-    timings: dict[str, float] = Field(default_factory=dict)
-    state: str | None = None
-    deadlines: dict[str, str] = Field(
-        default_factory=dict, description="armed deadline kind → token; others are stale"
-    )
-    version: int = 0
 
 
 Updater = Callable[[JobRecord], JobRecord | None]
