@@ -1,0 +1,19 @@
+"""PostRun complete: on to DataOut (row 10)."""
+
+from __future__ import annotations
+
+from pipeline.model.job import JobRecord
+from pipeline.settings import RabbitSettings
+from pipeline.states.actions import Action, DisarmDeadline, PatchDesiredState, timing
+from pipeline.states.snapshot import Snapshot
+
+
+def advance(
+    snapshot: Snapshot, job: JobRecord, now: float, settings: RabbitSettings
+) -> list[Action]:
+    """Move to DataOut; the PostRun timeout no longer applies."""
+    return [
+        PatchDesiredState("PostRun", "DataOut"),
+        DisarmDeadline("postrun_timeout"),
+        *timing(job.jobid, "PostRun", snapshot.workflow),
+    ]

@@ -1,0 +1,22 @@
+"""PreRun complete: hand the job its environment and release the prolog (row 9)."""
+
+from __future__ import annotations
+
+from pipeline.model.job import JobRecord
+from pipeline.settings import RabbitSettings
+from pipeline.states.actions import Action, DisarmDeadline, SendOnce, timing
+from pipeline.states.snapshot import Snapshot
+
+
+def advance(
+    snapshot: Snapshot, job: JobRecord, now: float, settings: RabbitSettings
+) -> list[Action]:
+    """Send ``prolog-remove`` with ``status.env`` (+ ``DW_WORKFLOW_TOKEN``) once."""
+    variables = {str(k): str(v) for k, v in (snapshot.status.get("env") or {}).items()}
+    if snapshot.workflow_token is not None:
+        variables["DW_WORKFLOW_TOKEN"] = snapshot.workflow_token
+    return [
+        SendOnce("prolog-remove", {"id": job.jobid, "variables": variables}, "prolog-remove"),
+        DisarmDeadline("prerun_timeout"),
+        *timing(job.jobid, "PreRun", snapshot.workflow),
+    ]

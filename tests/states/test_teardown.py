@@ -1,0 +1,30 @@
+"""Teardown: the finalizer goes while it runs; when complete, one epilog-remove and a delete."""
+
+from __future__ import annotations
+
+from pipeline.states import decide
+from pipeline.states.actions import DeleteWorkflow, RemoveFinalizer, SendOnce, UpdateJob
+from tests.states.factory import job, settings, snapshot
+
+
+def test_an_active_teardown_removes_the_flux_finalizer() -> None:
+    assert decide(
+        snapshot("Teardown", ready=False, status="DriverWait"), job(), 0.0, settings()
+    ) == [RemoveFinalizer()]
+
+
+def test_a_complete_teardown_releases_the_epilog_and_deletes() -> None:
+    actions = decide(snapshot("Teardown"), job(toredown=True), 0.0, settings())
+    assert SendOnce("epilog-remove", {"id": 42}, "epilog-remove") in actions
+    assert DeleteWorkflow() in actions
+    assert UpdateJob({"deleted": True, "epilog_removed": True}) in actions
+
+
+def test_an_aborted_job_gets_no_epilog_remove() -> None:
+    actions = decide(snapshot("Teardown"), job(toredown=True, epilog_removed=True), 0.0, settings())
+    assert not any(isinstance(a, SendOnce) and a.kind == "epilog-remove" for a in actions)
+    assert DeleteWorkflow() in actions
+
+
+def test_a_deleted_job_is_left_alone() -> None:
+    assert decide(snapshot("Teardown"), job(deleted=True), 0.0, settings()) == []
