@@ -59,12 +59,43 @@ class Delivery:
     attempt: int
 
 
+_APPEND_ONCE = """
+if redis.call('set', KEYS[1], '1', 'NX') then
+  return redis.call('xadd', KEYS[2], '*', 'kind', ARGV[1], 'jobid', ARGV[2], 'payload', ARGV[3])
+end
+return false
+"""
+
+
 class Outbox:
     """Append, read and acknowledge outbox messages."""
 
     def __init__(self, client: redis.Redis, keys: Keys) -> None:
         self.client = client
         self.keys = keys
+        self._append_once = client.register_script(_APPEND_ONCE)
+
+    def append_once(self, message: OutboxMessage, mark: str) -> str | None:
+        """Append ``message`` unless the job's ``mark`` is set; set it in the same step.
+
+        The mark and the message are written atomically (one Lua script), so a
+        crash can neither lose the message nor send it twice. Returns the entry
+        id, or None when the mark was already set.
+        """
+        if message.jobid is None:
+            raise InputError("a once-only outbox message needs a jobid")
+        try:
+            entry: Any = self._append_once(
+                keys=[self.keys.mark(message.jobid, mark), self.keys.outbox],
+                args=[
+                    message.kind,
+                    str(message.jobid),
+                    json.dumps(message.payload, separators=(",", ":")),
+                ],
+            )
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return None if entry is None else str(entry.decode())
 
     def append(self, message: OutboxMessage) -> str:
         """Append ``message``; return its stream entry id."""

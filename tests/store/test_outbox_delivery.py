@@ -49,3 +49,12 @@ def test_unknown_kinds_are_refused_before_anything_is_written(store: Store) -> N
     with pytest.raises(InputError, match="unknown outbox message kind 'bogus'"):
         store.outbox.append(OutboxMessage("bogus", 1, {}))
     assert store.outbox.backlog() == 0
+
+
+def test_a_once_only_message_is_appended_once_however_often_it_is_sent(store: Store) -> None:
+    message = OutboxMessage("prolog-remove", 42, {"id": 42, "variables": {}})
+    first = store.outbox.append_once(message, "prolog-remove")
+    assert first is not None
+    assert store.outbox.append_once(message, "prolog-remove") is None
+    assert store.marks.is_set(42, "prolog-remove")
+    assert [d.message for d in store.outbox.read("bridge")] == [message]
