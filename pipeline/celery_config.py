@@ -62,4 +62,6 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "coral2_kubeconfig": settings.pipeline.kubeconfig or settings.rabbit.kubeconfig,
         "coral2_namespace": settings.pipeline.namespace,
         "coral2_dws_version": settings.rabbit.dws_api_version,
+        "coral2_rabbit": settings.rabbit,
+        "coral2_lifecycle": not settings.pipeline.observe_only,
     }

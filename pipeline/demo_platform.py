@@ -5,6 +5,8 @@ every DWS state on the simulated system. It never polls the API server
 for readiness: it waits for the job record that ``dws.observe`` writes in
 Redis, so each transition goes DWS controller → API server → watcher →
 Celery → observe task → Redis, and the latency shown is that whole path.
+The pipeline runs in observe-only mode here, since this WLM, not the
+lifecycle, moves the Workflows.
 """
 
 from __future__ import annotations

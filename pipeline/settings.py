@@ -239,6 +239,10 @@ class PipelineSettings(_Table):
     result_backend: str | None = Field(default=None, description="unset = broker_url")
     redis_url: str | None = Field(default=None, description="job store; unset = broker_url")
     key_prefix: str = Field(default="coral2", description="prefix of every Redis key we write")
+    observe_only: bool = Field(
+        default=False,
+        description="record Workflow observations without acting (shadow mode, raw demo)",
+    )
     sentinel_master: str | None = Field(
         default=None, description="Sentinel master name for a sentinel:// broker_url"
     )

@@ -49,6 +49,7 @@ class SimulatedSystem:
     mapping: RabbitMapping
     latency_s: float = 0.005
     prefix: str = "demo"
+    observe_only: bool = True
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="coral2-demo-")))
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     redis_url: str = ""
@@ -63,6 +64,8 @@ class SimulatedSystem:
         """The environment every pipeline process gets."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("CORAL2_PIPELINE_")}
         env["CORAL2_PIPELINE_PIPELINE__KEY_PREFIX"] = self.prefix
+        if self.observe_only:
+            env["CORAL2_PIPELINE_PIPELINE__OBSERVE_ONLY"] = "true"
         if self.redis_url:
             env["CORAL2_PIPELINE_PIPELINE__BROKER_URL"] = self.redis_url
         if self.kube is not None:

@@ -3,18 +3,22 @@
 ``dws.observe`` follows the idempotent task pattern: it clears the job's
 coalescing mark first (so a change during the run queues another
 observe), re-reads the Workflow from the API server — never trusting the
-event — and records what it saw in the job record. The lifecycle's state
-functions act on the same fresh read.
+event — records what it saw in the job record, then runs the pure
+``pipeline.states.decide`` on that fresh read and performs the actions
+(each idempotent, so a second observe of the same state changes nothing).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any
 
 from pipeline.errors import NotFound
+from pipeline.states import Snapshot, WorkflowState, decide
 from pipeline.store import JobRecord
+from pipeline.tasks.act import perform
 from pipeline.tasks.base import PipelineTask, pipeline_task
 
 log = logging.getLogger("coral2_pipeline.observe")
@@ -46,8 +50,24 @@ def observe(jobid: int) -> str | None:
     state = status.get("state") or "new"
     summary = f"{state}:{'ready' if status.get('ready') else status.get('status') or 'pending'}"
     store.jobs.create(JobRecord(jobid=jobid, workflow=workflow["metadata"]["name"]))
-    store.jobs.update(jobid, lambda r: r.model_copy(update={"state": summary}))
+    record = store.jobs.update(jobid, lambda r: r.model_copy(update={"state": summary}))
+    if record is not None and task.app.conf.coral2_lifecycle:
+        snapshot = _snapshot(task, workflow)
+        settings = task.app.conf.coral2_rabbit
+        perform(store, task.dws, jobid, decide(snapshot, record, time.time(), settings))
     return summary
+
+
+def _snapshot(task: PipelineTask, workflow: dict[str, Any]) -> Snapshot:
+    """Read what the current state's decision needs along with the Workflow."""
+    bare = Snapshot(workflow)
+    breakdowns: tuple[dict[str, Any], ...] = ()
+    token = None
+    if bare.complete(WorkflowState.PROPOSAL):
+        breakdowns = tuple(task.dws.directive_breakdowns(workflow))
+    if bare.complete(WorkflowState.PRE_RUN):
+        token = task.dws.workflow_token(workflow)
+    return Snapshot(workflow, breakdowns=breakdowns, workflow_token=token)
 
 
 @pipeline_task("storage.observe", queue="housekeeping")
