@@ -1,0 +1,43 @@
+"""Flux job ids: decimal ⇄ F58 (RFC 19), as Workflows carry them (``spec.jobID``)."""
+
+from __future__ import annotations
+
+from pipeline.errors import InputError
+
+ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+F58_PREFIX = "ƒ"
+F58_PLAIN_PREFIX = "f"
+
+
+def encode_f58(jobid: int, *, plain: bool = False) -> str:
+    """Return the F58 form of ``jobid`` (``ƒ...``, or ``f...`` when ``plain``)."""
+    if isinstance(jobid, bool) or not isinstance(jobid, int) or not 0 <= jobid < 2**64:
+        raise InputError(f"a Flux jobid is an unsigned 64-bit integer, got {jobid!r}")
+    digits = ""
+    value = jobid
+    while True:
+        value, rest = divmod(value, 58)
+        digits = ALPHABET[rest] + digits
+        if value == 0:
+            break
+    return (F58_PLAIN_PREFIX if plain else F58_PREFIX) + digits
+
+
+def decode_jobid(text: str | int) -> int:
+    """Parse a jobid given as decimal, ``ƒF58`` or ``fF58``."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    if not isinstance(text, str) or not text:
+        raise InputError(f"invalid jobid {text!r}")
+    if text.isdigit():
+        return int(text)
+    if text[0] in (F58_PREFIX, F58_PLAIN_PREFIX):
+        value = 0
+        for char in text[1:]:
+            index = ALPHABET.find(char)
+            if index < 0 or not text[1:]:
+                raise InputError(f"invalid jobid {text!r}: {char!r} is not an F58 digit")
+            value = value * 58 + index
+        if text[1:] and value < 2**64:
+            return value
+    raise InputError(f"invalid jobid {text!r}: expected decimal or F58 (ƒ... / f...)")
