@@ -1,0 +1,234 @@
+"""Lifecycle tasks for the ``dws.*`` hooks: create, setup, post_run, teardown, abort.
+
+Each is enqueued by exactly one hook (``pipeline.hooks``) and holds the
+job's lock. Each may run twice or after a crash half-way: creates count
+409 as done, patches are guarded or idempotent merges, messages to Flux
+go through once-only outbox writes.
+"""
+
+from __future__ import annotations
+
+import pwd
+import time
+from functools import cache
+from typing import Any
+
+from pipeline.errors import AlreadyExists, Conflict, Forbidden, InputError, NotFound
+from pipeline.model.breakdown import build_allocation_sets
+from pipeline.model.hostlist import encode_hostlist
+from pipeline.model.job import JobRecord
+from pipeline.model.jobid import encode_f58
+from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.model.resource_set import ResourceSet
+from pipeline.settings import RabbitSettings
+from pipeline.states import Snapshot
+from pipeline.states.actions import Action, SendOnce, exception
+from pipeline.states.data_out import move_to_teardown
+from pipeline.store import Store
+from pipeline.tasks import timeouts
+from pipeline.tasks.act import perform
+from pipeline.tasks.base import PipelineTask, pipeline_task
+
+WLM_FINALIZER = "flux-framework.readthedocs.io/workflow"
+
+
+@cache
+def _mapping(path: str) -> RabbitMapping:
+    return RabbitMapping.load(path)
+
+
+def primary_gid(uid: int) -> int:
+    """The primary group of ``uid`` (the uid itself when the user is unknown here)."""
+    try:
+        return pwd.getpwuid(uid).pw_gid
+    except KeyError:
+        return uid
+
+
+def workflow_body(jobid: int, userid: int, directives: list[str], version: str) -> dict[str, Any]:
+    """The Workflow flux-coral2 creates for a job (§3.2 step 3)."""
+    return {
+        "kind": "Workflow",
+        "apiVersion": f"dataworkflowservices.github.io/{version}",
+        "metadata": {
+            "name": f"fluxjob-{jobid}",
+            "namespace": "default",
+            "finalizers": [WLM_FINALIZER],
+        },
+        "spec": {
+            "desiredState": "Proposal",
+            "dwDirectives": directives,
+            "jobID": encode_f58(jobid, plain=True),
+            "userID": userid,
+            "groupID": primary_gid(userid),
+            "wlmID": "flux",
+        },
+    }
+
+
+def _settings(task: PipelineTask) -> RabbitSettings:
+    settings: RabbitSettings = task.app.conf.coral2_rabbit
+    return settings
+
+
+def _fail(task: PipelineTask, jobid: int, kind: str, message: str) -> None:
+    perform(
+        task.store,
+        task.dws,
+        jobid,
+        [
+            exception(
+                jobid, kind, 0, f"DWS workflow interactions failed: {message}", f"exception:{kind}"
+            )
+        ],
+    )
+
+
+def teardown_now(task: PipelineTask, jobid: int) -> None:
+    """flux-coral2's ``check_existence_and_move_to_teardown``."""
+    store: Store = task.store
+    record = store.jobs.get(jobid) or JobRecord(jobid=jobid)
+    try:
+        workflow = task.dws.get_workflow(f"fluxjob-{jobid}")
+    except NotFound:
+        actions: list[Action] = []
+        if not record.epilog_removed:
+            actions.append(SendOnce("epilog-remove", {"id": jobid}, "epilog-remove"))
+        perform(store, task.dws, jobid, actions)
+        store.jobs.update(
+            jobid, lambda r: r.model_copy(update={"deleted": True, "epilog_removed": True})
+        )
+        return
+    store.jobs.create(record)
+    perform(store, task.dws, jobid, move_to_teardown(Snapshot(workflow), record, _settings(task)))
+
+
+@pipeline_task("dws.create", queue="lifecycle", lock_job=True)
+def create(
+    jobid: int,
+    userid: int,
+    directives: list[str],
+    resources: list[dict[str, Any]],
+    failure_tolerance: int,
+) -> bool:
+    """Create ``fluxjob-<jobid>``; enqueued by the ``dws.create`` hook (job in DEPEND)."""
+    task: PipelineTask = create
+    store = task.store
+    store.jobs.create(
+        JobRecord(
+            jobid=jobid,
+            userid=userid,
+            workflow=f"fluxjob-{jobid}",
+            resources=resources,
+            failure_tolerance=failure_tolerance,
+        )
+    )
+    try:
+        task.dws.create_workflow(workflow_body(jobid, userid, directives, task.dws.version))
+    except AlreadyExists:
+        pass
+    except Forbidden as exc:
+        _fail(task, jobid, "dws-create", str(exc))
+        return False
+    perform(
+        store,
+        task.dws,
+        jobid,
+        [
+            SendOnce(
+                "memo",
+                {"id": jobid, "memo": {"rabbit_workflow": f"fluxjob-{jobid}"}},
+                "memo:rabbit_workflow",
+            )
+        ],
+    )
+    return True
+
+
+@pipeline_task("dws.setup", queue="lifecycle", lock_job=True)
+def setup(jobid: int, R: dict[str, Any]) -> bool:
+    """Fill Servers from R and move to Setup; enqueued by ``dws.setup`` when the job reaches RUN."""
+    task: PipelineTask = setup
+    store, dws, settings = task.store, task.dws, _settings(task)
+    if not settings.mapping:
+        _fail(task, jobid, "dws-setup", "rabbit.mapping is not configured")
+        return False
+    try:
+        mapping = _mapping(settings.mapping)
+        hosts = ResourceSet.parse(R).unique_hosts()
+        computes = [h for h in hosts if not mapping.is_rabbit(h)]
+        counts = mapping.nodes_per_rabbit(computes)
+        workflow = dws.get_workflow(f"fluxjob-{jobid}")
+        servers = []
+        for breakdown in dws.directive_breakdowns(workflow):
+            storage = (breakdown.get("status") or {}).get("storage")
+            if storage:
+                sets = build_allocation_sets(storage["allocationSets"], counts, len(computes))
+                servers.append((storage["reference"], sets))
+    except NotFound:
+        _fail(task, jobid, "dws-setup", f"workflow fluxjob-{jobid} does not exist")
+        return False
+    except InputError as exc:
+        _fail(task, jobid, "dws-setup", str(exc))
+        return False
+    store.jobs.create(JobRecord(jobid=jobid, workflow=f"fluxjob-{jobid}"))
+    store.jobs.update(
+        jobid, lambda r: r.model_copy(update={"hosts": computes, "rabbits": list(counts)})
+    )
+    for reference, sets in servers:
+        dws.patch_servers(reference["name"], sets, namespace=reference.get("namespace"))
+    memo = {"id": jobid, "memo": {"rabbits": encode_hostlist(list(counts))}}
+    perform(store, dws, jobid, [SendOnce("memo", memo, "memo:rabbits")])
+    try:
+        dws.patch_desired_state(f"fluxjob-{jobid}", "Setup", expected_state="Proposal")
+    except Conflict as exc:
+        _fail(task, jobid, "dws-setup", str(exc))
+        return False
+    if settings.setup_timeout > 0:
+        timeouts.arm(store, jobid, "setup_timeout", time.time() + settings.setup_timeout, "setup")
+    return True
+
+
+@pipeline_task("dws.post_run", queue="lifecycle", lock_job=True)
+def post_run(jobid: int, run_started: bool) -> None:
+    """Move to PostRun (Teardown if the job never ran); enqueued by ``dws.post_run``."""
+    task: PipelineTask = post_run
+    record = task.store.jobs.get(jobid)
+    if record is not None and record.toredown:
+        return
+    if not run_started:
+        teardown_now(task, jobid)
+        return
+    settings = _settings(task)
+    try:
+        task.dws.patch_desired_state(f"fluxjob-{jobid}", "PostRun", expected_state="PreRun")
+    except NotFound:
+        teardown_now(task, jobid)
+        return
+    now = time.time()
+    if settings.teardown_after > 0:
+        timeouts.arm(task.store, jobid, "teardown_after", now + settings.teardown_after, "post_run")
+    if settings.postrun_timeout > 0:
+        timeouts.arm(
+            task.store, jobid, "postrun_timeout", now + settings.postrun_timeout, "post_run"
+        )
+
+
+@pipeline_task("dws.teardown", queue="lifecycle", lock_job=True)
+def teardown(jobid: int) -> None:
+    """Move to Teardown unless already done; enqueued by ``dws.teardown`` (epilog exception)."""
+    task: PipelineTask = teardown
+    record = task.store.jobs.get(jobid)
+    if record is None or not record.toredown:
+        teardown_now(task, jobid)
+
+
+@pipeline_task("dws.abort", queue="lifecycle", lock_job=True)
+def abort(jobid: int) -> None:
+    """Give up the epilog and tear down; enqueued by ``dws.abort`` (``dws-epilog-timeout``)."""
+    task: PipelineTask = abort
+    store = task.store
+    store.jobs.create(JobRecord(jobid=jobid))
+    record = store.jobs.update(jobid, lambda r: r.model_copy(update={"epilog_removed": True}))
+    if record is None or not record.toredown:
+        teardown_now(task, jobid)
