@@ -14,11 +14,16 @@ from pipeline.celery_config import celery_config
 from pipeline.settings import Settings, load_settings
 
 
-def create_app(settings: Settings | None = None) -> Celery:
-    """Return a configured Celery app with every pipeline task registered."""
+def create_app(settings: Settings | None = None, *, set_current: bool = True) -> Celery:
+    """Return a configured Celery app with every pipeline task registered.
+
+    ``set_current=False`` makes a sender-only app that leaves the process's
+    current app alone (command-line tools inside a larger process, tests).
+    """
     settings = settings or load_settings()
-    celery = Celery("coral2_pipeline", set_as_current=True)
-    celery.set_default()  # worker threads resolve shared tasks through the default app
+    celery = Celery("coral2_pipeline", set_as_current=set_current)
+    if set_current:
+        celery.set_default()  # worker threads resolve shared tasks through the default app
     celery.conf.update(celery_config(settings))
     celery.conf.beat_schedule = SCHEDULE
     import pipeline.tasks.dws

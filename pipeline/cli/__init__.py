@@ -17,13 +17,14 @@ from pipeline.cli import (
     demo_cmd,
     dws2jgf_cmd,
     getrabbit_cmd,
+    hook_cmd,
     sim_cmd,
     watch_cmd,
 )
 from pipeline.cli.common import CommandError
 from pipeline.errors import PipelineError
 
-COMMANDS = (dws2jgf_cmd, getrabbit_cmd, breakdown_cmd, demo_cmd, sim_cmd, watch_cmd)
+COMMANDS = (dws2jgf_cmd, getrabbit_cmd, breakdown_cmd, hook_cmd, demo_cmd, sim_cmd, watch_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,54 @@
+"""``coral2-pipeline hook TOPIC --payload FILE|-``: a dws.* request from a perilog script."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+from pipeline.cli.common import CommandError, read_json, settings_of
+from pipeline.hooks import Hooks
+
+TOPICS = ("dws.create", "dws.setup", "dws.post_run", "dws.teardown", "dws.abort")
+
+
+def register(sub: Any) -> None:
+    """Add the subcommand to ``sub``."""
+    parser = sub.add_parser(
+        "hook",
+        help="send one dws.* request (what dws-jobtap sends), e.g. from a perilog script",
+        description=(
+            "Validate the JSON payload of a dws.* request exactly as the flux bridge does and "
+            "enqueue its task. Prints coral2_dws's answer as JSON; exits 1 when refused."
+        ),
+    )
+    parser.add_argument("topic", choices=TOPICS, help="the request")
+    parser.add_argument("--payload", required=True, metavar="FILE", help="JSON payload; - = stdin")
+    parser.add_argument(
+        "--owner-uid",
+        type=int,
+        default=None,
+        help="instance owner uid (default: pipeline.owner_uid, else this process's uid)",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Dispatch the request; print the answer."""
+    settings = settings_of(args)
+    payload = read_json(args.payload, f"{args.topic} payload")
+    if not isinstance(payload, dict):
+        raise CommandError(f"the {args.topic} payload must be a JSON object")
+    from pipeline.app import create_app
+
+    app = create_app(settings, set_current=False)
+    owner = args.owner_uid if args.owner_uid is not None else settings.pipeline.owner_uid
+    hooks = Hooks(
+        settings,
+        lambda name, kwargs: app.send_task(name, kwargs=kwargs),
+        owner_uid=os.getuid() if owner is None else owner,
+    )
+    answer = hooks.dispatch(args.topic, payload)
+    print(json.dumps(answer))
+    return 0 if answer["success"] else 1
