@@ -26,6 +26,7 @@ def create_app(settings: Settings | None = None, *, set_current: bool = True) ->
         celery.set_default()  # worker threads resolve shared tasks through the default app
     celery.conf.update(celery_config(settings))
     celery.conf.beat_schedule = SCHEDULE
+    import pipeline.tasks.deadlines
     import pipeline.tasks.dws
     import pipeline.tasks.housekeeping
     import pipeline.tasks.observe

@@ -33,7 +33,8 @@ WLM_FINALIZER = "flux-framework.readthedocs.io/workflow"
 
 
 @cache
-def _mapping(path: str) -> RabbitMapping:
+def mapping_of(path: str) -> RabbitMapping:
+    """The rabbitmapping at ``path`` (read once per process)."""
     return RabbitMapping.load(path)
 
 
@@ -66,7 +67,8 @@ def workflow_body(jobid: int, userid: int, directives: list[str], version: str) 
     }
 
 
-def _settings(task: PipelineTask) -> RabbitSettings:
+def rabbit_settings(task: PipelineTask) -> RabbitSettings:
+    """The ``[rabbit]`` settings of the task's app."""
     settings: RabbitSettings = task.app.conf.coral2_rabbit
     return settings
 
@@ -100,7 +102,9 @@ def teardown_now(task: PipelineTask, jobid: int) -> None:
         )
         return
     store.jobs.create(record)
-    perform(store, task.dws, jobid, move_to_teardown(Snapshot(workflow), record, _settings(task)))
+    perform(
+        store, task.dws, jobid, move_to_teardown(Snapshot(workflow), record, rabbit_settings(task))
+    )
 
 
 @pipeline_task("dws.create", queue="lifecycle", lock_job=True)
@@ -149,12 +153,12 @@ def create(
 def setup(jobid: int, R: dict[str, Any]) -> bool:
     """Fill Servers from R and move to Setup; enqueued by ``dws.setup`` when the job reaches RUN."""
     task: PipelineTask = setup
-    store, dws, settings = task.store, task.dws, _settings(task)
+    store, dws, settings = task.store, task.dws, rabbit_settings(task)
     if not settings.mapping:
         _fail(task, jobid, "dws-setup", "rabbit.mapping is not configured")
         return False
     try:
-        mapping = _mapping(settings.mapping)
+        mapping = mapping_of(settings.mapping)
         hosts = ResourceSet.parse(R).unique_hosts()
         computes = [h for h in hosts if not mapping.is_rabbit(h)]
         counts = mapping.nodes_per_rabbit(computes)
@@ -199,7 +203,7 @@ def post_run(jobid: int, run_started: bool) -> None:
     if not run_started:
         teardown_now(task, jobid)
         return
-    settings = _settings(task)
+    settings = rabbit_settings(task)
     try:
         task.dws.patch_desired_state(f"fluxjob-{jobid}", "PostRun", expected_state="PreRun")
     except NotFound:

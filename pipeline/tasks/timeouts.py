@@ -19,8 +19,9 @@ from pipeline.tasks.base import PipelineTask, pipeline_task
 
 log = logging.getLogger("coral2_pipeline.timeouts")
 
-#: kind → handler(store, record, deadline); filled by the modules owning each kind.
-Handler = Callable[[Store, JobRecord, Deadline], None]
+#: kind → handler(task, record, deadline); filled by the modules owning each kind.
+#: The task gives the handler its store, DWS client and app configuration.
+Handler = Callable[[PipelineTask, JobRecord, Deadline], None]
 HANDLERS: dict[str, Handler] = {}
 
 
@@ -95,6 +96,6 @@ def fire(jobid: int, kind: str, token: str, due: float) -> bool:
     handler = HANDLERS.get(kind)
     if handler is None:
         raise PermanentError(f"no handler for deadline kind {kind!r} (job {jobid})")
-    handler(store, record, Deadline(jobid, kind, token, due))
+    handler(task, record, Deadline(jobid, kind, token, due))
     disarm(store, jobid, kind)
     return True

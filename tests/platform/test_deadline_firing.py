@@ -10,6 +10,7 @@ from celery import Celery
 
 from pipeline.store import Deadline, JobRecord, Keys, Store
 from pipeline.tasks import timeouts
+from pipeline.tasks.base import PipelineTask
 
 
 def store_of(app: Celery) -> Store:
@@ -17,8 +18,8 @@ def store_of(app: Celery) -> Store:
 
 
 @timeouts.handles("probe_timeout")
-def _probe(store: Store, record: JobRecord, deadline: Deadline) -> None:
-    store.client.rpush(f"probe-fired:{record.jobid}", deadline.token)
+def _probe(task: PipelineTask, record: JobRecord, deadline: Deadline) -> None:
+    task.store.client.rpush(f"probe-fired:{record.jobid}", deadline.token)
 
 
 def fired(store: Store, jobid: int) -> list[bytes]:
