@@ -9,45 +9,17 @@ fatal exception of the timer.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pipeline.errors import NotFound
 from pipeline.model.breakdown import check_is_lustre
 from pipeline.model.hostlist import encode_hostlist, unique_hostlist
 from pipeline.model.job import JobRecord
-from pipeline.states.actions import Action, SendOnce, UpdateJob, exception
+from pipeline.states.actions import SendOnce, UpdateJob, exception
 from pipeline.store import Deadline
 from pipeline.tasks.act import perform
 from pipeline.tasks.base import PipelineTask
 from pipeline.tasks.dws import mapping_of, rabbit_settings, teardown_now
+from pipeline.tasks.health import WORKFLOW_LABEL, clientmounts_not_in_state, drain_unmounted
 from pipeline.tasks.timeouts import handles
-
-WORKFLOW_LABEL = "dataworkflowservices.github.io/workflow.name"
-
-
-def clientmounts_not_in_state(task: PipelineTask, name: str, desired: str) -> list[str]:
-    """Compute nodes whose ClientMounts of ``name`` are not ``desired`` (§3.5's check)."""
-    try:
-        items, _ = task.dws.list_objects(
-            "clientmounts", selector=f"{WORKFLOW_LABEL}={name}", all_namespaces=True
-        )
-    except NotFound:
-        return []
-    bad: list[str] = []
-    for item in items:
-        node = (item.get("spec") or {}).get("node")
-        if not node:
-            continue
-        meta_name = (item.get("metadata") or {}).get("name")
-        mounts = (item.get("status") or {}).get("mounts")
-        if not meta_name or mounts is None:
-            bad.append(node)
-            continue
-        if not str(meta_name).endswith("-computes"):
-            continue
-        if any(m.get("state") != desired or not m.get("ready") for m in mounts):
-            bad.append(node)
-    return bad
 
 
 def node_failure(task: PipelineTask, record: JobRecord, nodes: list[str]) -> bool:
@@ -134,17 +106,6 @@ def _badrabbit(task: PipelineTask, record: JobRecord, nodes: list[str]) -> None:
         )
 
 
-def _drain_unmounted(task: PipelineTask, record: JobRecord) -> list[Action]:
-    nodes = clientmounts_not_in_state(task, f"fluxjob-{record.jobid}", "unmounted")
-    if not nodes:
-        return []
-    targets = unique_hostlist(nodes)
-    disabled: dict[str, Any] = dict.fromkeys(sorted(set(nodes)), "Disabled")
-    task.dws.patch_system_status({"data": {"nodes": disabled}})
-    drain = {"targets": targets, "mode": "update", "reason": "failed to unmount rabbit"}
-    return [SendOnce("drain", drain, f"drain:{targets}")]
-
-
 @handles("postrun_timeout")
 def postrun_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) -> None:
     """Unmounting took longer than ``rabbit.postrun_timeout``: skip data movement, drain."""
@@ -158,7 +119,7 @@ def postrun_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) -
             "exception:rabbit-timeout",
         )
     ]
-    perform(task.store, task.dws, record.jobid, actions + _drain_unmounted(task, record))
+    perform(task.store, task.dws, record.jobid, actions + drain_unmounted(task, record))
 
 
 @handles("teardown_after")

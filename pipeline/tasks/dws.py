@@ -28,6 +28,7 @@ from pipeline.store import Store
 from pipeline.tasks import timeouts
 from pipeline.tasks.act import perform
 from pipeline.tasks.base import PipelineTask, pipeline_task
+from pipeline.tasks.health import disable_rabbits_with_allocations, drain_unmounted
 
 WLM_FINALIZER = "flux-framework.readthedocs.io/workflow"
 
@@ -234,5 +235,9 @@ def abort(jobid: int) -> None:
     store = task.store
     store.jobs.create(JobRecord(jobid=jobid))
     record = store.jobs.update(jobid, lambda r: r.model_copy(update={"epilog_removed": True}))
-    if record is None or not record.toredown:
+    if record is None:
+        return
+    if not record.toredown:
         teardown_now(task, jobid)
+    perform(store, task.dws, jobid, drain_unmounted(task, record))
+    disable_rabbits_with_allocations(task, record)

@@ -143,3 +143,54 @@ def test_a_prerun_timeout_within_tolerance_drops_the_unmounted_node_and_forces_r
     record = store.jobs.get(904)
     assert record is not None
     assert record.failed_nodes == ["n2"]
+
+
+def test_abort_drains_computes_that_kept_their_mounts_and_disables_rabbits_with_allocations(
+    celery_app: Celery, worker: None, kube_api: KubeApiServer
+) -> None:
+    from pipeline.tasks.dws import abort
+
+    store, dws = setup_job(celery_app, kube_api, 905, {"state": "PostRun", "ready": False})
+    labels = {"dataworkflowservices.github.io/workflow.name": "fluxjob-905"}
+    dws.create(
+        "clientmounts",
+        {
+            "metadata": {"name": "default-fluxjob-905-0-computes", "labels": labels},
+            "spec": {"node": "m1"},
+        },
+        namespace="m1",
+    )
+    dws.patch(
+        "clientmounts",
+        "default-fluxjob-905-0-computes",
+        {"status": {"mounts": [{"state": "mounted", "ready": True}]}},
+        namespace="m1",
+        status=True,
+    )
+    dws.create("servers", {"metadata": {"name": "fluxjob-905-0", "labels": labels}, "spec": {}})
+    dws.patch(
+        "servers",
+        "fluxjob-905-0",
+        {
+            "status": {
+                "allocationSets": [{"label": "xfs", "storage": {"rabbit-a": {"allocationSize": 5}}}]
+            }
+        },
+        status=True,
+    )
+    dws.create("storages", {"metadata": {"name": "rabbit-a"}, "spec": {"state": "Enabled"}})
+    dws.create("systemstatuses", {"metadata": {"name": "default"}, "data": {"nodes": {}}})
+    abort.delay(jobid=905).get(timeout=30)
+    entries: Any = store.client.xrange(store.keys.outbox)
+    drains = [json.loads(f[b"payload"]) for _, f in entries if f[b"kind"] == b"drain"]
+    assert {"targets": "m1", "mode": "update", "reason": "failed to unmount rabbit"} in drains
+    storage = dws.get("storages", "rabbit-a")
+    assert storage["spec"]["state"] == "Disabled"
+    assert (
+        storage["metadata"]["annotations"]["disable_reason"]
+        == "workflow fluxjob-905 timed out with an active allocation on this rabbit"
+    )
+    assert dws.get("systemstatuses", "default")["data"]["nodes"]["m1"] == "Disabled"
+    record = store.jobs.get(905)
+    assert record is not None
+    assert record.epilog_removed and record.toredown
