@@ -10,8 +10,6 @@ manager) ends every process it started.
 from __future__ import annotations
 
 import os
-import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -21,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import redis
 from kubernetes import client
 
 from pipeline.clients.k8s import DwsClient
@@ -31,15 +28,9 @@ from pipeline.sim import dws_admission
 from pipeline.sim.dws import DwsController
 from pipeline.sim.dws_fixtures import install_cluster
 from pipeline.sim.kube_api import KubeApiServer
+from pipeline.sim.redis_server import RedisServer
 from pipeline.store import Store
 from pipeline.watch import Watcher
-
-
-def free_port() -> int:
-    """Return a free loopback TCP port."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -53,6 +44,7 @@ class SimulatedSystem:
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="coral2-demo-")))
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     redis_url: str = ""
+    redis: RedisServer | None = None
     kube: KubeApiServer | None = None
     controller: DwsController | None = None
     watcher: Watcher | None = None
@@ -81,40 +73,8 @@ class SimulatedSystem:
             )
 
     def _start_redis(self) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            raise ConfigError(
-                "the demo needs redis-server; `make demo` installs it "
-                "(apt-get install redis-server)"
-            )
-        port = free_port()
-        self._spawn(
-            "redis",
-            [
-                binary,
-                "--port",
-                str(port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                str(self.workdir),
-            ],
-        )
-        self.redis_url = f"redis://127.0.0.1:{port}/0"
-        probe = redis.Redis.from_url(self.redis_url)
-        for _ in range(200):
-            try:
-                probe.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.05)
-        else:
-            raise ConfigError(f"redis-server did not start; see {self.workdir / 'redis.log'}")
-        probe.close()
+        self.redis = RedisServer(self.workdir, log=self.workdir / "redis.log").start()
+        self.redis_url = self.redis.url
 
     def start(self) -> SimulatedSystem:
         """Start everything; return self."""
@@ -170,8 +130,18 @@ class SimulatedSystem:
 
     def alive(self) -> list[str]:
         """Names of the started processes that died (empty when all run)."""
-        names = ["redis", "worker", "beat"]
-        return [names[i] for i, p in enumerate(self.processes) if p.poll() is not None]
+        dead = [
+            name
+            for name, p in zip(("worker", "beat"), self.processes, strict=False)
+            if p.poll() is not None
+        ]
+        if (
+            self.redis is not None
+            and self.redis.process is not None
+            and self.redis.process.poll() is not None
+        ):
+            dead.append("redis")
+        return dead
 
     def stop(self) -> None:
         """Stop everything that was started, newest first."""
@@ -181,7 +151,7 @@ class SimulatedSystem:
             thread.join(timeout=10)
         if self.controller is not None:
             self.controller.stop()
-        for proc in reversed(self.processes):  # beat, worker, then redis last
+        for proc in reversed(self.processes):  # beat, worker; then redis last
             if proc.poll() is None:
                 proc.terminate()
             try:
@@ -189,6 +159,8 @@ class SimulatedSystem:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        if self.redis is not None:
+            self.redis.stop()
         if self.kube is not None:
             self.kube.stop()
 

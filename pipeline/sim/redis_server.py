@@ -1,0 +1,96 @@
+"""A throw-away ``redis-server`` on a free loopback port (tests, demo, benchmarks)."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+
+import redis
+
+from pipeline.errors import ConfigError
+
+
+def free_port() -> int:
+    """Return a free loopback TCP port."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class RedisServer:
+    """Start with :meth:`start` (or ``with``); ``url`` points at database 0."""
+
+    def __init__(self, workdir: Path | None = None, *, log: Path | None = None) -> None:
+        self.workdir = workdir or Path(tempfile.mkdtemp(prefix="coral2-redis-"))
+        self.log = log
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout_s: float = 20.0) -> RedisServer:
+        """Start the server and wait until it answers PING."""
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise ConfigError(
+                "redis-server is not installed; `make test` and `make demo` install it "
+                "(apt-get install redis-server)"
+            )
+        argv = [
+            binary,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(self.workdir),
+        ]
+        if self.log is not None:
+            with self.log.open("wb") as out:
+                self.process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+        else:
+            self.process = subprocess.Popen(
+                argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+        client = redis.Redis.from_url(self.url)
+        deadline = time.monotonic() + timeout_s
+        try:
+            while True:
+                try:
+                    client.ping()
+                    return self
+                except redis.ConnectionError:
+                    if time.monotonic() > deadline or self.process.poll() is not None:
+                        self.stop()
+                        raise ConfigError(
+                            f"redis-server did not start on port {self.port}"
+                        ) from None
+                    time.sleep(0.05)
+        finally:
+            client.close()
+
+    def stop(self) -> None:
+        """Stop the server."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def __enter__(self) -> RedisServer:
+        return self.start()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
