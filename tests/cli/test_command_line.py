@@ -220,3 +220,35 @@ def test_a_bad_config_file_is_one_clear_error(
     assert status == 1
     assert "unknown key 'bogus' in table [rabbit]" in err
     assert "Traceback" not in err
+
+
+def test_getrabbit_finds_a_jobs_rabbits_in_the_job_store(
+    capsys: pytest.CaptureFixture[str],
+    rzadams: Path,
+    redis_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pipeline.store import JobRecord, Store
+
+    monkeypatch.setenv("CORAL2_PIPELINE_PIPELINE__REDIS_URL", redis_url)
+    monkeypatch.setenv("CORAL2_PIPELINE_PIPELINE__KEY_PREFIX", "getrabbit")
+    store = Store.from_url(redis_url, "getrabbit")
+    store.jobs.create(JobRecord(jobid=124, rabbits=["rzadams202", "rzadams203"]))
+    store.jobs.create(JobRecord(jobid=125))
+    assert (
+        run(capsys, "getrabbit", "--mapping", str(rzadams), "-j", "124")[1] == "rzadams[202-203]\n"
+    )
+    out = run(capsys, "getrabbit", "--mapping", str(rzadams), "-j", "ƒ39", "-c", "rzadams1001")
+    assert out[1] == "rzadams[201-203]\n"
+    assert (
+        "No rabbits found for job 125"
+        in run(capsys, "getrabbit", "--mapping", str(rzadams), "-j", "125")[2]
+    )
+    assert (
+        "Could not find job 126"
+        in run(capsys, "getrabbit", "--mapping", str(rzadams), "-j", "126")[2]
+    )
+    assert (
+        "Lookup of job 12x failed"
+        in run(capsys, "getrabbit", "--mapping", str(rzadams), "-j", "12x")[2]
+    )
