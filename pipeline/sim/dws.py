@@ -26,6 +26,7 @@ from kubernetes import client
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import Conflict, Gone, KubeError, NotFound, Unavailable
 from pipeline.sim.nnf_driver import Context, Faults, env_for, micro_time, parse_all, work
+from pipeline.sim.nnf_mounts import delete_clientmounts
 
 log = logging.getLogger("coral2_pipeline.sim.dws")
 
@@ -295,15 +296,7 @@ class DwsController:
                 selector=f"dataworkflowservices.github.io/workflow.name={name}",
                 all_namespaces=True,
             )
-            for mount in items:
-                node = mount["metadata"]["namespace"]
-                self.dws.patch(
-                    "clientmounts",
-                    mount["metadata"]["name"],
-                    {"metadata": {"finalizers": None}},
-                    namespace=node,
-                )
-                self.dws.delete("clientmounts", mount["metadata"]["name"], namespace=node)
+            delete_clientmounts(self.dws, items)
             meta["finalizers"] = [f for f in finalizers if f != NNF_FINALIZER]
             self.dws.replace("workflows", name, wf)
             return 0.0

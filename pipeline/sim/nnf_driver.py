@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import time
 from contextlib import suppress
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
-from pipeline.clients.k8s import DWS_GROUP, WORKFLOW_LABEL, DwsClient
-from pipeline.errors import AlreadyExists, DirectiveError, NotFound
+from pipeline.clients.k8s import WORKFLOW_LABEL
+from pipeline.errors import AlreadyExists, NotFound
 from pipeline.model.directives import (
     Copy,
     CreatePersistent,
@@ -25,110 +23,19 @@ from pipeline.model.directives import (
     JobDW,
     PersistentDW,
     check_workflow,
-    parse_directive,
 )
 from pipeline.model.nnf import breakdown_for
-
-Severity = Literal["Minor", "Major", "Fatal"]
-ErrorType = Literal["User", "WLM", "Internal"]
-NNF_CLIENTMOUNT_FINALIZER = "nnf.cray.hpe.com/nnf_clientmount"
-
-
-@dataclass(frozen=True)
-class DriverFault:
-    """Make the entry (``state``, ``index``) fail: Fatal → Error, Major → TransientCondition.
-
-    With ``seconds`` the fault clears after that long in the state (a
-    TransientCondition that recovers).
-    """
-
-    state: str
-    index: int = 0
-    severity: Severity = "Fatal"
-    type: ErrorType = "Internal"
-    message: str = "injected fault"
-    seconds: float | None = None
-
-
-@dataclass
-class Faults:
-    """Every fault the simulated DWS side can show."""
-
-    errors: list[DriverFault] = field(default_factory=list)
-    hang_states: set[str] = field(default_factory=set)
-    never_mount: set[str] = field(default_factory=set)
-    never_unmount: set[str] = field(default_factory=set)
-
-
-class Waiting(Exception):
-    """The entry is not done yet; ``message`` is nnf's wait reason."""
-
-
-class Failed(Exception):
-    """The entry failed with a ResourceError."""
-
-    def __init__(self, severity: Severity, kind: ErrorType, message: str) -> None:
-        super().__init__(message)
-        self.severity = severity
-        self.kind = kind
-        self.message = message
-
-
-def error_fields(severity: Severity, kind: ErrorType, message: str) -> dict[str, Any]:
-    """Driver entry fields for a ResourceError (dws.md §1.9)."""
-    status = {"Fatal": "Error", "Major": "TransientCondition", "Minor": "Running"}[severity]
-    return {
-        "status": status,
-        "message": f"{kind} error: {message}",
-        "error": f"{kind.lower()} error: {message}",
-        "completed": False,
-    }
-
-
-@dataclass
-class Context:
-    """What the driver needs about one Workflow."""
-
-    dws: DwsClient
-    workflow: dict[str, Any]
-    directives: list[Directive | None]
-    faults: Faults
-    state_started: float
-    mount_agent: bool
-    mount_timeout_s: float
-
-    @property
-    def name(self) -> str:
-        """The Workflow name."""
-        return str(self.workflow["metadata"]["name"])
-
-    @property
-    def uid(self) -> str:
-        """The Workflow uid (mount paths are built from it)."""
-        return str(self.workflow["metadata"].get("uid", "uid"))
-
-    def mount_path(self, index: int) -> str:
-        """nnf's default compute mount path for directive ``index``."""
-        return f"/mnt/nnf/{self.uid}-{index}"
-
-
-def parse_all(lines: list[str]) -> list[Directive | None]:
-    """Parse each line, keeping None for lines the ruleset rejects."""
-    out: list[Directive | None] = []
-    for line in lines:
-        try:
-            out.append(parse_directive(line))
-        except DirectiveError:
-            out.append(None)
-    return out
-
-
-def micro_time() -> str:
-    """A Kubernetes MicroTime for now."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-# --- per state ---------------------------------------------------------------
+from pipeline.sim.nnf_context import (
+    Context,
+    DriverFault,
+    Failed,
+    Faults,
+    Waiting,
+    error_fields,
+    micro_time,
+    parse_all,
+)
+from pipeline.sim.nnf_mounts import delete_clientmounts, drive_mounts, mounts_of
 
 
 def _proposal(ctx: Context, index: int, d: Directive) -> None:
@@ -258,82 +165,6 @@ def _setup(ctx: Context, index: int, d: Directive) -> None:
             )
 
 
-def _mounts(ctx: Context, index: int) -> list[dict[str, Any]]:
-    items, _ = ctx.dws.list_objects(
-        "clientmounts",
-        selector=f"{WORKFLOW_LABEL}={ctx.name},nnf.cray.hpe.com/target_directive_index={index}",
-        all_namespaces=True,
-    )
-    return items
-
-
-def _mount_state(ctx: Context, index: int, d: Directive, desired: str) -> None:
-    """Drive the ClientMounts of directive ``index`` to ``desired`` and wait for them."""
-    computes = ctx.dws.get("computes", ctx.name).get("data") or []
-    nodes = [c["name"] for c in computes]
-    existing = {m["metadata"]["namespace"]: m for m in _mounts(ctx, index)}
-    name = f"default-{ctx.name}-{index}-computes"
-    fs_type = d.fs_type if isinstance(d, JobDW) else "lustre"
-    for node in nodes:
-        if node not in existing:
-            if desired != "mounted":
-                continue
-            body = {
-                "metadata": {
-                    "name": name,
-                    "namespace": node,
-                    "finalizers": [NNF_CLIENTMOUNT_FINALIZER],
-                    "labels": {
-                        WORKFLOW_LABEL: ctx.name,
-                        "dataworkflowservices.github.io/workflow.namespace": ctx.dws.namespace,
-                        "nnf.cray.hpe.com/target_directive_index": str(index),
-                    },
-                },
-                "spec": {
-                    "node": node,
-                    "desiredState": "mounted",
-                    "mounts": [
-                        {
-                            "mountPath": ctx.mount_path(index),
-                            "type": "none" if fs_type == "raw" else fs_type,
-                            "targetType": "file" if fs_type == "raw" else "directory",
-                        }
-                    ],
-                },
-            }
-            with suppress(AlreadyExists):
-                ctx.dws.create("clientmounts", body, namespace=node)
-        elif existing[node]["spec"].get("desiredState") != desired:
-            ctx.dws.patch("clientmounts", name, {"spec": {"desiredState": desired}}, namespace=node)
-        current = existing.get(node, {}).get("status", {})
-        already = current.get("allReady") and all(
-            m.get("state") == desired for m in current.get("mounts", [])
-        )
-        if ctx.mount_agent and not already:
-            stuck = ctx.faults.never_mount if desired == "mounted" else ctx.faults.never_unmount
-            if node not in stuck:
-                ctx.dws.patch(
-                    "clientmounts",
-                    name,
-                    {"status": {"allReady": True, "mounts": [{"state": desired, "ready": True}]}},
-                    namespace=node,
-                    status=True,
-                )
-    pending = [
-        m["metadata"]["namespace"]
-        for m in _mounts(ctx, index)
-        if not (
-            m.get("status", {}).get("allReady")
-            and all(x.get("state") == desired for x in m["status"].get("mounts", []))
-        )
-    ]
-    if pending:
-        if time.monotonic() - ctx.state_started > ctx.mount_timeout_s:
-            verb = "mount file system on" if desired == "mounted" else "unmount file system from"
-            raise Failed("Major", "Internal", f"unable to {verb} client nodes")
-        raise Waiting("pending mount" if desired == "mounted" else "pending unmount")
-
-
 def _env(ctx: Context) -> dict[str, str]:
     env: dict[str, str] = {}
     jobs, persistents = [], []
@@ -354,15 +185,7 @@ def _env(ctx: Context) -> dict[str, str]:
 
 
 def _teardown(ctx: Context, index: int, d: Directive) -> None:
-    for mount in _mounts(ctx, index):
-        node = mount["metadata"]["namespace"]
-        ctx.dws.patch(
-            "clientmounts",
-            mount["metadata"]["name"],
-            {"metadata": {"finalizers": None}},
-            namespace=node,
-        )
-        ctx.dws.delete("clientmounts", mount["metadata"]["name"], namespace=node)
+    delete_clientmounts(ctx.dws, mounts_of(ctx, index))
     if isinstance(d, DestroyPersistent):
         with suppress(NotFound):
             psi = ctx.dws.get("persistentstorageinstances", d.name)
@@ -422,7 +245,7 @@ def work(ctx: Context, entry: dict[str, Any], latency_s: float) -> dict[str, Any
         elif state == "Setup":
             _setup(ctx, index, d)
         elif state in ("PreRun", "PostRun") and isinstance(d, JobDW | PersistentDW):
-            _mount_state(ctx, index, d, "mounted" if state == "PreRun" else "unmounted")
+            drive_mounts(ctx, index, d, "mounted" if state == "PreRun" else "unmounted")
         elif state == "Teardown":
             _teardown(ctx, index, d)
         elif state in ("DataIn", "DataOut") and not isinstance(d, Copy):
@@ -446,12 +269,14 @@ def env_for(ctx: Context) -> dict[str, str]:
 
 
 __all__ = [
-    "DWS_GROUP",
     "Context",
     "DriverFault",
+    "Failed",
     "Faults",
     "Waiting",
     "env_for",
+    "error_fields",
+    "micro_time",
     "parse_all",
     "work",
 ]
