@@ -21,11 +21,9 @@ from urllib3.exceptions import HTTPError as Urllib3Error
 
 from pipeline.clients.k8s_errors import translate
 from pipeline.errors import ApiVersionNotFound, Conflict, NotFound, Unavailable
+from pipeline.model.workflow import DWS_GROUP, WLM_FINALIZER, WORKFLOW_LABEL
 
-DWS_GROUP = "dataworkflowservices.github.io"
 DWS_VERSIONS = ("v1alpha7", "v1alpha6")
-WLM_FINALIZER = "flux-framework.readthedocs.io/workflow"
-WORKFLOW_LABEL = "dataworkflowservices.github.io/workflow.name"
 
 
 def api_client(*, host: str | None = None, kubeconfig: str | None = None) -> client.ApiClient:
@@ -339,3 +337,14 @@ class DwsClient:
         secret = self._call(lambda: self.core.read_namespaced_secret(name, ns))
         token = (secret.data or {}).get("token")
         return base64.b64decode(token).decode() if token else None
+
+
+__all__ = [
+    "DWS_GROUP",
+    "DWS_VERSIONS",
+    "WLM_FINALIZER",
+    "WORKFLOW_LABEL",
+    "DwsClient",
+    "WatchEvent",
+    "api_client",
+]

@@ -12,28 +12,17 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from pipeline.clients.k8s import WLM_FINALIZER, DwsClient
+from pipeline.clients.k8s import DwsClient
 from pipeline.model.breakdown import build_allocation_sets
 from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.model.workflow import workflow_body as model_workflow_body
 
 STATES = ("Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown")
 
 
 def workflow_body(jobid: int, directives: list[str], userid: int = 1001) -> dict[str, Any]:
-    """The Workflow a WLM creates for ``jobid`` (flux-coral2's shape)."""
-    return {
-        "apiVersion": "dataworkflowservices.github.io/v1alpha7",
-        "kind": "Workflow",
-        "metadata": {"name": f"fluxjob-{jobid}", "finalizers": [WLM_FINALIZER]},
-        "spec": {
-            "desiredState": "Proposal",
-            "dwDirectives": directives,
-            "jobID": f"f{jobid}",
-            "userID": userid,
-            "groupID": userid,
-            "wlmID": "flux",
-        },
-    }
+    """The Workflow this WLM creates for ``jobid``: the same body the pipeline creates."""
+    return model_workflow_body(jobid, userid, userid, directives)
 
 
 def wait_state(

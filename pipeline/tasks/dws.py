@@ -17,9 +17,9 @@ from pipeline.errors import AlreadyExists, Conflict, Forbidden, InputError, NotF
 from pipeline.model.breakdown import build_allocation_sets
 from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.job import JobRecord
-from pipeline.model.jobid import encode_f58
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.model.resource_set import ResourceSet
+from pipeline.model.workflow import workflow_body
 from pipeline.settings import RabbitSettings
 from pipeline.states import Snapshot
 from pipeline.states.actions import Action, SendOnce, exception
@@ -29,8 +29,6 @@ from pipeline.tasks import timeouts
 from pipeline.tasks.act import perform
 from pipeline.tasks.base import PipelineTask, pipeline_task
 from pipeline.tasks.health import disable_rabbits_with_allocations, drain_unmounted
-
-WLM_FINALIZER = "flux-framework.readthedocs.io/workflow"
 
 
 @cache
@@ -45,27 +43,6 @@ def primary_gid(uid: int) -> int:
         return pwd.getpwuid(uid).pw_gid
     except KeyError:
         return uid
-
-
-def workflow_body(jobid: int, userid: int, directives: list[str], version: str) -> dict[str, Any]:
-    """The Workflow flux-coral2 creates for a job (§3.2 step 3)."""
-    return {
-        "kind": "Workflow",
-        "apiVersion": f"dataworkflowservices.github.io/{version}",
-        "metadata": {
-            "name": f"fluxjob-{jobid}",
-            "namespace": "default",
-            "finalizers": [WLM_FINALIZER],
-        },
-        "spec": {
-            "desiredState": "Proposal",
-            "dwDirectives": directives,
-            "jobID": encode_f58(jobid, plain=True),
-            "userID": userid,
-            "groupID": primary_gid(userid),
-            "wlmID": "flux",
-        },
-    }
 
 
 def rabbit_settings(task: PipelineTask) -> RabbitSettings:
@@ -129,7 +106,9 @@ def create(
         )
     )
     try:
-        task.dws.create_workflow(workflow_body(jobid, userid, directives, task.dws.version))
+        task.dws.create_workflow(
+            workflow_body(jobid, userid, primary_gid(userid), directives, version=task.dws.version)
+        )
     except AlreadyExists:
         pass
     except Forbidden as exc:

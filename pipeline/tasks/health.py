@@ -12,10 +12,16 @@ from typing import Any
 from pipeline.errors import NotFound
 from pipeline.model.hostlist import unique_hostlist
 from pipeline.model.job import JobRecord
+from pipeline.model.workflow import WORKFLOW_LABEL
 from pipeline.states.actions import Action, SendOnce
 from pipeline.tasks.base import PipelineTask
 
-WORKFLOW_LABEL = "dataworkflowservices.github.io/workflow.name"
+__all__ = [
+    "WORKFLOW_LABEL",
+    "clientmounts_not_in_state",
+    "disable_rabbits_with_allocations",
+    "drain_unmounted",
+]
 
 
 def clientmounts_not_in_state(task: PipelineTask, name: str, desired: str) -> list[str]:

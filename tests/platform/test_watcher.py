@@ -6,6 +6,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -51,6 +52,17 @@ def wf(name: str) -> dict[str, Any]:
     return {"metadata": {"name": name}, "spec": {"desiredState": "Proposal"}}
 
 
+@contextmanager
+def running(watcher: Watcher) -> Iterator[Watcher]:
+    """Run ``watcher`` in a thread for the block; stop it after."""
+    thread = start(watcher)
+    try:
+        yield watcher
+    finally:
+        watcher.stop()
+        thread.join(timeout=10)
+
+
 def start(watcher: Watcher) -> threading.Thread:
     thread = threading.Thread(target=watcher.run, daemon=True)
     thread.start()
@@ -63,8 +75,7 @@ def test_workflow_events_enqueue_one_pending_observe_per_job(
     _, dws = kube
     rec = Recorder()
     watcher = Watcher(store, dws, rec, lease_s=1.0)
-    thread = start(watcher)
-    try:
+    with running(watcher):
         dws.create_workflow(wf("fluxjob-7"))
         for state in ("Setup", "DataIn", "PreRun"):
             dws.patch("workflows", "fluxjob-7", {"spec": {"desiredState": state}})
@@ -74,9 +85,6 @@ def test_workflow_events_enqueue_one_pending_observe_per_job(
         store.client.delete(store.keys.observe_pending(7))
         dws.patch("workflows", "fluxjob-7", {"spec": {"desiredState": "PostRun"}})
         wait_for(lambda: rec.jobs() == [7, 7], "a second observe once the first ran")
-    finally:
-        watcher.stop()
-        thread.join(timeout=10)
 
 
 def test_foreign_workflows_are_ignored_with_one_warning(
@@ -86,15 +94,11 @@ def test_foreign_workflows_are_ignored_with_one_warning(
     rec = Recorder()
     watcher = Watcher(store, dws, rec, lease_s=1.0)
     caplog.set_level(logging.WARNING, logger="coral2_pipeline.watch")
-    thread = start(watcher)
-    try:
+    with running(watcher):
         dws.create_workflow(wf("slurm-42"))
         dws.patch("workflows", "slurm-42", {"spec": {"desiredState": "Setup"}})
         dws.create_workflow(wf("fluxjob-8"))
         wait_for(lambda: rec.jobs() == [8], "the flux job's observe")
-    finally:
-        watcher.stop()
-        thread.join(timeout=10)
     warnings = [r for r in caplog.records if "slurm-42" in r.getMessage()]
     assert len(warnings) == 1
 
@@ -105,15 +109,11 @@ def test_storage_events_enqueue_storage_observes(
     _, dws = kube
     rec = Recorder()
     watcher = Watcher(store, dws, rec, lease_s=1.0)
-    thread = start(watcher)
-    try:
+    with running(watcher):
         dws.create("storages", {"metadata": {"name": "rabbit9"}, "spec": {}})
         wait_for(
             lambda: ("storage.observe", {"name": "rabbit9"}) in rec.calls, "the storage observe"
         )
-    finally:
-        watcher.stop()
-        thread.join(timeout=10)
 
 
 def test_a_restarted_watcher_resumes_from_the_last_resource_version(
@@ -131,14 +131,10 @@ def test_a_restarted_watcher_resumes_from_the_last_resource_version(
     dws.create_workflow(wf("fluxjob-2"))
     second = Recorder()
     again = Watcher(store, dws, second, lease_s=1.0)
-    thread = start(again)
-    try:
+    with running(again):
         wait_for(lambda: 2 in second.jobs(), "the event that happened while down")
         time.sleep(0.3)
         assert second.jobs() == [2]
-    finally:
-        again.stop()
-        thread.join(timeout=10)
 
 
 def test_a_too_old_resource_version_relists(store: Store) -> None:
@@ -150,12 +146,8 @@ def test_a_too_old_resource_version_relists(store: Store) -> None:
         store.client.set(store.keys.watch_rv("workflows"), "1")
         rec = Recorder()
         watcher = Watcher(store, dws, rec, lease_s=1.0)
-        thread = start(watcher)
-        try:
+        with running(watcher):
             wait_for(lambda: sorted(rec.jobs()) == [0, 1, 2, 3, 4], "a relist of every workflow")
-        finally:
-            watcher.stop()
-            thread.join(timeout=10)
             api.close()
 
 
@@ -196,8 +188,7 @@ def test_the_watcher_survives_an_api_server_restart(store: Store) -> None:
     dws = DwsClient(api, outage_budget_s=0.5)
     rec = Recorder()
     watcher = Watcher(store, dws, rec, lease_s=1.0)
-    thread = start(watcher)
-    try:
+    with running(watcher):
         dws.create_workflow(wf("fluxjob-41"))
         wait_for(lambda: rec.jobs() == [41], "the first observe")
         server.stop()
@@ -206,8 +197,5 @@ def test_the_watcher_survives_an_api_server_restart(store: Store) -> None:
         server = KubeApiServer(port=port, store=kstore).start()
         dws.create_workflow(wf("fluxjob-42"))
         wait_for(lambda: 42 in rec.jobs(), "an observe after the restart", timeout_s=20)
-    finally:
-        watcher.stop()
-        thread.join(timeout=10)
         server.stop()
         api.close()
