@@ -39,6 +39,16 @@ def default_cluster_name(hostname: str | None = None) -> str:
     return "".join(c for c in name if not c.isdigit()).rstrip("-")
 
 
+def containment_path(mapping: RabbitMapping, cluster: str, host: str) -> str:
+    """The Fluxion containment path dws2jgf gives ``host`` (computes and rabbits sit in
+    ``/<cluster>/chassis<k>/``, k the rabbit's position in the mapping; others under the cluster).
+    """
+    rabbit = host if host in mapping.rabbits else mapping.computes.get(host)
+    if rabbit is None:
+        return f"/{cluster}/{host}"
+    return f"/{cluster}/chassis{list(mapping.rabbits).index(rabbit)}/{host}"
+
+
 def excluded_hosts(exclude: str, hosts: list[str]) -> set[str]:
     """Interpret ``resource.exclude``: an idset of ranks if it parses as one, else a hostlist."""
     try:

@@ -150,8 +150,12 @@ class ResourceSet(BaseModel):
     # --- lookups -----------------------------------------------------------
     @cached_property
     def hosts(self) -> list[str]:
-        """The expanded nodelist: ``hosts[rank]`` is the hostname of ``rank``."""
+        """The expanded nodelist, in rank order (the i-th host belongs to the i-th lowest rank)."""
         return expand_hostlist(self.execution.nodelist)
+
+    @cached_property
+    def _host_by_rank(self) -> dict[int, str]:
+        return dict(zip(self.ranks, self.hosts, strict=False))
 
     @cached_property
     def _children_by_rank(self) -> dict[int, dict[str, str]]:
@@ -163,15 +167,15 @@ class ResourceSet(BaseModel):
         return sorted(self._children_by_rank)
 
     def hostname(self, rank: int) -> str:
-        """Return the hostname of ``rank`` (the rank-th host of the nodelist)."""
+        """Return the hostname of ``rank`` (RFC 20: hosts are assigned to ranks in order)."""
         if rank not in self._children_by_rank:
             raise ResourceSetError(f"rank {rank} is not in R")
-        return self.hosts[rank]
+        return self._host_by_rank[rank]
 
     def rank_of(self, hostname: str) -> int:
         """Return the first rank whose hostname is ``hostname``."""
-        for rank in self.ranks:
-            if self.hosts[rank] == hostname:
+        for rank, host in self._host_by_rank.items():
+            if host == hostname:
                 return rank
         raise ResourceSetError(f"host {hostname!r} is not in R")
 
@@ -190,7 +194,7 @@ class ResourceSet(BaseModel):
 
     def unique_hosts(self) -> list[str]:
         """Return the hosts of all ranks without repeats, in rank order."""
-        return unique_in_order(self.hosts[r] for r in self.ranks)
+        return unique_in_order(self._host_by_rank.values())
 
     def properties_of(self, hostname: str) -> list[str]:
         """Return the properties of ``hostname`` in the order R lists them."""

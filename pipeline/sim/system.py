@@ -9,6 +9,7 @@ manager) ends every process it started.
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -19,14 +20,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from celery import Celery
 from kubernetes import client
 
+from pipeline.bridge.delivery import Deliverer
 from pipeline.clients.k8s import DwsClient
-from pipeline.errors import ConfigError
+from pipeline.errors import ConfigError, StoreUnavailable
+from pipeline.hooks import Hooks
+from pipeline.model.jgf import containment_path
 from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.settings import Settings
 from pipeline.sim import dws_admission
 from pipeline.sim.dws import DwsController
 from pipeline.sim.dws_fixtures import install_cluster
+from pipeline.sim.flux import JobManager
 from pipeline.sim.kube_api import KubeApiServer
 from pipeline.sim.redis_server import RedisServer
 from pipeline.store import Store
@@ -41,6 +48,10 @@ class SimulatedSystem:
     latency_s: float = 0.005
     prefix: str = "demo"
     observe_only: bool = True
+    config: str | None = None
+    with_flux: bool = False
+    epilog_timeout_s: float = 0.0
+    runtime_s: float = 0.2
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="coral2-demo-")))
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     redis_url: str = ""
@@ -50,12 +61,20 @@ class SimulatedSystem:
     watcher: Watcher | None = None
     store: Store | None = None
     dws: DwsClient | None = None
+    flux: JobManager | None = None
+    hooks: Hooks | None = None
+    app: Celery | None = None
+    _stopping: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
 
     def env(self) -> dict[str, str]:
         """The environment every pipeline process gets."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("CORAL2_PIPELINE_")}
         env["CORAL2_PIPELINE_PIPELINE__KEY_PREFIX"] = self.prefix
+        env.pop("CORAL2_PIPELINE_CONFIG", None)
+        if self.config:
+            env["CORAL2_PIPELINE_CONFIG"] = str(Path(self.config).resolve())
+        env["CORAL2_PIPELINE_RABBIT__MAPPING"] = str(self.workdir / "rabbitmapping.json")
         if self.observe_only:
             env["CORAL2_PIPELINE_PIPELINE__OBSERVE_ONLY"] = "true"
         if self.redis_url:
@@ -78,6 +97,7 @@ class SimulatedSystem:
 
     def start(self) -> SimulatedSystem:
         """Start everything; return self."""
+        (self.workdir / "rabbitmapping.json").write_text(self.mapping.model_dump_json(indent=1))
         self._start_redis()
         self.kube = KubeApiServer().start()
         dws_admission.install(self.kube.store)
@@ -111,9 +131,10 @@ class SimulatedSystem:
         from pipeline.app import create_app
         from pipeline.settings import load_settings
 
-        app = create_app(
-            load_settings(env={k: v for k, v in self.env().items() if k.startswith("CORAL2_")})
+        settings = load_settings(
+            env={k: v for k, v in self.env().items() if k.startswith("CORAL2_")}
         )
+        app = self.app = create_app(settings, set_current=False)
         app.send_task("housekeeping.ping", args=["ready"]).get(timeout=120)  # the worker is up
         self.watcher = Watcher(
             self.store, self.dws, lambda name, kw: app.send_task(name, kwargs=kw), lease_s=2.0
@@ -126,7 +147,33 @@ class SimulatedSystem:
             if time.monotonic() > deadline:
                 raise ConfigError("the watcher did not become leader; is Redis reachable?")
             time.sleep(0.01)
+        if self.with_flux:
+            self._start_flux(settings)
         return self
+
+    def _start_flux(self, settings: Settings) -> None:
+        """The simulated job manager with dws-jobtap, served by our hooks, fed by the outbox."""
+        assert self.app is not None and self.store is not None
+        app = self.app
+        self.hooks = Hooks(
+            settings, lambda name, kw: app.send_task(name, kwargs=kw), owner_uid=os.getuid()
+        )
+        self.flux = JobManager(
+            self.mapping, service=self.hooks.dispatch, epilog_timeout_s=self.epilog_timeout_s
+        ).start()
+        path_of = functools.partial(containment_path, self.mapping, "demo")
+        deliverer = Deliverer(self.store.outbox, self.flux, "sim-flux", path_of)
+
+        def deliver() -> None:
+            while not self._stopping.is_set():
+                try:
+                    deliverer.run_once(block_ms=100)
+                except StoreUnavailable:
+                    time.sleep(0.1)
+
+        thread = threading.Thread(target=deliver, name="outbox-delivery", daemon=True)
+        thread.start()
+        self._threads.append(thread)
 
     def alive(self) -> list[str]:
         """Names of the started processes that died (empty when all run)."""
@@ -145,8 +192,11 @@ class SimulatedSystem:
 
     def stop(self) -> None:
         """Stop everything that was started, newest first."""
+        self._stopping.set()
         if self.watcher is not None:
             self.watcher.stop()
+        if self.flux is not None:
+            self.flux.stop()
         for thread in self._threads:
             thread.join(timeout=10)
         if self.controller is not None:

@@ -24,7 +24,6 @@ MessageKind = Literal[
     "prolog-remove",
     "epilog-remove",
     "exception",
-    "event",
     "kvs-put",
     "memo",
     "drain",
