@@ -6,8 +6,8 @@ from typing import Any
 
 from kombu.entity import Queue
 
+from pipeline.routing import QueueRouter
 from pipeline.settings import Settings
-from pipeline.tasks.base import QueueRouter
 
 #: Hard time limit of a task (s); the broker's visibility timeout must exceed it.
 TASK_TIME_LIMIT_S = 300

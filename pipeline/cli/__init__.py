@@ -18,13 +18,23 @@ from pipeline.cli import (
     dws2jgf_cmd,
     getrabbit_cmd,
     hook_cmd,
+    node_worker_cmd,
     sim_cmd,
     watch_cmd,
 )
 from pipeline.cli.common import CommandError
 from pipeline.errors import PipelineError
 
-COMMANDS = (dws2jgf_cmd, getrabbit_cmd, breakdown_cmd, hook_cmd, demo_cmd, sim_cmd, watch_cmd)
+COMMANDS = (
+    dws2jgf_cmd,
+    getrabbit_cmd,
+    breakdown_cmd,
+    hook_cmd,
+    demo_cmd,
+    sim_cmd,
+    watch_cmd,
+    node_worker_cmd,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -199,18 +199,30 @@ class DwsClient:
         return list(result.get("items", [])), str(result["metadata"]["resourceVersion"])
 
     def watch(
-        self, plural: str, resource_version: str, *, timeout_s: int = 60
+        self,
+        plural: str,
+        resource_version: str,
+        *,
+        timeout_s: int = 60,
+        all_namespaces: bool = False,
     ) -> Iterator[WatchEvent]:
         """Yield events after ``resource_version`` until the server ends the stream.
 
         Raises :class:`~pipeline.errors.Gone` when the version is too old
         (relist), :class:`~pipeline.errors.Unavailable` when the stream breaks.
         """
+        where: tuple[Any, ...] = (
+            (self.custom.list_cluster_custom_object, DWS_GROUP, self.version)
+            if all_namespaces
+            else (
+                self.custom.list_namespaced_custom_object,
+                DWS_GROUP,
+                self.version,
+                self.namespace,
+            )
+        )
         stream = watch.Watch().stream(  # type: ignore[no-untyped-call]
-            self.custom.list_namespaced_custom_object,
-            DWS_GROUP,
-            self.version,
-            self.namespace,
+            *where,
             plural,
             resource_version=resource_version,
             timeout_seconds=timeout_s,

@@ -27,6 +27,7 @@ from pipeline.bridge.delivery import Deliverer
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import ConfigError, StoreUnavailable
 from pipeline.hooks import Hooks
+from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.jgf import containment_path
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.settings import Settings
@@ -35,6 +36,7 @@ from pipeline.sim.dws import DwsController
 from pipeline.sim.dws_fixtures import install_cluster
 from pipeline.sim.flux import JobManager
 from pipeline.sim.kube_api import KubeApiServer
+from pipeline.sim.perilog import CeleryPerilog
 from pipeline.sim.redis_server import RedisServer
 from pipeline.store import Store
 from pipeline.watch import Watcher
@@ -52,8 +54,10 @@ class SimulatedSystem:
     with_flux: bool = False
     epilog_timeout_s: float = 0.0
     runtime_s: float = 0.2
+    node_workers: bool = False
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="coral2-demo-")))
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    process_names: list[str] = field(default_factory=list)
     redis_url: str = ""
     redis: RedisServer | None = None
     kube: KubeApiServer | None = None
@@ -84,6 +88,7 @@ class SimulatedSystem:
         return env
 
     def _spawn(self, name: str, argv: list[str]) -> None:
+        self.process_names.append(name)
         with (self.workdir / f"{name}.log").open("wb") as log:  # the child keeps its own fd
             self.processes.append(
                 subprocess.Popen(
@@ -104,7 +109,9 @@ class SimulatedSystem:
         api = client.ApiClient(client.Configuration(host=self.kube.url))
         self.dws = DwsClient(api)
         install_cluster(self.dws, self.mapping)
-        self.controller = DwsController(api, latency_s=self.latency_s).start()
+        self.controller = DwsController(
+            api, latency_s=self.latency_s, mount_agent=not self.node_workers
+        ).start()
         celery = [sys.executable, "-m", "celery", "-A", "pipeline.app"]
         self._spawn(
             "worker",
@@ -136,6 +143,8 @@ class SimulatedSystem:
         )
         app = self.app = create_app(settings, set_current=False)
         app.send_task("housekeeping.ping", args=["ready"]).get(timeout=120)  # the worker is up
+        if self.node_workers:
+            self._start_node_worker(settings)
         self.watcher = Watcher(
             self.store, self.dws, lambda name, kw: app.send_task(name, kwargs=kw), lease_s=2.0
         )
@@ -151,6 +160,16 @@ class SimulatedSystem:
             self._start_flux(settings)
         return self
 
+    def _start_node_worker(self, settings: Settings) -> None:
+        """One simulated node worker serving every compute (and playing clientmountd)."""
+        assert self.app is not None
+        computes = list(self.mapping.computes)
+        argv = [sys.executable, "-m", "pipeline.cli", "node-worker", "--backend", "simulated"]
+        argv += ["--hostname", encode_hostlist(computes), "--sim-root", str(self.workdir / "mnt")]
+        self._spawn("node-worker", argv)
+        queue = settings.pipeline.queues.node_prefix + computes[-1]
+        self.app.send_task("node.ping", args=[computes[-1]], queue=queue).get(timeout=120)
+
     def _start_flux(self, settings: Settings) -> None:
         """The simulated job manager with dws-jobtap, served by our hooks, fed by the outbox."""
         assert self.app is not None and self.store is not None
@@ -158,8 +177,14 @@ class SimulatedSystem:
         self.hooks = Hooks(
             settings, lambda name, kw: app.send_task(name, kwargs=kw), owner_uid=os.getuid()
         )
+        perilog = (
+            CeleryPerilog(app, settings.pipeline.queues.node_prefix) if self.node_workers else None
+        )
         self.flux = JobManager(
-            self.mapping, service=self.hooks.dispatch, epilog_timeout_s=self.epilog_timeout_s
+            self.mapping,
+            service=self.hooks.dispatch,
+            perilog=perilog,
+            epilog_timeout_s=self.epilog_timeout_s,
         ).start()
         path_of = functools.partial(containment_path, self.mapping, "demo")
         deliverer = Deliverer(self.store.outbox, self.flux, "sim-flux", path_of)
@@ -179,7 +204,7 @@ class SimulatedSystem:
         """Names of the started processes that died (empty when all run)."""
         dead = [
             name
-            for name, p in zip(("worker", "beat"), self.processes, strict=False)
+            for name, p in zip(self.process_names, self.processes, strict=True)
             if p.poll() is not None
         ]
         if (

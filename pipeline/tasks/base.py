@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -33,13 +32,14 @@ from celery import Task, shared_task
 
 from pipeline.clients.k8s import DwsClient, api_client
 from pipeline.errors import PermanentError, TemporaryError
+from pipeline.routing import NODE_QUEUE_PREFIX, QueueRouter, node_queue
 from pipeline.store import Store
 
 log = logging.getLogger("coral2_pipeline.tasks")
 
+__all__ = ["NODE_QUEUE_PREFIX", "PipelineTask", "QueueRouter", "node_queue", "pipeline_task"]
+
 FIXED_QUEUES = frozenset({"lifecycle", "timeouts", "housekeeping"})
-NODE_QUEUE_PREFIX = "node."
-_HOSTNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.\-_]*$")
 
 KNOWN_OPTIONS = frozenset(
     {
@@ -52,34 +52,6 @@ KNOWN_OPTIONS = frozenset(
         "max_retries",
     }
 )
-
-
-class QueueRouter:
-    """Celery router: a task's logical queue → the queue name the settings give it.
-
-    Node tasks have no default route; they are sent with
-    ``apply_async(queue=node_queue(hostname))``.
-    """
-
-    def __init__(self, names: dict[str, str], node_prefix: str = NODE_QUEUE_PREFIX) -> None:
-        self.names = names
-        self.node_prefix = node_prefix
-
-    def __call__(
-        self, name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **_: Any
-    ) -> dict[str, str] | None:
-        """Return the route of ``task``."""
-        logical = getattr(task, "logical_queue", None)
-        if logical in self.names:
-            return {"queue": self.names[logical]}
-        return None
-
-
-def node_queue(hostname: str) -> str:
-    """Return the queue of ``hostname``'s node worker: ``node.<hostname>``."""
-    if not isinstance(hostname, str) or not _HOSTNAME.match(hostname):
-        raise ValueError(f"invalid hostname for a node queue: {hostname!r}")
-    return NODE_QUEUE_PREFIX + hostname
 
 
 @cache

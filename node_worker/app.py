@@ -1,0 +1,112 @@
+"""The node worker process: a Celery worker on ``node.<hostname>`` queues.
+
+``coral2-pipeline node-worker --hostname H`` runs one per compute node in
+production (``--backend systemd``). One process may serve a hostlist of
+nodes: the demo and the tests run a single ``--backend simulated`` worker
+for every compute, which then also plays the clientmount daemon
+(:class:`node_worker.agent.SimulatedAgent`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from celery import Celery
+
+from node_worker import perilog
+from node_worker.agent import SimulatedAgent
+from node_worker.service import ClientmountService, SystemdService
+from pipeline.celery_config import celery_config
+from pipeline.clients.k8s import DwsClient, api_client
+from pipeline.routing import node_queue
+from pipeline.settings import Settings
+from pipeline.store import Store
+
+BACKENDS = ("systemd", "simulated")
+
+
+class NodeWorker:
+    """The Celery app with the node tasks for ``hosts``, and what they need."""
+
+    def __init__(
+        self, settings: Settings, hosts: list[str], backend: str, sim_root: Path | None = None
+    ) -> None:
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+        self.settings = settings
+        self.hosts = hosts
+        self.queues = [settings.pipeline.queues.node_prefix + h for h in hosts]
+        for host in hosts:
+            node_queue(host)  # refuses a hostname that cannot name a queue
+        self.store = Store.from_url(settings.store_url, settings.pipeline.key_prefix)
+        kubeconfig = settings.pipeline.kubeconfig or settings.rabbit.kubeconfig
+        self.dws = DwsClient(
+            api_client(host=settings.pipeline.api_host, kubeconfig=kubeconfig),
+            namespace=settings.pipeline.namespace,
+        )
+        self.agent: SimulatedAgent | None = None
+        self.service: ClientmountService
+        if backend == "simulated":
+            self.agent = SimulatedAgent(self.dws, hosts, sim_root or Path("/tmp/coral2-mounts"))
+            self.service = self.agent.service
+        else:
+            self.service = SystemdService()
+        self.app = self._app()
+
+    def _check(self, hostname: str) -> None:
+        if hostname not in self.hosts:
+            raise ValueError(f"node task for {hostname!r} reached the worker of {self.hosts}")
+
+    def _app(self) -> Celery:
+        app = Celery("coral2_node_worker", set_as_current=False)
+        app.conf.update(celery_config(self.settings))
+        timeout_s = self.settings.rabbit.prolog_timeout
+
+        @app.task(name="node.prolog", acks_late=True)  # type: ignore[untyped-decorator]
+        def prolog(hostname: str, jobid: int, dw: bool) -> str:
+            self._check(hostname)
+            return perilog.prolog(
+                hostname,
+                jobid,
+                dw,
+                dws=self.dws,
+                store=self.store,
+                service=self.service,
+                timeout_s=timeout_s,
+            )
+
+        @app.task(name="node.epilog", acks_late=True)  # type: ignore[untyped-decorator]
+        def epilog(hostname: str, jobid: int) -> str:
+            self._check(hostname)
+            return perilog.epilog(hostname, self.service)
+
+        @app.task(name="node.ping")  # type: ignore[untyped-decorator]
+        def ping(hostname: str) -> str:
+            self._check(hostname)
+            return hostname
+
+        return app
+
+    def run(self, concurrency: int, loglevel: str = "WARNING") -> Any:
+        """Run the worker until it is told to stop (SIGTERM/SIGINT)."""
+        if self.agent is not None:
+            self.agent.start()
+        try:
+            return self.app.worker_main(
+                [
+                    "worker",
+                    "-Q",
+                    ",".join(self.queues),
+                    "--pool=threads",
+                    f"--concurrency={concurrency}",
+                    "--without-gossip",
+                    "--without-mingle",
+                    f"--loglevel={loglevel}",
+                    "-n",
+                    f"node-{self.hosts[0]}@%h",
+                ]
+            )
+        finally:
+            if self.agent is not None:
+                self.agent.stop()

@@ -1,0 +1,94 @@
+"""The clientmount node prolog and epilog (flux-coral2's ``zstop_nnf_clientmount.sh`` and
+``start_nnf_clientmount.sh``, reference §9.4).
+
+* Prolog of a DW job: start the clientmount service, wait until this node's
+  ClientMounts for the job's Workflow are mounted (or the Workflow reached
+  PreRun, for directives that mount nothing here), at most
+  ``rabbit.prolog_timeout`` seconds — then raise ``prolog-timeout``
+  "dws_environment timeout" (once per job) — and stop the service again.
+* Prolog of a job without ``#DW``: stop the service.
+* Epilog: start the service, so the job's file systems can be unmounted.
+
+Both are idempotent: running one twice does what running it once does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from node_worker.service import ClientmountService
+from pipeline.clients.k8s import DwsClient
+from pipeline.errors import NotFound
+from pipeline.model.workflow import WORKFLOW_LABEL
+from pipeline.store import Store
+from pipeline.store.outbox import OutboxMessage
+
+PAST_PRERUN = ("PostRun", "DataOut", "Teardown")
+
+
+def mount_state(dws: DwsClient, host: str, jobid: int) -> str:
+    """``mounted``, ``pending`` or ``gone`` (the Workflow is gone or past its run)."""
+    name = f"fluxjob-{jobid}"
+    try:
+        workflow = dws.get_workflow(name)
+    except NotFound:
+        return "gone"
+    if (workflow.get("spec") or {}).get("desiredState") in PAST_PRERUN:
+        return "gone"
+    selector = f"{WORKFLOW_LABEL}={name}"
+    mounts, _ = dws.list_objects("clientmounts", namespace=host, selector=selector)
+
+    def mounted(item: dict[str, Any]) -> bool:
+        status = item.get("status") or {}
+        return bool(status.get("allReady")) and all(
+            m.get("state") == "mounted" for m in status.get("mounts") or []
+        )
+
+    if mounts and all(mounted(m) for m in mounts):
+        return "mounted"
+    status = workflow.get("status") or {}
+    if not mounts and status.get("state") == "PreRun" and status.get("ready"):
+        return "mounted"  # nothing to mount on this node
+    return "pending"
+
+
+def prolog(
+    host: str,
+    jobid: int,
+    dw: bool,
+    *,
+    dws: DwsClient,
+    store: Store,
+    service: ClientmountService,
+    timeout_s: float,
+    poll_s: float = 0.05,
+    clock: Callable[[], float] = time.monotonic,
+) -> str:
+    """Run the node prolog; return ``mounted``, ``stopped``, ``gone`` or ``timeout``."""
+    if not dw:
+        service.stop(host)
+        return "stopped"
+    service.start(host)
+    try:
+        deadline = clock() + timeout_s
+        while True:
+            state = mount_state(dws, host, jobid)
+            if state != "pending":
+                return state
+            if clock() >= deadline:
+                payload = {"id": jobid, "type": "prolog-timeout", "severity": 0}
+                payload["note"] = "dws_environment timeout"
+                message = OutboxMessage("exception", jobid, payload)
+                store.outbox.append_once(message, "exception:prolog-timeout")
+                return "timeout"
+            time.sleep(poll_s)
+    finally:
+        service.stop(host)
+
+
+def epilog(host: str, service: ClientmountService) -> str:
+    """Run the node epilog: start the service so unmounts can happen."""
+    service.start(host)
+    return "started"

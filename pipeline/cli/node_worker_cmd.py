@@ -1,0 +1,75 @@
+"""``coral2-pipeline node-worker``: the node-pinned worker of one compute node (or several)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from pipeline.cli.common import CommandError, settings_of
+from pipeline.errors import HostlistError
+from pipeline.model.hostlist import expand_hostlist
+
+
+def register(sub: Any) -> None:
+    """Add the subcommand to ``sub``."""
+    parser = sub.add_parser(
+        "node-worker",
+        help="run the node worker (clientmount prolog/epilog) of this node",
+        description=(
+            "Consume the node.<hostname> queue(s) and run the clientmount node prolog and "
+            "epilog. --backend systemd controls the nnf-clientmount unit; --backend simulated "
+            "also plays the clientmount daemon for the given nodes (demo, tests)."
+        ),
+    )
+    parser.add_argument(
+        "--hostname",
+        default=os.uname().nodename,
+        help="this node's name, or a hostlist of nodes to serve (default: the local hostname)",
+    )
+    parser.add_argument("--backend", choices=("systemd", "simulated"), default="systemd")
+    parser.add_argument(
+        "--sim-root",
+        metavar="DIR",
+        default=None,
+        help="where the simulated backend makes mount directories (default /tmp/coral2-mounts)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help="task threads (default: 4 per node served, at most 256)",
+    )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="-v info, -vv debug")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run until SIGTERM/SIGINT."""
+    logging.basicConfig(
+        level=logging.WARNING - 10 * min(args.verbose, 2),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        hosts = expand_hostlist(args.hostname)
+    except HostlistError as exc:
+        raise CommandError(f"--hostname: {exc}") from exc
+    if not hosts:
+        raise CommandError("--hostname names no node")
+    from node_worker.app import NodeWorker
+
+    try:
+        worker = NodeWorker(
+            settings_of(args),
+            hosts,
+            args.backend,
+            Path(args.sim_root) if args.sim_root else None,
+        )
+    except ValueError as exc:
+        raise CommandError(str(exc)) from exc
+    concurrency = args.concurrency or min(256, 4 * len(hosts))
+    loglevel = ("WARNING", "INFO", "DEBUG")[min(args.verbose, 2)]
+    worker.run(concurrency, loglevel)
+    return 0
