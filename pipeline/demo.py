@@ -198,15 +198,23 @@ def run_demo(
     config: str | None = None,
     console: Console | None = None,
     *,
-    platform: bool = True,
-    workflows: int = 8,
+    lifecycle: bool = True,
+    jobs: int = 24,
+    as_json: bool = False,
+    keep_running: bool = False,
 ) -> int:
-    """Run the walk-through, then the platform; return 0 when everything ended as expected."""
-    console = console or Console()
-    settings = load_settings(config or sample_path("sample-cluster.toml"))
+    """Run the walk-through, then the lifecycle; return 0 when everything ended as expected."""
+    config = config or str(sample_path("sample-cluster.toml"))
+    settings = load_settings(config)
     mapping = RabbitMapping.load(
         settings.rabbit.mapping or sample_path("sample-rabbitmapping.json")
     )
+    if as_json:
+        from pipeline.demo_lifecycle import run_lifecycle_demo
+
+        quiet = Console(stderr=True)
+        return run_lifecycle_demo(quiet, mapping, config=config, jobs=jobs, as_json=True)
+    console = console or Console()
     console.rule("coral2-pipeline demo: the domain model on the sample cluster")
     _jgf_summary(console, settings, mapping)
     free = list(mapping.computes)
@@ -256,8 +264,11 @@ def run_demo(
         f"{mismatches} unexpected outcomes"
     )
     status = 1 if mismatches else 0
-    if platform:
-        from pipeline.demo_platform import run_platform_demo
+    if lifecycle:
+        from pipeline.demo_lifecycle import run_lifecycle_demo
 
-        status |= run_platform_demo(console, mapping, workflows=workflows)
+        console.rule("the lifecycle: Flux, the pipeline, DWS and the node workers, all running")
+        status |= run_lifecycle_demo(
+            console, mapping, config=config, jobs=jobs, keep_running=keep_running
+        )
     return status

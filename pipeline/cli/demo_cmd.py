@@ -1,10 +1,11 @@
-"""``coral2-pipeline demo``: the embedded walk-through on the bundled sample cluster."""
+"""``coral2-pipeline demo``: the embedded demo on the bundled sample cluster."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from pipeline.cli.common import CommandError
 from pipeline.demo import run_demo
 
 
@@ -14,20 +15,32 @@ def register(sub: Any) -> None:
         "demo",
         help="run the embedded demo on the bundled sample cluster",
         description=(
-            "Build the sample cluster's resource graph and take a batch of jobs through "
-            "directive parsing, breakdowns, policy checks and rabbit placement; then start the "
-            "simulated system (Redis, API server, DWS controller, watcher, Celery worker and "
-            "beat) and drive raw Workflows through every state. "
-            "Exits non-zero if any job does not end as expected. "
-            "--config FILE (before 'demo') uses your own settings."
+            "Walk a batch of jobs through the domain model (directives, breakdowns, policy, "
+            "placement), then start the whole simulated system — redis-server, the "
+            "Kubernetes-compatible API server with the DWS controller, the Celery worker and "
+            "beat, the watcher, a node worker and the simulated Flux job manager — submit a "
+            "mixed batch of jobs and report outcomes, transition latency and leaks. "
+            "Exits non-zero if a job does not end as expected or anything leaks."
         ),
     )
     parser.add_argument(
-        "--workflows",
-        type=int,
-        default=8,
-        metavar="N",
-        help="raw Workflows to drive through the live platform (default 8)",
+        "--jobs", type=int, default=24, metavar="N", help="jobs in the batch (default 24)"
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        default=argparse.SUPPRESS,
+        help="settings TOML (default: the bundled sample cluster's)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (jobs, latency_ms, leaks, wall_s) instead of tables",
+    )
+    parser.add_argument(
+        "--keep-running",
+        action="store_true",
+        help="leave the system up afterwards, with Flower on a loopback URL, until Ctrl-C",
     )
     parser.add_argument(
         "--model-only",
@@ -39,4 +52,12 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo."""
-    return run_demo(args.config, platform=not args.model_only, workflows=args.workflows)
+    if args.jobs < 1:
+        raise CommandError(f"--jobs must be at least 1, got {args.jobs}")
+    return run_demo(
+        args.config,
+        lifecycle=not args.model_only,
+        jobs=args.jobs,
+        as_json=args.json,
+        keep_running=args.keep_running,
+    )

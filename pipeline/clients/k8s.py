@@ -259,28 +259,38 @@ class DwsClient:
         return self.get("workflows", name)
 
     def patch_desired_state(
-        self, name: str, desired: str, *, expected_state: str
+        self, name: str, desired: str, *, expected_state: str | None, attempts: int = 5
     ) -> dict[str, Any]:
         """Move ``desiredState`` to ``desired`` if ``status.state`` is ``expected_state``.
 
-        The patch carries the resourceVersion read, so a concurrent change
-        makes it fail with Conflict instead of acting on stale state.
-        Returns the Workflow unchanged when it already asks for ``desired``.
+        ``expected_state=None`` accepts any state (Teardown may be asked from
+        anywhere). The patch carries the resourceVersion read, so a concurrent
+        change cannot make us act on stale state: on a resourceVersion
+        conflict (DWS wrote the status meanwhile) the Workflow is read again
+        and checked again, up to ``attempts`` times. A Workflow in another
+        state raises Conflict; one already asking for ``desired`` is returned
+        unchanged.
         """
-        current = self.get_workflow(name)
-        if current.get("spec", {}).get("desiredState") == desired:
-            return current
-        state = current.get("status", {}).get("state", "")
-        if state != expected_state:
-            raise Conflict(
-                f"workflow {name} is in state {state!r}, not {expected_state!r}; "
-                f"not moving it to {desired}"
-            )
-        body = {
-            "metadata": {"resourceVersion": current["metadata"]["resourceVersion"]},
-            "spec": {"desiredState": desired},
-        }
-        return self.patch("workflows", name, body)
+        for attempt in range(attempts):
+            current = self.get_workflow(name)
+            if current.get("spec", {}).get("desiredState") == desired:
+                return current
+            state = current.get("status", {}).get("state", "")
+            if expected_state is not None and state != expected_state:
+                raise Conflict(
+                    f"workflow {name} is in state {state!r}, not {expected_state!r}; "
+                    f"not moving it to {desired}"
+                )
+            body = {
+                "metadata": {"resourceVersion": current["metadata"]["resourceVersion"]},
+                "spec": {"desiredState": desired},
+            }
+            try:
+                return self.patch("workflows", name, body)
+            except Conflict:
+                if attempt == attempts - 1:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def delete_workflow(self, name: str) -> bool:
         """Delete a Workflow; return False when it was already gone."""

@@ -18,9 +18,12 @@ class Action:
 
 @dataclass(frozen=True)
 class PatchDesiredState(Action):
-    """Move ``spec.desiredState`` from ``expected`` to ``desired`` (skipped if it moved on)."""
+    """Move ``spec.desiredState`` from ``expected`` to ``desired`` (skipped if it moved on).
 
-    expected: str
+    ``expected=None``: from whatever state the Workflow is in (Teardown).
+    """
+
+    expected: str | None
     desired: str
 
 

@@ -30,7 +30,7 @@ def move_to_teardown(snapshot: Snapshot, job: JobRecord, settings: RabbitSetting
         kvs_put(
             job.jobid, "rabbit_datamovements", datamovements(snapshot, settings.save_datamovements)
         ),
-        PatchDesiredState(state, "Teardown"),
+        PatchDesiredState(None, "Teardown"),
         UpdateJob({"toredown": True}),
     ]
 

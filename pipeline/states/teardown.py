@@ -7,6 +7,7 @@ from pipeline.settings import RabbitSettings
 from pipeline.states.actions import (
     Action,
     DeleteWorkflow,
+    DisarmDeadline,
     RemoveFinalizer,
     SendOnce,
     UpdateJob,
@@ -27,6 +28,7 @@ def advance(
     return [
         *actions,
         *timing(job.jobid, "Teardown", snapshot.workflow),
+        *(DisarmDeadline(kind) for kind in sorted(job.deadlines)),
         DeleteWorkflow(),
         UpdateJob({"deleted": True, "epilog_removed": True}),
     ]

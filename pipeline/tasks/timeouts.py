@@ -50,15 +50,23 @@ def arm(store: Store, jobid: int, kind: str, due: float, token: str) -> JobRecor
 
 
 def disarm(store: Store, jobid: int, kind: str) -> None:
-    """Disarm deadline ``kind`` of ``jobid`` (a pending member becomes stale)."""
+    """Disarm deadline ``kind`` of ``jobid``: forget its token, then drop it from the set.
+
+    The token goes first, so a sweep that claims the member meanwhile finds it
+    stale and does nothing.
+    """
+    tokens: list[str] = []
 
     def change(record: JobRecord) -> JobRecord | None:
         if kind not in record.deadlines:
             return None
+        tokens[:] = [record.deadlines[kind]]
         rest = {k: v for k, v in record.deadlines.items() if k != kind}
         return record.model_copy(update={"deadlines": rest})
 
     store.jobs.update(jobid, change)
+    for token in tokens:
+        store.deadlines.cancel(Deadline(jobid, kind, token, 0.0))
 
 
 @pipeline_task("timeouts.sweep", queue="timeouts", max_attempts=3)

@@ -11,7 +11,7 @@ from pipeline.demo import SAMPLE_JOBS, run_demo
 
 def test_the_demo_ends_with_every_sample_job_as_expected() -> None:
     buffer = io.StringIO()
-    status = run_demo(console=Console(file=buffer, width=200), platform=False)
+    status = run_demo(console=Console(file=buffer, width=200), lifecycle=False)
     text = buffer.getvalue()
     accepted = sum(job.expect == "accepted" for job in SAMPLE_JOBS)
     assert status == 0

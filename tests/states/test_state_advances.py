@@ -18,13 +18,18 @@ from tests.states.factory import job, settings, snapshot
 
 @pytest.mark.parametrize(
     ("state", "nxt"),
-    [("Setup", "DataIn"), ("DataIn", "PreRun"), ("PostRun", "DataOut"), ("DataOut", "Teardown")],
+    [("Setup", "DataIn"), ("DataIn", "PreRun"), ("PostRun", "DataOut")],
 )
 def test_a_complete_state_asks_for_the_next_one_guarded_by_the_current(
     state: str, nxt: str
 ) -> None:
     actions = decide(snapshot(state), job(), 0.0, settings())
     assert PatchDesiredState(state, nxt) in actions
+
+
+def test_a_complete_dataout_asks_for_teardown_from_whatever_state_it_is_in() -> None:
+    actions = decide(snapshot("DataOut"), job(), 0.0, settings())
+    assert PatchDesiredState(None, "Teardown") in actions
 
 
 @pytest.mark.parametrize("state", ["Setup", "DataIn", "PreRun", "PostRun", "DataOut"])

@@ -1,0 +1,76 @@
+"""The lifecycle demo's batch: a mix of jobs, each with the outcome it must have."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class DemoJob:
+    """One kind of job in the batch."""
+
+    kind: str
+    nodes: int
+    dw: str | list[str] | None = None
+    cancel: bool = False  # cancelled before it runs
+    expect: str = "COMPLETED"  # COMPLETED, CANCELED or FAILED
+    note: str = ""  # a fragment of the fatal exception's note, for expected failures
+
+    def resources(self) -> list[dict[str, Any]]:
+        task = {"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 1}]}
+        return [{"type": "node", "count": self.nodes, "with": [task]}]
+
+    def system(self) -> dict[str, Any]:
+        return {} if self.dw is None else {"dw": self.dw}
+
+
+MIX: tuple[DemoJob, ...] = (
+    DemoJob("xfs", 2, "#DW jobdw type=xfs capacity=64GiB name=scratch"),
+    DemoJob("gfs2", 4, "#DW jobdw type=gfs2 capacity=128GiB name=shared"),
+    DemoJob("no #DW", 2),
+    DemoJob("raw", 1, "#DW jobdw type=raw capacity=256GiB name=blk"),
+    DemoJob("lustre", 4, "#DW jobdw type=lustre capacity=1TiB name=lus"),
+    DemoJob(
+        "copy_in/out",
+        2,
+        [
+            "#DW jobdw type=xfs capacity=32GiB name=io",
+            "#DW copy_in source=/lus/global/demo/in destination=$DW_JOB_io/",
+            "#DW copy_out source=$DW_JOB_io/ destination=/lus/global/demo/out",
+        ],
+    ),
+    DemoJob("preset", 2, "scratch"),
+    DemoJob(
+        "cancelled",
+        2,
+        "#DW jobdw type=xfs capacity=64GiB name=scratch",
+        cancel=True,
+        expect="CANCELED",
+    ),
+    DemoJob(
+        "two fs",
+        2,
+        "#DW jobdw type=xfs capacity=16GiB name=first #DW jobdw type=gfs2 capacity=16GiB name=second",
+    ),
+    DemoJob("no #DW", 1),
+    DemoJob(
+        "over policy",
+        1,
+        "#DW jobdw type=xfs capacity=4TiB name=huge",
+        expect="FAILED",
+        note="max is 2048 GiB per node",
+    ),
+    DemoJob(
+        "bad #DW",
+        1,
+        "#DW jobdw type=zfs capacity=1GiB name=bad",
+        expect="FAILED",
+        note="invalid string 'zfs'",
+    ),
+)
+
+
+def batch(n: int) -> list[DemoJob]:
+    """``n`` jobs cycling through :data:`MIX`."""
+    return [MIX[i % len(MIX)] for i in range(n)]

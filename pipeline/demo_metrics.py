@@ -1,0 +1,118 @@
+"""What the lifecycle demo measures: transition latency, and what a run left behind."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import defaultdict
+from typing import Any
+
+from pipeline.clients.k8s import DwsClient, api_client
+from pipeline.errors import Gone, KubeError
+from pipeline.sim.system import SimulatedSystem
+
+STATES = ("Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown")
+#: States after which the pipeline itself asks for the next one (or deletes, after Teardown);
+#: Proposal waits for Flux to schedule the job and PreRun for the job to run.
+PIPELINE_DRIVEN = ("Setup", "DataIn", "PostRun", "DataOut", "Teardown")
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The nearest-rank ``q``-th percentile (0 for no values)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered) + 0.5) - 1))]
+
+
+class TransitionClock:
+    """Watches Workflows: from the event where DWS shows a state ready to the event carrying
+    our next desiredState patch (or our delete, after Teardown), per state, in ms."""
+
+    def __init__(self, url: str) -> None:
+        self.dws = DwsClient(api_client(host=url))
+        self.ready_at: dict[tuple[str, str], float] = {}
+        self.samples: dict[str, list[float]] = defaultdict(list)
+        self._done: set[tuple[str, str]] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="transition-clock", daemon=True)
+
+    def start(self) -> TransitionClock:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=3)
+
+    def _record(self, name: str, state: str, now: float) -> None:
+        key = (name, state)
+        if key in self.ready_at and key not in self._done and state in PIPELINE_DRIVEN:
+            self._done.add(key)
+            self.samples[state].append((now - self.ready_at[key]) * 1000)
+
+    def observe(self, obj: dict[str, Any], now: float) -> None:
+        """Account for one Workflow as seen at ``now``."""
+        name = obj["metadata"]["name"]
+        status, desired = obj.get("status") or {}, (obj.get("spec") or {}).get("desiredState")
+        state = status.get("state")
+        if state and status.get("ready") and state == desired:
+            self.ready_at.setdefault((name, state), now)
+        if desired in STATES and desired != "Proposal":
+            self._record(name, STATES[STATES.index(desired) - 1], now)
+        if obj["metadata"].get("deletionTimestamp"):
+            self._record(name, "Teardown", now)
+
+    def _run(self) -> None:
+        rv = ""
+        while not self._stop.is_set():
+            try:
+                if not rv:
+                    items, rv = self.dws.list_objects("workflows")
+                    for item in items:
+                        self.observe(item, time.monotonic())
+                for event in self.dws.watch("workflows", rv, timeout_s=1):
+                    rv = event.resource_version
+                    self.observe(event.object, time.monotonic())
+                    if self._stop.is_set():
+                        return
+            except Gone:
+                rv = ""
+            except KubeError:
+                time.sleep(0.1)
+
+    def all_samples(self) -> list[float]:
+        return [x for values in self.samples.values() for x in values]
+
+
+def leaks(system: SimulatedSystem) -> list[str]:
+    """What the run left behind: empty when clean."""
+    assert system.dws is not None and system.store is not None
+    found: list[str] = []
+    for plural in ("workflows", "servers", "computes", "directivebreakdowns"):
+        items, _ = system.dws.list_objects(plural)
+        found += [f"{plural} {i['metadata']['name']}" for i in items]
+    mounts, _ = system.dws.list_objects("clientmounts", all_namespaces=True)
+    found += [f"clientmount {m['metadata']['namespace']}/{m['metadata']['name']}" for m in mounts]
+    client, keys = system.store.client, system.store.keys
+    found += [f"lock {k.decode()}" for k in client.scan_iter(f"{keys.prefix}:lock:*")]
+    found += [f"deadline {d.member}" for d in system.store.deadlines.pending()]
+    backlog = system.store.outbox.backlog()
+    if backlog:
+        found.append(f"outbox backlog {backlog}")
+    if system.flux is not None:
+        with system.flux.lock:
+            found += [
+                f"flux job {j.id} still {j.state} after "
+                + ", ".join(e.name for e in j.eventlog[-4:])
+                for j in system.flux.jobs.values()
+                if j.state != "INACTIVE"
+            ]
+            res = system.flux.resources
+            busy = set(system.mapping.computes) - res.free
+            if busy:
+                found.append(f"nodes still allocated: {sorted(busy)}")
+            for rabbit, entry in system.mapping.rabbits.items():
+                if res.ssd_free[rabbit] != entry.capacity // 2**30:
+                    found.append(f"ssd still allocated on {rabbit}")
+    return found
