@@ -11,14 +11,15 @@ from pipeline.settings import Settings
 
 #: Hard time limit of a task (s); the broker's visibility timeout must exceed it.
 TASK_TIME_LIMIT_S = 300
-VISIBILITY_TIMEOUT_S = 3600
+VISIBILITY_TIMEOUT_S = 3600  # the default of ``pipeline.visibility_timeout``
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:
     """Return the Celery settings for ``settings``."""
     queues = settings.pipeline.queues
+    visibility = settings.pipeline.visibility_timeout
     transport: dict[str, Any] = {
-        "visibility_timeout": VISIBILITY_TIMEOUT_S,
+        "visibility_timeout": visibility,
         "unacked_restore_interval": 10,
         "unacked_restore_throttle": 1,
     }
@@ -29,7 +30,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "result_backend": settings.pipeline.result_backend or settings.pipeline.broker_url,
         "broker_transport_options": transport,
         "result_backend_transport_options": dict(transport),
-        "visibility_timeout": VISIBILITY_TIMEOUT_S,
+        "visibility_timeout": visibility,
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
         "worker_prefetch_multiplier": 1,

@@ -51,7 +51,8 @@ MIX: tuple[DemoJob, ...] = (
     DemoJob(
         "two fs",
         2,
-        "#DW jobdw type=xfs capacity=16GiB name=first #DW jobdw type=gfs2 capacity=16GiB name=second",
+        "#DW jobdw type=xfs capacity=16GiB name=first "
+        "#DW jobdw type=gfs2 capacity=16GiB name=second",
     ),
     DemoJob("no #DW", 1),
     DemoJob(

@@ -226,6 +226,14 @@ class PipelineSettings(_Table):
         default=None, description="Kubernetes API URL; overrides kubeconfig"
     )
     namespace: str = Field(default="default", description="namespace of Workflows")
+    visibility_timeout: float = Field(
+        default=3600.0,
+        gt=0,
+        description=(
+            "seconds before the broker hands a dead worker's unacknowledged task to another "
+            "worker; keep it above the task time limit (300 s) in production"
+        ),
+    )
     queues: QueueNames = Field(default_factory=QueueNames)
     owner_uid: int | None = Field(
         default=None, description="instance owner uid; unset = uid of the service"

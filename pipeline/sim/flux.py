@@ -17,6 +17,7 @@ finished and becomes inactive once every epilog action is.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import logging
 import threading
@@ -121,6 +122,7 @@ class JobManager:
         self.lock = threading.RLock()
         self.tick_s = tick_s
         self.set_status: dict[str, str] = {}
+        self.received: list[tuple[str, dict[str, Any]]] = []  # every RPC the bridge delivered
         self._t0 = time.time()
         self._seq = itertools.count(1)
         self._stop = threading.Event()
@@ -197,6 +199,7 @@ class JobManager:
     def rpc(self, topic: str, payload: dict[str, Any], nodeid: int = 0) -> dict[str, Any]:
         """Serve one RPC the pipeline sends; raise FluxError with Flux's error text."""
         with self.lock:
+            self.received.append((topic, copy.deepcopy(payload)))
             if topic.startswith("job-manager.dws."):
                 answer = self.jobtap.serve(topic.removeprefix("job-manager.dws."), payload)
             elif topic == "job-manager.memo":

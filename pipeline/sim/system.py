@@ -55,6 +55,7 @@ class SimulatedSystem:
     epilog_timeout_s: float = 0.0
     runtime_s: float = 0.2
     node_workers: bool = False
+    extra_env: dict[str, str] = field(default_factory=dict)
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="coral2-demo-")))
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     process_names: list[str] = field(default_factory=list)
@@ -70,6 +71,8 @@ class SimulatedSystem:
     app: Celery | None = None
     _stopping: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
+    _argv: dict[str, list[str]] = field(default_factory=dict)
+    _watcher_thread: threading.Thread | None = None
 
     def env(self) -> dict[str, str]:
         """The environment every pipeline process gets."""
@@ -79,6 +82,7 @@ class SimulatedSystem:
         if self.config:
             env["CORAL2_PIPELINE_CONFIG"] = str(Path(self.config).resolve())
         env["CORAL2_PIPELINE_RABBIT__MAPPING"] = str(self.workdir / "rabbitmapping.json")
+        env.update(self.extra_env)
         if self.observe_only:
             env["CORAL2_PIPELINE_PIPELINE__OBSERVE_ONLY"] = "true"
         if self.redis_url:
@@ -89,12 +93,25 @@ class SimulatedSystem:
 
     def _spawn(self, name: str, argv: list[str]) -> None:
         self.process_names.append(name)
-        with (self.workdir / f"{name}.log").open("wb") as log:  # the child keeps its own fd
-            self.processes.append(
-                subprocess.Popen(
-                    argv, env=self.env(), stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir
-                )
+        self.processes.append(self._popen(name, argv))
+        self._argv[name] = argv
+
+    def _popen(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
+        with (self.workdir / f"{name}.log").open("ab") as log:  # the child keeps its own fd
+            return subprocess.Popen(
+                argv, env=self.env(), stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir
             )
+
+    def kill(self, name: str) -> None:
+        """SIGKILL the process ``name`` (a crash: no cleanup, nothing acknowledged)."""
+        proc = self.processes[self.process_names.index(name)]
+        proc.kill()
+        proc.wait()
+
+    def restart(self, name: str) -> None:
+        """Start the process ``name`` again (after :meth:`kill`)."""
+        index = self.process_names.index(name)
+        self.processes[index] = self._popen(name, self._argv[name])
 
     def _start_redis(self) -> None:
         self.redis = RedisServer(self.workdir, log=self.workdir / "redis.log").start()
@@ -145,20 +162,33 @@ class SimulatedSystem:
         app.send_task("housekeeping.ping", args=["ready"]).get(timeout=120)  # the worker is up
         if self.node_workers:
             self._start_node_worker(settings)
+        self.start_watcher()
+        if self.with_flux:
+            self._start_flux(settings)
+        return self
+
+    def start_watcher(self) -> None:
+        """Start a watcher replica in a thread and wait until it leads."""
+        assert self.app is not None and self.store is not None and self.dws is not None
+        app = self.app
         self.watcher = Watcher(
             self.store, self.dws, lambda name, kw: app.send_task(name, kwargs=kw), lease_s=2.0
         )
         thread = threading.Thread(target=self.watcher.run, name="watcher", daemon=True)
         thread.start()
         self._threads.append(thread)
+        self._watcher_thread = thread
         deadline = time.monotonic() + 30
         while not self.watcher.leading:
             if time.monotonic() > deadline:
                 raise ConfigError("the watcher did not become leader; is Redis reachable?")
             time.sleep(0.01)
-        if self.with_flux:
-            self._start_flux(settings)
-        return self
+
+    def stop_watcher(self) -> None:
+        """Stop the watcher replica (its lease is released, nothing else is told)."""
+        if self.watcher is not None and self._watcher_thread is not None:
+            self.watcher.stop()
+            self._watcher_thread.join(timeout=10)
 
     def _start_node_worker(self, settings: Settings) -> None:
         """One simulated node worker serving every compute (and playing clientmountd)."""
