@@ -9,16 +9,20 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import redis
 
-from pipeline.errors import TemporaryError
+from pipeline.errors import StoreUnavailable, TemporaryError
 from pipeline.store.connection import store_errors
 from pipeline.store.keys import Keys
+
+log = logging.getLogger("coral2_pipeline.store.locks")
 
 _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
@@ -96,8 +100,14 @@ class JobLocks:
             raise store_errors(exc) from exc
 
     @contextmanager
-    def held(self, jobid: int, *, ttl_s: float = 30.0, wait_s: float = 5.0) -> Iterator[str]:
-        """Hold the lock for a block, waiting up to ``wait_s``; raise :class:`LockBusy` after."""
+    def held(self, jobid: int, *, ttl_s: float = 10.0, wait_s: float = 5.0) -> Iterator[str]:
+        """Hold the lock for a block, waiting up to ``wait_s``; raise :class:`LockBusy` after.
+
+        The lock expires ``ttl_s`` after its last renewal; a heartbeat thread
+        renews it every ``ttl_s / 3`` while the block runs. A holder killed
+        with SIGKILL stops renewing, so its lock is free again within
+        ``ttl_s`` — never for a whole task time limit.
+        """
         deadline = time.monotonic() + wait_s
         delay = 0.005
         while (token := self.acquire(jobid, ttl_s=ttl_s)) is None:
@@ -105,7 +115,22 @@ class JobLocks:
                 raise LockBusy(f"job {jobid} is locked by another worker", delay_s=1.0)
             time.sleep(delay)
             delay = min(delay * 2, 0.2)
+        done = threading.Event()
+
+        def heartbeat() -> None:
+            while not done.wait(ttl_s / 3):
+                try:
+                    if not self.extend(jobid, token, ttl_s=ttl_s):
+                        log.error("lost the lock of job %s while holding it", jobid)
+                        return
+                except StoreUnavailable as exc:
+                    log.warning("cannot renew the lock of job %s: %s", jobid, exc)
+
+        beat = threading.Thread(target=heartbeat, name=f"lock-{jobid}", daemon=True)
+        beat.start()
         try:
             yield token
         finally:
+            done.set()
+            beat.join()
             self.release(jobid, token)

@@ -41,6 +41,10 @@ __all__ = ["NODE_QUEUE_PREFIX", "PipelineTask", "QueueRouter", "node_queue", "pi
 
 FIXED_QUEUES = frozenset({"lifecycle", "timeouts", "housekeeping"})
 
+#: The per-job lock lives this long past its holder's last heartbeat (a killed worker's
+#: lock frees within it); the holder renews it every third of it.
+LOCK_TTL_S = 10.0
+
 KNOWN_OPTIONS = frozenset(
     {
         "queue",
@@ -123,7 +127,7 @@ class PipelineTask(Task):  # type: ignore[misc]
             self.record_failure(jobid, reason)
             return None
         guard = (
-            self.store.locks.held(int(jobid), ttl_s=self.app.conf.task_time_limit or 60)
+            self.store.locks.held(int(jobid), ttl_s=LOCK_TTL_S)
             if self.lock_job and jobid is not None
             else nullcontext()
         )
