@@ -1,4 +1,4 @@
-"""Every request the bridge delivers has the exact shape flux-coral2 sends (reference §2.2, §2.3)."""
+"""Every request the bridge delivers has the shape flux-coral2 sends (reference §2.2, §2.3)."""
 
 from __future__ import annotations
 
