@@ -72,7 +72,11 @@ class DwsJobtap:
             "userid": job.userid,
             "failure_tolerance": tolerance,
         }
-        self._send(job, "create", payload, "dws-create")
+        # set first: a failure answer raises the exception (→ CLEANUP) inside _send; with no
+        # Workflow made, the job then just cleans up without the DWS epilog (t1000)
+        job.aux["dws_create_failed"] = True
+        if self._send(job, "create", payload, "dws-create"):
+            del job.aux["dws_create_failed"]
 
     def run(self, job: FluxJob) -> None:
         """``job.state.run``: start prolog ``dws-setup`` and send ``dws.setup`` with R."""
@@ -91,7 +95,12 @@ class DwsJobtap:
 
     def cleanup(self, job: FluxJob) -> None:
         """CLEANUP without a ``start`` event: start the epilog with ``run_started=false``."""
-        if job.dw and not job.started and not job.aux.get("dws_epilog_active"):
+        if (
+            job.dw
+            and not job.started
+            and not job.aux.get("dws_epilog_active")
+            and not job.aux.get("dws_create_failed")
+        ):
             self._start_epilog(job, run_started=False)
 
     def _start_epilog(self, job: FluxJob, *, run_started: bool) -> None:
