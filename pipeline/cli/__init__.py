@@ -16,6 +16,7 @@ from pipeline.cli import (
     breakdown_cmd,
     demo_cmd,
     dws2jgf_cmd,
+    flux_bridge_cmd,
     getrabbit_cmd,
     hook_cmd,
     node_worker_cmd,
@@ -34,6 +35,7 @@ COMMANDS = (
     sim_cmd,
     watch_cmd,
     node_worker_cmd,
+    flux_bridge_cmd,
 )
 
 

@@ -29,9 +29,7 @@ def test_jobs_in_flight_finish_after_the_worker_is_killed_and_restarted(
         "#DW jobdw type=gfs2 capacity=8GiB name=shared",
         "#DW jobdw type=lustre capacity=50GiB name=lus",
     ]
-    ids = [
-        flux.submit(nodes(2), system={"dw": dws[i % 3]}, runtime_s=0.5) for i in range(6)
-    ]
+    ids = [flux.submit(nodes(2), system={"dw": dws[i % 3]}, runtime_s=0.5) for i in range(6)]
     deadline = time.monotonic() + 30
     while not any(flux.job(j).state in ("RUN", "CLEANUP") for j in ids):
         assert time.monotonic() < deadline

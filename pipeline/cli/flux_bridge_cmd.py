@@ -1,0 +1,54 @@
+"""``coral2-pipeline flux-bridge``: serve ``dws.*`` to dws-jobtap and deliver the outbox to Flux."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from typing import Any
+
+from pipeline.cli.common import load_mapping, settings_of
+from pipeline.hooks import Hooks
+from pipeline.store import Store
+
+
+def register(sub: Any) -> None:
+    """Add the subcommand to ``sub``."""
+    parser = sub.add_parser(
+        "flux-bridge",
+        help="serve the dws.* service for dws-jobtap.so and deliver the outbox to Flux",
+        description=(
+            "Replace coral2_dws for the unchanged dws-jobtap.so: answer dws.create/setup/"
+            "post_run/teardown/abort/status as coral2_dws does, enqueueing the pipeline's "
+            "tasks, and deliver the pipeline's outbox as job-manager.dws.* RPCs, job "
+            "exceptions, KVS puts, memos and resource.drain. Needs flux-python "
+            "(pip install 'coral2-pipeline[flux]'); run it in the Flux instance."
+        ),
+    )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="-v info, -vv debug")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run until the reactor stops."""
+    logging.basicConfig(
+        level=logging.WARNING - 10 * min(args.verbose, 2),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    from pipeline.bridge.flux_handle import import_flux, run_bridge
+
+    import_flux()  # fail first, with what to install, before touching anything else
+    settings = settings_of(args)
+    from pipeline.app import create_app
+
+    app = create_app(settings)
+    owner = settings.pipeline.owner_uid
+    hooks = Hooks(
+        settings,
+        lambda name, kwargs: app.send_task(name, kwargs=kwargs),
+        owner_uid=os.getuid() if owner is None else owner,
+    )
+    store = Store.from_url(settings.store_url, settings.pipeline.key_prefix)
+    mapping = load_mapping(settings.rabbit.mapping) if settings.rabbit.mapping else None
+    run_bridge(hooks, store, mapping)
+    return 0
