@@ -235,9 +235,9 @@ class JobManager:
                 answer = {}
             else:
                 raise FluxError(f"{topic}: Function not implemented")
-            job = self.jobs.get(payload.get("id", -1))
-            if job is not None and job.state != "INACTIVE":
-                self._advance(job)
+            target = self.jobs.get(payload.get("id", -1))
+            if target is not None and target.state != "INACTIVE":
+                self._advance(target)
             self.changed.notify_all()
             return answer
 
