@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks import elcap, platform
+from benchmarks import elcap, lifecycle, platform
 
 
 def main() -> None:
@@ -45,6 +45,14 @@ def main() -> None:
     )
     p50, p99 = platform.watch_to_observe()
     table.add_row("watch event → dws.observe start", f"p50 {p50:.1f} ms, p99 {p99:.1f} ms", "")
+    f = lifecycle.bench_lifecycle()
+    table.add_row(
+        f"lifecycle: {f.jobs} xfs jobs, ≤200 in flight, zero-latency DWS",
+        f"{f.jobs_per_s:.1f} jobs/s, {f.tasks_per_job:.1f} tasks/job, transition p50 "
+        f"{f.p50_ms:.0f} ms / p99 {f.p99_ms:.0f} ms, {f.ratio:.0%} of the Celery ceiling "
+        f"({f.ceiling_tasks_per_s:.0f} tasks/s), leaks: {len(f.leaks)}",
+        "p99 ≤ 50 ms; ≥ 50 % of the ceiling",
+    )
     console.print(table)
 
 

@@ -56,6 +56,7 @@ class SimulatedSystem:
     runtime_s: float = 0.2
     node_workers: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
+    worker_concurrency: int = 4
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="coral2-demo-")))
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     process_names: list[str] = field(default_factory=list)
@@ -138,7 +139,7 @@ class SimulatedSystem:
                 "-Q",
                 "lifecycle,timeouts,housekeeping",
                 "--pool=threads",
-                "--concurrency=4",
+                f"--concurrency={self.worker_concurrency}",
                 "-E",
                 "--without-gossip",
                 "--without-mingle",
