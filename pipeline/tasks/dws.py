@@ -143,6 +143,8 @@ def setup(jobid: int, R: dict[str, Any]) -> bool:
         computes = [h for h in hosts if not mapping.is_rabbit(h)]
         counts = mapping.nodes_per_rabbit(computes)
         workflow = dws.get_workflow(f"fluxjob-{jobid}")
+        if (workflow.get("spec") or {}).get("desiredState") != "Proposal":
+            return True  # a duplicate dws.setup: this one already moved the Workflow on
         servers = []
         for breakdown in dws.directive_breakdowns(workflow):
             storage = (breakdown.get("status") or {}).get("storage")
@@ -189,6 +191,8 @@ def post_run(jobid: int, run_started: bool) -> None:
     except NotFound:
         teardown_now(task, jobid)
         return
+    except Conflict:
+        return  # a duplicate dws.post_run: the Workflow is already past PostRun
     now = time.time()
     if settings.teardown_after > 0:
         timeouts.arm(task.store, jobid, "teardown_after", now + settings.teardown_after, "post_run")
