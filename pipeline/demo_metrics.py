@@ -7,7 +7,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from pipeline.clients.k8s import DwsClient, api_client
+from pipeline.clients.k8s import NNF_GROUP, NNF_VERSIONS, DwsClient, api_client
 from pipeline.errors import Gone, KubeError
 from pipeline.sim.system import SimulatedSystem
 
@@ -92,6 +92,10 @@ def leaks(system: SimulatedSystem) -> list[str]:
     for plural in ("workflows", "servers", "computes", "directivebreakdowns"):
         items, _ = system.dws.list_objects(plural)
         found += [f"{plural} {i['metadata']['name']}" for i in items]
+    movements: dict[str, Any] = system.dws.custom.list_cluster_custom_object(
+        NNF_GROUP, NNF_VERSIONS[0], "nnfdatamovements"
+    )
+    found += [f"nnfdatamovement {m['metadata']['name']}" for m in movements.get("items", [])]
     mounts, _ = system.dws.list_objects("clientmounts", all_namespaces=True)
     found += [f"clientmount {m['metadata']['namespace']}/{m['metadata']['name']}" for m in mounts]
     client, keys = system.store.client, system.store.keys

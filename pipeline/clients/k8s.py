@@ -24,6 +24,8 @@ from pipeline.errors import ApiVersionNotFound, Conflict, NotFound, Unavailable
 from pipeline.model.workflow import DWS_GROUP, WLM_FINALIZER, WORKFLOW_LABEL
 
 DWS_VERSIONS = ("v1alpha7", "v1alpha6")
+NNF_GROUP = "nnf.cray.hpe.com"
+NNF_VERSIONS = ("v1alpha11", "v1alpha10", "v1alpha9", "v1alpha8")
 
 
 def api_client(*, host: str | None = None, kubeconfig: str | None = None) -> client.ApiClient:
@@ -349,6 +351,19 @@ class DwsClient:
     def patch_system_status(self, body: dict[str, Any], name: str = "default") -> dict[str, Any]:
         """Merge-patch the SystemStatus object."""
         return self.patch("systemstatuses", name, body)
+
+    def datamovements(self, workflow_name: str, limit: int) -> list[dict[str, Any]]:
+        """Up to ``limit`` NnfDataMovements of a Workflow, cluster-wide (flux-coral2's query)."""
+        selector = (
+            f"{WORKFLOW_LABEL}={workflow_name},"
+            f"dataworkflowservices.github.io/workflow.namespace={self.namespace}"
+        )
+        result: dict[str, Any] = self._call(
+            lambda: self.custom.list_cluster_custom_object(
+                NNF_GROUP, NNF_VERSIONS[0], "nnfdatamovements", label_selector=selector, limit=limit
+            )
+        )
+        return list(result.get("items") or [])
 
     def workflow_token(self, workflow: dict[str, Any]) -> str | None:
         """Read the Workflow's token from its Secret (``DW_WORKFLOW_TOKEN``), if it has one."""

@@ -35,7 +35,13 @@ from pipeline.sim.nnf_context import (
     micro_time,
     parse_all,
 )
-from pipeline.sim.nnf_mounts import delete_clientmounts, drive_mounts, mounts_of
+from pipeline.sim.nnf_mounts import (
+    delete_clientmounts,
+    delete_datamovements,
+    drive_mounts,
+    mounts_of,
+    run_datamovement,
+)
 
 
 def _proposal(ctx: Context, index: int, d: Directive) -> None:
@@ -186,6 +192,8 @@ def _env(ctx: Context) -> dict[str, str]:
 
 def _teardown(ctx: Context, index: int, d: Directive) -> None:
     delete_clientmounts(ctx.dws, mounts_of(ctx, index))
+    if isinstance(d, Copy):
+        delete_datamovements(ctx)
     if isinstance(d, DestroyPersistent):
         with suppress(NotFound):
             psi = ctx.dws.get("persistentstorageinstances", d.name)
@@ -248,8 +256,12 @@ def work(ctx: Context, entry: dict[str, Any], latency_s: float) -> dict[str, Any
             drive_mounts(ctx, index, d, "mounted" if state == "PreRun" else "unmounted")
         elif state == "Teardown":
             _teardown(ctx, index, d)
-        elif state in ("DataIn", "DataOut") and not isinstance(d, Copy):
-            pass
+        elif (
+            state in ("DataIn", "DataOut")
+            and isinstance(d, Copy)
+            and (d.command == "copy_in") == (state == "DataIn")
+        ):
+            run_datamovement(ctx, index, d)
     except Failed as exc:
         return error_fields(exc.severity, exc.kind, exc.message)
     except Waiting as exc:

@@ -1,4 +1,5 @@
-"""ClientMounts in the simulated nnf driver: per compute in PreRun and PostRun, gone in Teardown."""
+"""ClientMounts and NnfDataMovements in the simulated nnf driver (mounts per compute in
+PreRun/PostRun, a finished data movement per copy directive, all gone in Teardown)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ import time
 from contextlib import suppress
 from typing import Any
 
-from pipeline.clients.k8s import WORKFLOW_LABEL, DwsClient
+from kubernetes.client.exceptions import ApiException
+
+from pipeline.clients.k8s import NNF_GROUP, NNF_VERSIONS, WORKFLOW_LABEL, DwsClient
 from pipeline.errors import AlreadyExists
-from pipeline.model.directives import Directive, JobDW
+from pipeline.model.directives import Copy, Directive, JobDW
 from pipeline.sim.nnf_context import NNF_CLIENTMOUNT_FINALIZER, Context, Failed, Waiting
 
 
@@ -94,3 +97,45 @@ def drive_mounts(ctx: Context, index: int, d: Directive, desired: str) -> None:
             verb = "mount file system on" if desired == "mounted" else "unmount file system from"
             raise Failed("Major", "Internal", f"unable to {verb} client nodes")
         raise Waiting("pending mount" if desired == "mounted" else "pending unmount")
+
+
+DM_NAMESPACE = "nnf-dm-system"
+
+
+def run_datamovement(ctx: Context, index: int, d: Copy) -> None:
+    """Make (once) and finish the NnfDataMovement of copy directive ``index``."""
+    body = {
+        "apiVersion": f"{NNF_GROUP}/{NNF_VERSIONS[0]}",
+        "kind": "NnfDataMovement",
+        "metadata": {
+            "name": f"{ctx.name}-{index}",
+            "namespace": DM_NAMESPACE,
+            "labels": {
+                WORKFLOW_LABEL: ctx.name,
+                "dataworkflowservices.github.io/workflow.namespace": ctx.dws.namespace,
+            },
+        },
+        "spec": {"source": {"path": d.source}, "destination": {"path": d.destination}},
+    }
+    custom = ctx.dws.custom
+    with suppress(ApiException):  # 409: made by an earlier pass
+        custom.create_namespaced_custom_object(
+            NNF_GROUP, NNF_VERSIONS[0], DM_NAMESPACE, "nnfdatamovements", body
+        )
+    status = {"status": {"state": "Finished", "status": "Success", "message": ""}}
+    custom.patch_namespaced_custom_object_status(
+        NNF_GROUP, NNF_VERSIONS[0], DM_NAMESPACE, "nnfdatamovements", f"{ctx.name}-{index}", status
+    )
+
+
+def delete_datamovements(ctx: Context) -> None:
+    """Teardown: delete the Workflow's NnfDataMovements."""
+    for item in ctx.dws.datamovements(ctx.name, 1000):
+        with suppress(ApiException):
+            ctx.dws.custom.delete_namespaced_custom_object(
+                NNF_GROUP,
+                NNF_VERSIONS[0],
+                item["metadata"]["namespace"],
+                "nnfdatamovements",
+                item["metadata"]["name"],
+            )

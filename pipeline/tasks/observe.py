@@ -15,7 +15,7 @@ import logging
 import time
 from typing import Any
 
-from pipeline.errors import NotFound
+from pipeline.errors import KubeError, NotFound
 from pipeline.states import Snapshot, WorkflowState, decide
 from pipeline.store import JobRecord
 from pipeline.tasks.act import perform
@@ -67,7 +67,14 @@ def _snapshot(task: PipelineTask, workflow: dict[str, Any]) -> Snapshot:
         breakdowns = tuple(task.dws.directive_breakdowns(workflow))
     if bare.complete(WorkflowState.PRE_RUN):
         token = task.dws.workflow_token(workflow)
-    return Snapshot(workflow, breakdowns=breakdowns, workflow_token=token)
+    movements: tuple[dict[str, Any], ...] = ()
+    limit = task.app.conf.coral2_rabbit.save_datamovements
+    if bare.complete(WorkflowState.DATA_OUT) and limit > 0:
+        try:
+            movements = tuple(task.dws.datamovements(workflow["metadata"]["name"], limit))
+        except KubeError as exc:  # flux-coral2: a failed list saves []
+            log.warning("listing nnfdatamovements of %s: %s", workflow["metadata"]["name"], exc)
+    return Snapshot(workflow, breakdowns=breakdowns, workflow_token=token, datamovements=movements)
 
 
 @pipeline_task("storage.observe", queue="housekeeping")

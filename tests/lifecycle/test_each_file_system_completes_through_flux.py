@@ -66,6 +66,10 @@ def test_the_job_completes_with_flux_coral2s_event_sequence(
     assert {"rabbit_workflow", "rabbit_proposal_timing", "rabbit_datamovements"} <= set(job.kvs)
     for once in ("resource-update", "prolog-remove", "epilog-remove"):
         assert len(rpcs(system, f"job-manager.dws.{once}", job.id)) == 1, once
+    copies = 2 if kind == "copy_in and copy_out" else 0
+    movements = job.kvs["rabbit_datamovements"]
+    assert len(movements) == copies
+    assert all(m["status"]["status"] == "Success" for m in movements)
 
 
 def test_a_job_without_dw_never_touches_dws(system: SimulatedSystem) -> None:
