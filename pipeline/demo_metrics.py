@@ -92,7 +92,7 @@ def leaks(system: SimulatedSystem) -> list[str]:
     for plural in ("workflows", "servers", "computes", "directivebreakdowns"):
         items, _ = system.dws.list_objects(plural)
         found += [f"{plural} {i['metadata']['name']}" for i in items]
-    movements: dict[str, Any] = system.dws.custom.list_cluster_custom_object(
+    movements: Any = system.dws.custom.list_cluster_custom_object(
         NNF_GROUP, NNF_VERSIONS[0], "nnfdatamovements"
     )
     found += [f"nnfdatamovement {m['metadata']['name']}" for m in movements.get("items", [])]
