@@ -69,9 +69,9 @@ def run_kube_api(args: argparse.Namespace) -> int:
     controller = None
     if args.with_dws:
         controller = _start_dws(server, args.mapping)
-    print(server.url, flush=True)
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())  # before the URL: callers may stop us
+    print(server.url, flush=True)
     try:
         stop.wait()
     except KeyboardInterrupt:
