@@ -14,14 +14,13 @@ import logging
 import queue
 import shutil
 import threading
-import time
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 from node_worker.service import SimulatedService
 from pipeline.clients.k8s import DwsClient
-from pipeline.errors import Gone, KubeError, NotFound
+from pipeline.errors import KubeError, NotFound
 
 log = logging.getLogger("coral2_pipeline.node_worker.agent")
 
@@ -71,25 +70,12 @@ class SimulatedAgent:
             self.dws.patch("clientmounts", name, {"status": body}, namespace=host, status=True)
 
     def _watch(self) -> None:
-        rv = ""
-        while not self._stop.is_set():
-            try:
-                if not rv:
-                    items, rv = self.dws.list_objects("clientmounts", all_namespaces=True)
-                    for host in {i["metadata"]["namespace"] for i in items} & self.hosts:
-                        self.kick(host)
-                for event in self.dws.watch("clientmounts", rv, timeout_s=1, all_namespaces=True):
-                    rv = event.resource_version
-                    host = event.object.get("metadata", {}).get("namespace")
-                    if host in self.hosts and event.type != "DELETED":
-                        self.kick(host)
-                    if self._stop.is_set():
-                        return
-            except Gone:
-                rv = ""
-            except KubeError as exc:
-                log.debug("clientmount watch: %s", exc)
-                time.sleep(0.2)
+        def on_event(kind: str, obj: dict[str, Any]) -> None:
+            host = obj.get("metadata", {}).get("namespace")
+            if host in self.hosts and kind != "DELETED":
+                self.kick(host)
+
+        self.dws.follow("clientmounts", on_event, self._stop, all_namespaces=True)
 
     def _work(self) -> None:
         while not self._stop.is_set():

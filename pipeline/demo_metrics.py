@@ -8,7 +8,6 @@ from collections import defaultdict
 from typing import Any
 
 from pipeline.clients.k8s import NNF_GROUP, NNF_VERSIONS, DwsClient, api_client
-from pipeline.errors import Gone, KubeError
 from pipeline.sim.system import SimulatedSystem
 
 STATES = ("Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown")
@@ -64,22 +63,7 @@ class TransitionClock:
             self._record(name, "Teardown", now)
 
     def _run(self) -> None:
-        rv = ""
-        while not self._stop.is_set():
-            try:
-                if not rv:
-                    items, rv = self.dws.list_objects("workflows")
-                    for item in items:
-                        self.observe(item, time.monotonic())
-                for event in self.dws.watch("workflows", rv, timeout_s=1):
-                    rv = event.resource_version
-                    self.observe(event.object, time.monotonic())
-                    if self._stop.is_set():
-                        return
-            except Gone:
-                rv = ""
-            except KubeError:
-                time.sleep(0.1)
+        self.dws.follow("workflows", lambda _, obj: self.observe(obj, time.monotonic()), self._stop)
 
     def all_samples(self) -> list[float]:
         return [x for values in self.samples.values() for x in values]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,18 @@ from pipeline.settings import Settings, load_settings
 
 class CommandError(Exception):
     """Raised when a command cannot go on; its text is printed as the one error line."""
+
+
+def add_verbose(parser: argparse.ArgumentParser) -> None:
+    """The ``-v``/``-vv`` option of the long-running commands."""
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="-v info, -vv debug")
+
+
+def setup_logging(verbose: int) -> str:
+    """Log to stderr at WARNING, INFO (-v) or DEBUG (-vv); return the level's name."""
+    level = ("WARNING", "INFO", "DEBUG")[min(verbose, 2)]
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return level
 
 
 def settings_of(args: argparse.Namespace) -> Settings:

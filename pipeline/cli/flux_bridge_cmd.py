@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 from typing import Any
 
-from pipeline.cli.common import load_mapping, settings_of
+from pipeline.cli.common import add_verbose, load_mapping, settings_of, setup_logging
 from pipeline.hooks import Hooks
 from pipeline.store import Store
 
@@ -25,16 +24,13 @@ def register(sub: Any) -> None:
             "(pip install 'coral2-pipeline[flux]'); run it in the Flux instance."
         ),
     )
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="-v info, -vv debug")
+    add_verbose(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run until the reactor stops."""
-    logging.basicConfig(
-        level=logging.WARNING - 10 * min(args.verbose, 2),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    setup_logging(args.verbose)
     from pipeline.bridge.flux_handle import import_flux, run_bridge
 
     import_flux()  # fail first, with what to install, before touching anything else

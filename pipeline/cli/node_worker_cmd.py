@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 from pathlib import Path
 from typing import Any
 
-from pipeline.cli.common import CommandError, settings_of
+from pipeline.cli.common import CommandError, add_verbose, settings_of, setup_logging
 from pipeline.errors import HostlistError
 from pipeline.model.hostlist import expand_hostlist
 
@@ -42,16 +41,13 @@ def register(sub: Any) -> None:
         default=None,
         help="task threads (default: 4 per node served, at most 256)",
     )
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="-v info, -vv debug")
+    add_verbose(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run until SIGTERM/SIGINT."""
-    logging.basicConfig(
-        level=logging.WARNING - 10 * min(args.verbose, 2),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    loglevel = setup_logging(args.verbose)
     try:
         hosts = expand_hostlist(args.hostname)
     except HostlistError as exc:
@@ -70,6 +66,5 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
     concurrency = args.concurrency or min(256, 4 * len(hosts))
-    loglevel = ("WARNING", "INFO", "DEBUG")[min(args.verbose, 2)]
     worker.run(concurrency, loglevel)
     return 0

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import signal
 import threading
 from typing import Any
 
-from pipeline.cli.common import settings_of
+from pipeline.cli.common import add_verbose, settings_of, setup_logging
 from pipeline.clients.k8s import DwsClient, api_client
 from pipeline.store import Store
 from pipeline.watch import Watcher
@@ -28,16 +27,13 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--lease", type=float, default=3.0, metavar="SECONDS", help="leader lease (default 3)"
     )
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="-v info, -vv debug")
+    add_verbose(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Watch until SIGINT/SIGTERM."""
-    logging.basicConfig(
-        level=logging.WARNING - 10 * min(args.verbose, 2),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    setup_logging(args.verbose)
     settings = settings_of(args)
     from pipeline.app import create_app
 

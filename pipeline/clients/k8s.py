@@ -10,6 +10,8 @@ to the task, whose own retry takes over — never a tight loop.
 from __future__ import annotations
 
 import base64
+import logging
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -20,8 +22,10 @@ from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError as Urllib3Error
 
 from pipeline.clients.k8s_errors import translate
-from pipeline.errors import ApiVersionNotFound, Conflict, NotFound, Unavailable
+from pipeline.errors import ApiVersionNotFound, Conflict, Gone, KubeError, NotFound, Unavailable
 from pipeline.model.workflow import DWS_GROUP, WLM_FINALIZER, WORKFLOW_LABEL
+
+log = logging.getLogger("coral2_pipeline.k8s")
 
 DWS_VERSIONS = ("v1alpha7", "v1alpha6")
 NNF_GROUP = "nnf.cray.hpe.com"
@@ -243,6 +247,40 @@ class DwsClient:
                 yield WatchEvent(event["type"], event["object"])
         except (ApiException, Urllib3Error, OSError) as exc:
             raise translate(exc) from exc
+
+    def follow(
+        self,
+        plural: str,
+        on_event: Callable[[str, dict[str, Any]], None],
+        stop: threading.Event,
+        *,
+        all_namespaces: bool = False,
+    ) -> None:
+        """List ``plural``, then watch it until ``stop`` is set, calling ``on_event(type, obj)``.
+
+        Objects already there arrive as ``ADDED``. The watch resumes from the
+        last resourceVersion, relists when that version is gone (410), and
+        rides out API-server outages; for the controllers and agents that
+        are not the pipeline's watcher (:mod:`pipeline.watch` keeps its
+        version in Redis and elects a leader).
+        """
+        rv = ""
+        while not stop.is_set():
+            try:
+                if not rv:
+                    items, rv = self.list_objects(plural, all_namespaces=all_namespaces)
+                    for item in items:
+                        on_event("ADDED", item)
+                for event in self.watch(plural, rv, timeout_s=1, all_namespaces=all_namespaces):
+                    rv = event.resource_version
+                    on_event(event.type, event.object)
+                    if stop.is_set():
+                        return
+            except Gone:
+                rv = ""
+            except KubeError as exc:
+                log.debug("%s watch: %s", plural, exc)
+                time.sleep(0.2)
 
     # --- Workflows -------------------------------------------------------------
     def create_workflow(self, body: dict[str, Any]) -> dict[str, Any]:

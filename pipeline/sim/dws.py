@@ -24,7 +24,7 @@ from typing import Any
 from kubernetes import client
 
 from pipeline.clients.k8s import DwsClient
-from pipeline.errors import Conflict, Gone, KubeError, NotFound, Unavailable
+from pipeline.errors import Conflict, KubeError, NotFound, Unavailable
 from pipeline.sim.nnf_driver import Context, Faults, env_for, micro_time, parse_all, work
 from pipeline.sim.nnf_mounts import delete_clientmounts
 
@@ -126,23 +126,9 @@ class DwsController:
 
     # --- threads -------------------------------------------------------------------
     def _watch_loop(self) -> None:
-        rv = ""
-        while not self._stop.is_set():
-            try:
-                if not rv:
-                    items, rv = self.dws.list_objects("workflows")
-                    for item in items:
-                        self._queue.put(item["metadata"]["name"])
-                for event in self.dws.watch("workflows", rv, timeout_s=1):
-                    rv = event.resource_version
-                    self._queue.put(event.object["metadata"]["name"])
-                    if self._stop.is_set():
-                        return
-            except Gone:
-                rv = ""
-            except KubeError as exc:
-                log.debug("dws watch: %s", exc)
-                time.sleep(0.2)
+        self.dws.follow(
+            "workflows", lambda _, obj: self._queue.put(obj["metadata"]["name"]), self._stop
+        )
 
     def _reconcile_loop(self) -> None:
         while not self._stop.is_set():
