@@ -1,11 +1,13 @@
 """The clientmount node prolog and epilog (flux-coral2's ``zstop_nnf_clientmount.sh`` and
 ``start_nnf_clientmount.sh``, reference §9.4).
 
-* Prolog of a DW job: start the clientmount service, wait until this node's
-  ClientMounts for the job's Workflow are mounted (or the Workflow reached
-  PreRun, for directives that mount nothing here), at most
-  ``rabbit.prolog_timeout`` seconds — then raise ``prolog-timeout``
-  "dws_environment timeout" (once per job) — and stop the service again.
+* Prolog of a DW job: start the clientmount service, wait until the job's
+  Workflow completes PreRun — every ClientMount of the job, this node's
+  among them, is mounted; the moment flux-coral2 sends ``dws_environment``
+  — at most ``rabbit.prolog_timeout`` seconds, then raise ``prolog-timeout``
+  "dws_environment timeout" (once per job), and stop the service again.
+  (Waiting for this node's own ClientMounts alone is not enough: with two
+  directives the second one's ClientMount may not exist yet.)
 * Prolog of a job without ``#DW``: stop the service.
 * Epilog: start the service, so the job's file systems can be unmounted.
 
@@ -16,41 +18,29 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 from node_worker.service import ClientmountService
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import NotFound
-from pipeline.model.workflow import WORKFLOW_LABEL
 from pipeline.store import Store
 from pipeline.store.outbox import OutboxMessage
 
 PAST_PRERUN = ("PostRun", "DataOut", "Teardown")
 
 
-def mount_state(dws: DwsClient, host: str, jobid: int) -> str:
-    """``mounted``, ``pending`` or ``gone`` (the Workflow is gone or past its run)."""
-    name = f"fluxjob-{jobid}"
+def mount_state(dws: DwsClient, jobid: int) -> str:
+    """``mounted`` (PreRun complete: every ClientMount of the job is up, which is what the
+    ``dws_environment`` event tells flux-coral2's script), ``pending``, or ``gone`` (the
+    Workflow is gone or past its run)."""
     try:
-        workflow = dws.get_workflow(name)
+        workflow = dws.get_workflow(f"fluxjob-{jobid}")
     except NotFound:
         return "gone"
     if (workflow.get("spec") or {}).get("desiredState") in PAST_PRERUN:
         return "gone"
-    selector = f"{WORKFLOW_LABEL}={name}"
-    mounts, _ = dws.list_objects("clientmounts", namespace=host, selector=selector)
-
-    def mounted(item: dict[str, Any]) -> bool:
-        status = item.get("status") or {}
-        return bool(status.get("allReady")) and all(
-            m.get("state") == "mounted" for m in status.get("mounts") or []
-        )
-
-    if mounts and all(mounted(m) for m in mounts):
-        return "mounted"
     status = workflow.get("status") or {}
-    if not mounts and status.get("state") == "PreRun" and status.get("ready"):
-        return "mounted"  # nothing to mount on this node
+    if status.get("state") == "PreRun" and status.get("ready"):
+        return "mounted"
     return "pending"
 
 
@@ -74,7 +64,7 @@ def prolog(
     try:
         deadline = clock() + timeout_s
         while True:
-            state = mount_state(dws, host, jobid)
+            state = mount_state(dws, jobid)
             if state != "pending":
                 return state
             if clock() >= deadline:

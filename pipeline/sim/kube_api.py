@@ -62,8 +62,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _body(self) -> Any:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
+        raw = self._raw
         try:
             return json.loads(raw) if raw else None
         except json.JSONDecodeError as exc:
@@ -92,6 +91,10 @@ class _Handler(BaseHTTPRequestHandler):
         return f"{rtype.group}/{version}" if rtype.group else version
 
     def _dispatch(self, method: str) -> None:
+        # read the whole body first: an early error answer must not leave it in the
+        # keep-alive stream, where it would be parsed as the next request
+        length = int(self.headers.get("Content-Length") or 0)
+        self._raw = self.rfile.read(length) if length else b""
         try:
             fault = self.server.take_fault(method)
             if fault is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -60,20 +62,39 @@ def test_mounts_that_never_come_raise_prolog_timeout_once_and_stop_the_service(
     ]
 
 
-def test_the_simulated_daemon_mounts_while_the_service_runs(
+def test_the_daemon_mounts_and_the_prolog_ends_when_prerun_completes(
     dws: DwsClient, store: Store, tmp_path: Path
 ) -> None:
     dws.create_workflow(workflow_body(72, 1001, 1001, ["#DW jobdw type=xfs capacity=1GiB name=x2"]))
     clientmount(dws, 72, "compute02")
     agent = SimulatedAgent(dws, ["compute02"], tmp_path).start()
-    try:
-        outcome = perilog.prolog(
-            "compute02", 72, True, dws=dws, store=store, service=agent.service, timeout_s=10
+    outcome: list[str] = []
+    prolog = threading.Thread(
+        target=lambda: outcome.append(
+            perilog.prolog(
+                "compute02", 72, True, dws=dws, store=store, service=agent.service, timeout_s=20
+            )
         )
+    )
+    prolog.start()
+    try:
+        name = "default-fluxjob-72-0-computes"
+        deadline = time.monotonic() + 10
+        while (dws.get("clientmounts", name, namespace="compute02").get("status") or {}).get(
+            "allReady"
+        ) is not True:
+            assert time.monotonic() < deadline, "the daemon never mounted"
+            time.sleep(0.02)
+        assert (tmp_path / "compute02" / "mnt" / "nnf" / "72").is_dir()
+        assert outcome == []  # still waiting: PreRun is not complete
+        # DWS's part: every ClientMount is mounted, PreRun completes
+        dws.patch(
+            "workflows", "fluxjob-72", {"status": {"state": "PreRun", "ready": True}}, status=True
+        )
+        prolog.join(timeout=10)
     finally:
         agent.stop()
-    assert outcome == "mounted"
-    assert (tmp_path / "compute02" / "mnt" / "nnf" / "72").is_dir()
+    assert outcome == ["mounted"]
     assert not agent.service.running("compute02")  # stopped again after the mounts
     assert exceptions(store) == []
 
