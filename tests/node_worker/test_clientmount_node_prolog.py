@@ -88,9 +88,7 @@ def test_the_daemon_mounts_and_the_prolog_ends_when_prerun_completes(
         assert (tmp_path / "compute02" / "mnt" / "nnf" / "72").is_dir()
         assert outcome == []  # still waiting: PreRun is not complete
         # DWS's part: every ClientMount is mounted, PreRun completes
-        dws.patch(
-            "workflows", "fluxjob-72", {"status": {"state": "PreRun", "ready": True}}, status=True
-        )
+        dws.patch("workflows", "fluxjob-72", {"status": {"state": "PreRun", "ready": True}})
         prolog.join(timeout=10)
     finally:
         agent.stop()
