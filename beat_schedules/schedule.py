@@ -17,4 +17,11 @@ SCHEDULE: dict[str, dict[str, Any]] = {
         "schedule": 1.0,
         "options": {"expires": 5.0},
     },
+    # The watcher is edge-triggered; this level-triggered pass re-observes
+    # every tracked Workflow, so a lost observe costs one period, not a job.
+    "workflow-resync": {
+        "task": "dws.resync",
+        "schedule": 10.0,
+        "options": {"expires": 10.0},
+    },
 }

@@ -102,3 +102,27 @@ def observe_storage(name: str) -> dict[str, Any] | None:
     }
     store.client.hset(store.keys.rabbits, name, json.dumps(health))
     return health
+
+
+@pipeline_task("dws.resync", queue="housekeeping", max_attempts=3)
+def resync() -> int:
+    """Enqueue ``dws.observe`` for every job whose Workflow we still track; return how many.
+
+    The watcher is edge-triggered: one lost observe (a worker killed before
+    Redis forgot its message, a watch event dropped in an outage) would
+    leave a Workflow that waits for us — Proposal complete, say — waiting
+    forever, since nothing about it changes again. This periodic, level-
+    triggered pass (beat, ``beat_schedules/schedule.py``) bounds that loss
+    to one period; ``dws.observe`` is idempotent, so the extra reads cost
+    nothing else.
+    """
+    task: PipelineTask = resync
+    store = task.store
+    count = 0
+    for jobid in store.jobs.jobids():
+        record = store.jobs.get(jobid)
+        if record is None or record.deleted or record.state == "deleted":
+            continue
+        task.enqueue("dws.observe", jobid=jobid)
+        count += 1
+    return count

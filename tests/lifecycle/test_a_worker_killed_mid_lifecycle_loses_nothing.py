@@ -37,7 +37,12 @@ def test_jobs_in_flight_finish_after_the_worker_is_killed_and_restarted(
     system.kill("worker")
     time.sleep(1.0)
     system.restart("worker")
-    assert flux.wait_inactive(ids, 120), [flux.job(j).eventlog[-3:] for j in ids]
+    stuck = [
+        (j, flux.job(j).state, [e.name for e in flux.job(j).eventlog[-4:]])
+        for j in ids
+        if not flux.wait_inactive([j], 120)
+    ]
+    assert stuck == []
     for jobid in ids:
         assert flux.job(jobid).result == "COMPLETED", flux.job(jobid).exceptions
     time.sleep(1.0)
