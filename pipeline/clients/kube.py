@@ -1,0 +1,262 @@
+"""Plumbing over the official ``kubernetes`` client: calls, errors, retries, watches.
+
+With ``k8s_errors``, the only place that imports kubernetes. Every call
+translates client errors into ``pipeline.errors``; calls that are safe to
+repeat are retried on :class:`~pipeline.errors.Unavailable` with capped
+exponential backoff for at most ``outage_budget_s``, then the error goes up
+to the task, whose own retry takes over — never a tight loop. The typed DWS
+calls are in :mod:`pipeline.clients.k8s`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes import client, config, watch
+from kubernetes.client.exceptions import ApiException
+from urllib3.exceptions import HTTPError as Urllib3Error
+
+from pipeline.clients.k8s_errors import translate
+from pipeline.errors import Gone, KubeError, NotFound, Unavailable
+from pipeline.model.workflow import DWS_GROUP
+
+log = logging.getLogger("coral2_pipeline.k8s")
+
+DWS_VERSIONS = ("v1alpha7", "v1alpha6")
+
+
+def api_client(*, host: str | None = None, kubeconfig: str | None = None) -> client.ApiClient:
+    """Return an ApiClient for ``host`` (plain URL) or a kubeconfig (default locations if None)."""
+    if host:
+        return client.ApiClient(client.Configuration(host=host))
+    api: client.ApiClient = config.new_client_from_config(  # type: ignore[no-untyped-call]
+        config_file=kubeconfig
+    )
+    return api
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """One watch event: ``ADDED``, ``MODIFIED``, ``DELETED`` (``BOOKMARK`` is filtered)."""
+
+    type: str
+    object: dict[str, Any]
+
+    @property
+    def resource_version(self) -> str:
+        """The object's resourceVersion."""
+        return str(self.object.get("metadata", {}).get("resourceVersion", ""))
+
+
+class KubeClient:
+    """Generic calls on the custom resources of one namespace (and cluster-wide lists)."""
+
+    def __init__(
+        self,
+        api: client.ApiClient,
+        *,
+        namespace: str = "default",
+        version: str | None = None,
+        outage_budget_s: float = 10.0,
+    ) -> None:
+        self.api = api
+        self.custom = client.CustomObjectsApi(api)
+        self.core = client.CoreV1Api(api)
+        self.namespace = namespace
+        self.version = version or DWS_VERSIONS[0]
+        self.outage_budget_s = outage_budget_s
+
+    # --- plumbing ------------------------------------------------------------
+    def _call(self, fn: Callable[[], Any], *, retry: bool = True) -> Any:
+        deadline = time.monotonic() + self.outage_budget_s
+        delay = 0.05
+        while True:
+            try:
+                return fn()
+            except (ApiException, Urllib3Error, OSError) as exc:
+                error = translate(exc)
+            if (
+                not (retry and isinstance(error, Unavailable))
+                or time.monotonic() + delay > deadline
+            ):
+                raise error
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+    # --- generic -------------------------------------------------------------
+    def get(self, plural: str, name: str, namespace: str | None = None) -> dict[str, Any]:
+        """Get one object."""
+        ns = namespace or self.namespace
+        result: dict[str, Any] = self._call(
+            lambda: self.custom.get_namespaced_custom_object(
+                DWS_GROUP, self.version, ns, plural, name
+            )
+        )
+        return result
+
+    def create(
+        self, plural: str, body: dict[str, Any], *, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """Create an object; raises AlreadyExists when it exists."""
+        ns = namespace or self.namespace
+        result: dict[str, Any] = self._call(
+            lambda: self.custom.create_namespaced_custom_object(
+                DWS_GROUP, self.version, ns, plural, body
+            ),
+            retry=False,
+        )
+        return result
+
+    def replace(
+        self, plural: str, name: str, body: dict[str, Any], *, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """PUT the whole object; its ``metadata.resourceVersion`` guards against lost updates."""
+        ns = namespace or self.namespace
+        result: dict[str, Any] = self._call(
+            lambda: self.custom.replace_namespaced_custom_object(
+                DWS_GROUP, self.version, ns, plural, name, body
+            ),
+            retry=False,
+        )
+        return result
+
+    def delete(self, plural: str, name: str, *, namespace: str | None = None) -> bool:
+        """Delete an object; return False when it was already gone."""
+        ns = namespace or self.namespace
+        try:
+            self._call(
+                lambda: self.custom.delete_namespaced_custom_object(
+                    DWS_GROUP, self.version, ns, plural, name
+                )
+            )
+        except NotFound:
+            return False
+        return True
+
+    def patch(
+        self,
+        plural: str,
+        name: str,
+        body: Any,
+        *,
+        namespace: str | None = None,
+        status: bool = False,
+    ) -> dict[str, Any]:
+        """Merge-patch one object (or its status subresource)."""
+        ns = namespace or self.namespace
+        fn = (
+            self.custom.patch_namespaced_custom_object_status
+            if status
+            else self.custom.patch_namespaced_custom_object
+        )
+        result: dict[str, Any] = self._call(
+            lambda: fn(DWS_GROUP, self.version, ns, plural, name, body)
+        )
+        return result
+
+    def list_objects(
+        self,
+        plural: str,
+        *,
+        namespace: str | None = None,
+        selector: str | None = None,
+        all_namespaces: bool = False,
+    ) -> tuple[list[dict[str, Any]], str]:
+        """List objects; return them and the list's resourceVersion."""
+        if all_namespaces:
+            result: dict[str, Any] = self._call(
+                lambda: self.custom.list_cluster_custom_object(
+                    DWS_GROUP, self.version, plural, label_selector=selector or ""
+                )
+            )
+        else:
+            ns = namespace or self.namespace
+            result = self._call(
+                lambda: self.custom.list_namespaced_custom_object(
+                    DWS_GROUP, self.version, ns, plural, label_selector=selector or ""
+                )
+            )
+        return list(result.get("items", [])), str(result["metadata"]["resourceVersion"])
+
+    def watch(
+        self,
+        plural: str,
+        resource_version: str,
+        *,
+        timeout_s: int = 60,
+        all_namespaces: bool = False,
+    ) -> Iterator[WatchEvent]:
+        """Yield events after ``resource_version`` until the server ends the stream.
+
+        Raises :class:`~pipeline.errors.Gone` when the version is too old
+        (relist), :class:`~pipeline.errors.Unavailable` when the stream breaks.
+        """
+        where: tuple[Any, ...] = (
+            (self.custom.list_cluster_custom_object, DWS_GROUP, self.version)
+            if all_namespaces
+            else (
+                self.custom.list_namespaced_custom_object,
+                DWS_GROUP,
+                self.version,
+                self.namespace,
+            )
+        )
+        stream = watch.Watch().stream(  # type: ignore[no-untyped-call]
+            *where,
+            plural,
+            resource_version=resource_version,
+            timeout_seconds=timeout_s,
+            allow_watch_bookmarks=True,
+        )
+        try:
+            for event in stream:
+                if event["type"] == "BOOKMARK":
+                    continue
+                if event["type"] == "ERROR":
+                    raise translate(
+                        ApiException(
+                            status=event["raw_object"].get("code", 500), reason="watch error"
+                        )
+                    )
+                yield WatchEvent(event["type"], event["object"])
+        except (ApiException, Urllib3Error, OSError) as exc:
+            raise translate(exc) from exc
+
+    def follow(
+        self,
+        plural: str,
+        on_event: Callable[[str, dict[str, Any]], None],
+        stop: threading.Event,
+        *,
+        all_namespaces: bool = False,
+    ) -> None:
+        """List ``plural``, then watch it until ``stop`` is set, calling ``on_event(type, obj)``.
+
+        Objects already there arrive as ``ADDED``. The watch resumes from the
+        last resourceVersion, relists when that version is gone (410), and
+        rides out API-server outages; for the controllers and agents that
+        are not the pipeline's watcher (:mod:`pipeline.watch` keeps its
+        version in Redis and elects a leader).
+        """
+        rv = ""
+        while not stop.is_set():
+            try:
+                if not rv:
+                    items, rv = self.list_objects(plural, all_namespaces=all_namespaces)
+                    for item in items:
+                        on_event("ADDED", item)
+                for event in self.watch(plural, rv, timeout_s=1, all_namespaces=all_namespaces):
+                    rv = event.resource_version
+                    on_event(event.type, event.object)
+                    if stop.is_set():
+                        return
+            except Gone:
+                rv = ""
+            except KubeError as exc:
+                log.debug("%s watch: %s", plural, exc)
+                time.sleep(0.2)
