@@ -32,6 +32,9 @@ def create_app(settings: Settings | None = None, *, set_current: bool = True) ->
     import pipeline.tasks.observe
     import pipeline.tasks.timeouts  # noqa: F401
 
+    # bind the shared tasks now: send_task() routes by the task found in the app's registry
+    # without finalizing it, so an unfinalized app would send every task to the default queue
+    celery.finalize(auto=True)
     return celery
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kombu.entity import Queue
+from kombu.entity import Exchange, Queue
 
 from pipeline.routing import QueueRouter
 from pipeline.settings import Settings
@@ -43,7 +43,10 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "result_expires": 3600,
         "broker_connection_retry_on_startup": True,
         "task_queues": [
-            Queue(name)  # type: ignore[no-untyped-call]
+            # each queue its own exchange and key: a bare Queue(name) would bind all three
+            # to the default exchange with the default key, so every message would land
+            # in the lifecycle queue whatever the router said
+            Queue(name, Exchange(name, type="direct"), routing_key=name)  # type: ignore[no-untyped-call]
             for name in (queues.lifecycle, queues.timeouts, queues.housekeeping)
         ],
         "task_default_queue": queues.lifecycle,

@@ -45,30 +45,56 @@ def register(sub: Any) -> None:
         metavar="FILE",
         help="rabbitmapping for --with-dws (default: the bundled 64-compute sample)",
     )
+    kube.add_argument(
+        "--latency",
+        type=float,
+        default=0.005,
+        metavar="SECONDS",
+        help="how long the simulated DWS takes per state and directive (default %(default)s)",
+    )
+    kube.add_argument(
+        "--no-mount-agent",
+        action="store_true",
+        help="leave ClientMounts to node workers (default: the controller mounts them itself)",
+    )
+    kube.add_argument(
+        "--reconcilers",
+        type=int,
+        default=4,
+        metavar="N",
+        help="Workflows the simulated DWS reconciles at once (default %(default)s)",
+    )
     kube.set_defaults(func=run_kube_api)
 
 
-def _start_dws(server: KubeApiServer, mapping_path: str | None) -> DwsController:
+def _start_dws(server: KubeApiServer, args: argparse.Namespace) -> DwsController:
     from kubernetes import client
 
     from pipeline.demo import sample_path
 
     dws_admission.install(server.store)
     api = client.ApiClient(client.Configuration(host=server.url))
-    mapping = load_mapping(mapping_path or str(sample_path("sample-rabbitmapping.json")))
+    mapping = load_mapping(args.mapping or str(sample_path("sample-rabbitmapping.json")))
     install_cluster(DwsClient(api), mapping)
-    return DwsController(api).start()
+    return DwsController(
+        api,
+        latency_s=args.latency,
+        mount_agent=not args.no_mount_agent,
+        reconcilers=args.reconcilers,
+    ).start()
 
 
 def run_kube_api(args: argparse.Namespace) -> int:
     """Serve until SIGINT/SIGTERM."""
+    if args.latency < 0 or args.reconcilers < 1:
+        raise CommandError("--latency must be >= 0 and --reconcilers >= 1")
     try:
         server = KubeApiServer(args.host, args.port).start()
     except OSError as exc:
         raise CommandError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from exc
     controller = None
     if args.with_dws:
-        controller = _start_dws(server, args.mapping)
+        controller = _start_dws(server, args)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())  # before the URL: callers may stop us
     print(server.url, flush=True)

@@ -14,9 +14,7 @@ of every compute; with False it waits for a node worker to report mounts.
 
 from __future__ import annotations
 
-import heapq
 import logging
-import queue
 import threading
 import time
 from typing import Any
@@ -27,6 +25,7 @@ from pipeline.clients.k8s import DwsClient
 from pipeline.errors import Conflict, KubeError, NotFound, Unavailable
 from pipeline.sim.nnf_driver import Context, Faults, env_for, micro_time, parse_all, work
 from pipeline.sim.nnf_mounts import delete_clientmounts
+from pipeline.sim.workqueue import WorkQueue
 
 log = logging.getLogger("coral2_pipeline.sim.dws")
 
@@ -83,74 +82,59 @@ class DwsController:
         faults: Faults | None = None,
         mount_agent: bool = True,
         mount_timeout_s: float = 30.0,
+        reconcilers: int = 4,
     ) -> None:
         self.dws = DwsClient(api, namespace=namespace, outage_budget_s=5.0)
         self.latency_s = latency_s
         self.faults = faults or Faults()
         self.mount_agent = mount_agent
         self.mount_timeout_s = mount_timeout_s
-        self._queue: queue.Queue[str] = queue.Queue()
-        self._timers: list[tuple[float, str]] = []
-        self._timer_lock = threading.Lock()
+        self.reconcilers = reconcilers
+        self._queue = WorkQueue()
         self._started: dict[tuple[str, str], float] = {}
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
     # --- lifecycle ---------------------------------------------------------------
     def start(self) -> DwsController:
-        """Start the watch and the reconcile threads."""
-        for target, name in (
-            (self._watch_loop, "dws-watch"),
-            (self._reconcile_loop, "dws-reconcile"),
-        ):
-            thread = threading.Thread(target=target, name=name, daemon=True)
-            thread.start()
-            self._threads.append(thread)
+        """Start the watch thread and ``reconcilers`` reconcile threads (one Workflow each)."""
+        self._start_thread(self._watch_loop, "dws-watch")
+        for index in range(self.reconcilers):
+            self._start_thread(self._reconcile_loop, f"dws-reconcile-{index}")
         return self
 
+    def _start_thread(self, target: Any, name: str) -> None:
+        thread = threading.Thread(target=target, name=name, daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
     def stop(self) -> None:
-        """Stop both threads."""
+        """Stop every thread."""
         self._stop.set()
-        self._queue.put("")
-        watcher, reconciler = self._threads
-        reconciler.join(timeout=5)
+        self._queue.close()
+        watcher, *reconcilers = self._threads
+        for thread in reconcilers:
+            thread.join(timeout=5)
         watcher.join(timeout=0.05)  # a daemon blocked in a watch read ends with the stream
 
     def kick(self, name: str) -> None:
         """Reconcile ``name`` soon (tests and fault changes)."""
-        self._queue.put(name)
-
-    def _later(self, name: str, delay_s: float) -> None:
-        with self._timer_lock:
-            heapq.heappush(self._timers, (time.monotonic() + delay_s, name))
+        self._queue.add(name)
 
     # --- threads -------------------------------------------------------------------
     def _watch_loop(self) -> None:
         self.dws.follow(
-            "workflows", lambda _, obj: self._queue.put(obj["metadata"]["name"]), self._stop
+            "workflows", lambda _, obj: self._queue.add(obj["metadata"]["name"]), self._stop
         )
 
     def _reconcile_loop(self) -> None:
-        while not self._stop.is_set():
-            with self._timer_lock:
-                now = time.monotonic()
-                due = []
-                while self._timers and self._timers[0][0] <= now:
-                    due.append(heapq.heappop(self._timers)[1])
-                wait = self._timers[0][0] - now if self._timers else 0.2
-            for name in dict.fromkeys(due):
-                self._safe_reconcile(name)
+        """Reconcile names from the queue: a burst of events is one reconcile, and no
+        Workflow is reconciled by two threads at once."""
+        while (name := self._queue.get()) is not None:
             try:
-                names = [self._queue.get(timeout=max(0.001, min(wait, 0.2)))]
-            except queue.Empty:
-                continue
-            while True:  # coalesce a burst of events: one reconcile per name
-                try:
-                    names.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            for name in dict.fromkeys(n for n in names if n):
                 self._safe_reconcile(name)
+            finally:
+                self._queue.done(name)
 
     def _safe_reconcile(self, name: str) -> None:
         try:
@@ -160,8 +144,11 @@ class DwsController:
             again = 0.01
         except NotFound:
             again = None
+        except KubeError as exc:  # as a controller-runtime reconciler: log, back off, retry
+            log.warning("reconcile %s: %s; again in 1s", name, exc)
+            again = 1.0
         if again is not None:
-            self._later(name, again)
+            self._queue.add_after(name, again)
 
     # --- the reconciler ------------------------------------------------------------
     def reconcile(self, name: str) -> float | None:
@@ -290,7 +277,7 @@ class DwsController:
             self.dws.delete("computes", name)
             meta["finalizers"] = []
             self.dws.replace("workflows", name, wf)
-            for key in [k for k in self._started if k[0] == name]:
-                del self._started[key]
+            for key in [k for k in list(self._started) if k[0] == name]:
+                self._started.pop(key, None)
             return None
         return None

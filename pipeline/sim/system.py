@@ -1,9 +1,12 @@
 """Start the whole simulated system on loopback (DESIGN.md §6), and stop all of it.
 
-Redis (a ``redis-server`` on a free port), the Kubernetes-compatible API
-server with the DWS webhooks, Storages and the DWS controller, and the real
-pipeline processes: a Celery worker and beat as subprocesses, the watcher
-in a thread. :meth:`SimulatedSystem.stop` (also on Ctrl-C, via the context
+Redis (a ``redis-server`` on a free port); the Kubernetes-compatible API
+server with the DWS webhooks, Storages and the DWS controller
+(``coral2-pipeline sim kube-api --with-dws``); and the real pipeline
+processes — Celery worker, beat, watcher, node worker — each a subprocess,
+as in production, so none shares an interpreter lock with another. The
+simulated Flux job manager and its outbox delivery run in the caller's
+process. :meth:`SimulatedSystem.stop` (also on Ctrl-C, via the context
 manager) ends every process it started.
 """
 
@@ -21,25 +24,27 @@ from pathlib import Path
 from typing import Any
 
 from celery import Celery
-from kubernetes import client
 
 from pipeline.bridge.delivery import Deliverer
 from pipeline.clients.k8s import DwsClient
+from pipeline.clients.kube import api_client
 from pipeline.errors import ConfigError, StoreUnavailable
 from pipeline.hooks import Hooks
 from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.jgf import containment_path
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.settings import Settings
-from pipeline.sim import dws_admission
-from pipeline.sim.dws import DwsController
-from pipeline.sim.dws_fixtures import install_cluster
 from pipeline.sim.flux import JobManager
-from pipeline.sim.kube_api import KubeApiServer
 from pipeline.sim.perilog import CeleryPerilog
-from pipeline.sim.redis_server import RedisServer
+from pipeline.sim.redis_server import RedisServer, free_port
 from pipeline.store import Store
-from pipeline.watch import Watcher
+
+
+@dataclass(frozen=True)
+class KubeEndpoint:
+    """Where the simulated API server (a subprocess) listens."""
+
+    url: str
 
 
 @dataclass
@@ -57,14 +62,14 @@ class SimulatedSystem:
     node_workers: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
     worker_concurrency: int = 4
+    reconcilers: int = 4
+    lease_s: float = 1.0
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="coral2-demo-")))
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     process_names: list[str] = field(default_factory=list)
     redis_url: str = ""
     redis: RedisServer | None = None
-    kube: KubeApiServer | None = None
-    controller: DwsController | None = None
-    watcher: Watcher | None = None
+    kube: KubeEndpoint | None = None
     store: Store | None = None
     dws: DwsClient | None = None
     flux: JobManager | None = None
@@ -73,7 +78,6 @@ class SimulatedSystem:
     _stopping: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
     _argv: dict[str, list[str]] = field(default_factory=dict)
-    _watcher_thread: threading.Thread | None = None
 
     def env(self) -> dict[str, str]:
         """The environment every pipeline process gets."""
@@ -122,14 +126,9 @@ class SimulatedSystem:
         """Start everything; return self."""
         (self.workdir / "rabbitmapping.json").write_text(self.mapping.model_dump_json(indent=1))
         self._start_redis()
-        self.kube = KubeApiServer().start()
-        dws_admission.install(self.kube.store)
-        api = client.ApiClient(client.Configuration(host=self.kube.url))
-        self.dws = DwsClient(api)
-        install_cluster(self.dws, self.mapping)
-        self.controller = DwsController(
-            api, latency_s=self.latency_s, mount_agent=not self.node_workers
-        ).start()
+        self._start_kube()
+        assert self.kube is not None
+        self.dws = DwsClient(api_client(host=self.kube.url))
         celery = [sys.executable, "-m", "celery", "-A", "pipeline.app"]
         self._spawn(
             "worker",
@@ -163,33 +162,39 @@ class SimulatedSystem:
         app.send_task("housekeeping.ping", args=["ready"]).get(timeout=120)  # the worker is up
         if self.node_workers:
             self._start_node_worker(settings)
-        self.start_watcher()
+        argv = [sys.executable, "-m", "pipeline.cli", "watch", "--lease", str(self.lease_s)]
+        self._spawn("watcher", argv)
+        self.wait_for_watcher()
         if self.with_flux:
             self._start_flux(settings)
         return self
 
-    def start_watcher(self) -> None:
-        """Start a watcher replica in a thread and wait until it leads."""
-        assert self.app is not None and self.store is not None and self.dws is not None
-        app = self.app
-        self.watcher = Watcher(
-            self.store, self.dws, lambda name, kw: app.send_task(name, kwargs=kw), lease_s=2.0
-        )
-        thread = threading.Thread(target=self.watcher.run, name="watcher", daemon=True)
-        thread.start()
-        self._threads.append(thread)
-        self._watcher_thread = thread
-        deadline = time.monotonic() + 30
-        while not self.watcher.leading:
-            if time.monotonic() > deadline:
-                raise ConfigError("the watcher did not become leader; is Redis reachable?")
-            time.sleep(0.01)
+    def _start_kube(self) -> None:
+        """The API server and the DWS controller, in their own process; wait until it serves."""
+        port = free_port()
+        argv = [sys.executable, "-m", "pipeline.cli", "sim", "kube-api", "--with-dws"]
+        argv += ["--port", str(port), "--mapping", str(self.workdir / "rabbitmapping.json")]
+        argv += ["--latency", str(self.latency_s), "--reconcilers", str(self.reconcilers)]
+        if self.node_workers:
+            argv.append("--no-mount-agent")
+        self._spawn("kube-api", argv)
+        url = f"http://127.0.0.1:{port}"
+        log = self.workdir / "kube-api.log"
+        deadline = time.monotonic() + 60
+        while not log.exists() or url not in log.read_text(errors="replace").splitlines():
+            if self.processes[-1].poll() is not None or time.monotonic() > deadline:
+                raise ConfigError(f"the simulated API server did not start; see {log}")
+            time.sleep(0.02)
+        self.kube = KubeEndpoint(url)
 
-    def stop_watcher(self) -> None:
-        """Stop the watcher replica (its lease is released, nothing else is told)."""
-        if self.watcher is not None and self._watcher_thread is not None:
-            self.watcher.stop()
-            self._watcher_thread.join(timeout=10)
+    def wait_for_watcher(self, timeout_s: float = 30) -> None:
+        """Wait until a watcher replica holds the leader lease."""
+        assert self.store is not None
+        deadline = time.monotonic() + timeout_s
+        while not self.store.client.exists(self.store.keys.watcher_leader):
+            if time.monotonic() > deadline:
+                raise ConfigError(f"the watcher did not lead; see {self.workdir / 'watcher.log'}")
+            time.sleep(0.01)
 
     def _start_node_worker(self, settings: Settings) -> None:
         """One simulated node worker serving every compute (and playing clientmountd)."""
@@ -249,15 +254,11 @@ class SimulatedSystem:
     def stop(self) -> None:
         """Stop everything that was started, newest first."""
         self._stopping.set()
-        if self.watcher is not None:
-            self.watcher.stop()
         if self.flux is not None:
             self.flux.stop()
         for thread in self._threads:
             thread.join(timeout=10)
-        if self.controller is not None:
-            self.controller.stop()
-        for proc in reversed(self.processes):  # beat, worker; then redis last
+        for proc in reversed(self.processes):  # newest first, the API server last; then redis
             if proc.poll() is None:
                 proc.terminate()
             try:
@@ -267,8 +268,6 @@ class SimulatedSystem:
                 proc.wait()
         if self.redis is not None:
             self.redis.stop()
-        if self.kube is not None:
-            self.kube.stop()
 
     def __enter__(self) -> SimulatedSystem:
         try:
