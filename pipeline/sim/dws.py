@@ -14,6 +14,7 @@ of every compute; with False it waits for a node worker to report mounts.
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 import time
@@ -91,6 +92,8 @@ class DwsController:
         self.mount_timeout_s = mount_timeout_s
         self.reconcilers = reconcilers
         self._queue = WorkQueue()
+        self._cache: dict[str, dict[str, Any]] = {}
+        self._cache_lock = threading.Lock()
         self._started: dict[tuple[str, str], float] = {}
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -123,9 +126,49 @@ class DwsController:
 
     # --- threads -------------------------------------------------------------------
     def _watch_loop(self) -> None:
-        self.dws.follow(
-            "workflows", lambda _, obj: self._queue.add(obj["metadata"]["name"]), self._stop
-        )
+        self.dws.follow("workflows", self._on_event, self._stop)
+
+    # --- the informer cache: reconciles read what the watch delivered, as controller-runtime
+    # does; a write from a stale copy fails with 409 and the reconcile runs again ----------
+    def _on_event(self, kind: str, obj: dict[str, Any]) -> None:
+        name = obj["metadata"]["name"]
+        if kind == "DELETED":
+            self._forget(name)
+        else:
+            self._remember(obj)
+        self._queue.add(name)
+
+    def _remember(self, obj: dict[str, Any]) -> None:
+        """Cache ``obj`` unless the cache already holds a newer version of it."""
+        name, rv = obj["metadata"]["name"], int(obj["metadata"]["resourceVersion"])
+        with self._cache_lock:
+            cached = self._cache.get(name)
+            if cached is None or int(cached["metadata"]["resourceVersion"]) < rv:
+                self._cache[name] = obj
+
+    def _read(self, name: str) -> dict[str, Any] | None:
+        """A private copy of the cached Workflow ``name`` (None: not seen, or deleted)."""
+        with self._cache_lock:
+            cached = self._cache.get(name)
+        return None if cached is None else copy.deepcopy(cached)
+
+    def _write(self, wf: dict[str, Any]) -> None:
+        """Replace the Workflow (guarded by its resourceVersion) and cache the answer."""
+        name = wf["metadata"]["name"]
+        try:
+            stored = self.dws.replace("workflows", name, wf)
+        except NotFound:
+            self._forget(name)
+            raise
+        meta = stored["metadata"]
+        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+            self._forget(name)  # gone; its DELETED event may already have been handled
+        else:
+            self._remember(stored)
+
+    def _forget(self, name: str) -> None:
+        with self._cache_lock:
+            self._cache.pop(name, None)
 
     def _reconcile_loop(self) -> None:
         """Reconcile names from the queue: a burst of events is one reconcile, and no
@@ -153,9 +196,8 @@ class DwsController:
     # --- the reconciler ------------------------------------------------------------
     def reconcile(self, name: str) -> float | None:
         """One reconcile of Workflow ``name``; return when to look again (None: on events only)."""
-        try:
-            wf = self.dws.get_workflow(name)
-        except NotFound:
+        wf = self._read(name)
+        if wf is None:
             return None
         meta, spec = wf["metadata"], wf.get("spec", {})
         status = wf.setdefault("status", {})
@@ -166,7 +208,7 @@ class DwsController:
             meta["finalizers"] = finalizers + [
                 f for f in (DWS_FINALIZER, NNF_FINALIZER) if f not in finalizers
             ]
-            self.dws.replace("workflows", name, wf)
+            self._write(wf)
             return 0.0
         desired = spec.get("desiredState")
         if status.get("state") != desired:
@@ -179,7 +221,7 @@ class DwsController:
             )
             spec["forceReady"] = False
             self._started[(name, str(desired))] = time.monotonic()
-            self.dws.replace("workflows", name, wf)
+            self._write(wf)
             return 0.0
         state = str(desired)
         if state == "Proposal" and not status.get("computes"):
@@ -196,7 +238,7 @@ class DwsController:
                 if exc.status != 409:
                     raise
             status["computes"] = {"kind": "Computes", "name": name, "namespace": self.dws.namespace}
-            self.dws.replace("workflows", name, wf)
+            self._write(wf)
             return 0.0
         if status.get("ready"):
             return None
@@ -243,7 +285,7 @@ class DwsController:
                 status["env"] = {**(status.get("env") or {}), **env_for(ctx)}
             status["readyChange"] = micro_time()
             status["elapsedTimeLastState"] = go_duration(time.monotonic() - started)
-        self.dws.replace("workflows", name, wf)
+        self._write(wf)
         if ready:
             return None
         return max(self.latency_s, 0.01) if waiting else 0.05
@@ -271,12 +313,12 @@ class DwsController:
             )
             delete_clientmounts(self.dws, items)
             meta["finalizers"] = [f for f in finalizers if f != NNF_FINALIZER]
-            self.dws.replace("workflows", name, wf)
+            self._write(wf)
             return 0.0
         if finalizers == [DWS_FINALIZER]:
             self.dws.delete("computes", name)
             meta["finalizers"] = []
-            self.dws.replace("workflows", name, wf)
+            self._write(wf)
             for key in [k for k in list(self._started) if k[0] == name]:
                 self._started.pop(key, None)
             return None

@@ -236,22 +236,21 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
 
-        def chunk(payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode() + b"\n"
+        def chunk(data: bytes) -> None:
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
 
+        api_version = self._api_version(rtype, version)
         try:
-            for kind, obj in events:
-                obj["apiVersion"] = self._api_version(rtype, version)
-                chunk({"type": kind, "object": obj})
+            for event in events:
+                chunk(event.line(api_version))
                 if fault is not None and fault.drop_watch:
                     self.close_connection = True
                     return
                 if self.server.stopping:
                     break
         except ApiError as exc:
-            chunk({"type": "ERROR", "object": exc.status()})
+            chunk(json.dumps({"type": "ERROR", "object": exc.status()}).encode() + b"\n")
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 

@@ -11,11 +11,12 @@ status subresources per type, finalizers and ``deletionTimestamp``.
 from __future__ import annotations
 
 import copy
+import json
 import threading
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -75,13 +76,27 @@ class ApiError(Exception):
 
 @dataclass(frozen=True)
 class Event:
-    """One change: ``ADDED``, ``MODIFIED`` or ``DELETED`` with the object after it."""
+    """One change: ``ADDED``, ``MODIFIED`` or ``DELETED`` with the object after it.
+
+    The object is never changed after the event is logged (every write
+    stores a new copy), so each watch line is encoded once per API version
+    and shared by every watcher.
+    """
 
     rv: int
     type: str
     rtype: ResourceType
     namespace: str
     obj: dict[str, Any]
+    _lines: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
+
+    def line(self, api_version: str) -> bytes:
+        """The watch line for this event: ``{"type": ..., "object": ...}`` and a newline."""
+        encoded = self._lines.get(api_version)
+        if encoded is None:
+            body = {"type": self.type, "object": {**self.obj, "apiVersion": api_version}}
+            encoded = self._lines[api_version] = json.dumps(body).encode() + b"\n"
+        return encoded
 
 
 def _now() -> str:
@@ -312,8 +327,10 @@ class KubeStore:
         since: int | None,
         selector: str | None,
         until: float,
-    ) -> Iterator[tuple[str, dict[str, Any]]]:
-        """Yield ``(type, object)`` events after ``since`` until the monotonic time ``until``.
+    ) -> Iterator[Event]:
+        """Yield the events after ``since`` until the monotonic time ``until``.
+
+        Their objects are shared: read them, never change them.
 
         ``since`` None gives synthetic ADDED events for the current objects
         first. A ``since`` older than the event log raises 410.
@@ -323,7 +340,10 @@ class KubeStore:
         with self._lock:
             if since is None:
                 items, since = self.list(rtype, ns, selector)
-                pending: list[tuple[str, dict[str, Any]]] = [("ADDED", o) for o in items]
+                pending = [
+                    Event(int(o["metadata"]["resourceVersion"]), "ADDED", rtype, ns or "", o)
+                    for o in items
+                ]
             else:
                 oldest = self._events[0].rv if self._events else self._rv + 1
                 if since < oldest - 1 and since < self._rv:
@@ -336,8 +356,13 @@ class KubeStore:
         while True:
             with self._lock:
                 while not self._closed:
-                    fresh = [e for e in self._events if e.rv > cursor]
+                    fresh: list[Event] = []
+                    for logged in reversed(self._events):  # newest first; stop at the cursor
+                        if logged.rv <= cursor:
+                            break
+                        fresh.append(logged)
                     if fresh:
+                        fresh.reverse()
                         break
                     remaining = until - time.monotonic()
                     if remaining <= 0:
@@ -352,4 +377,4 @@ class KubeStore:
                 if ns is not None and event.namespace != ns:
                     continue
                 if matches_labels(event.obj, selector):
-                    yield event.type, copy.deepcopy(event.obj)
+                    yield event

@@ -75,6 +75,9 @@ class JobLocks:
         self.keys = keys
         self._release = client.register_script(_RELEASE)
         self._extend = client.register_script(_EXTEND)
+        self._held: dict[str, tuple[int, float, float]] = {}  # token → (jobid, ttl, renew at)
+        self._held_lock = threading.Condition()
+        self._keeper: threading.Thread | None = None
 
     def acquire(self, jobid: int, *, ttl_s: float = 30.0) -> str | None:
         """Take the lock without waiting; return the owner token, or None if held."""
@@ -103,10 +106,11 @@ class JobLocks:
     def held(self, jobid: int, *, ttl_s: float = 10.0, wait_s: float = 5.0) -> Iterator[str]:
         """Hold the lock for a block, waiting up to ``wait_s``; raise :class:`LockBusy` after.
 
-        The lock expires ``ttl_s`` after its last renewal; a heartbeat thread
-        renews it every ``ttl_s / 3`` while the block runs. A holder killed
-        with SIGKILL stops renewing, so its lock is free again within
-        ``ttl_s`` — never for a whole task time limit.
+        The lock expires ``ttl_s`` after its last renewal; the process's one
+        lock-keeper thread renews every held lock every ``ttl_s / 3`` while
+        its block runs (one thread, not one per task). A holder killed with
+        SIGKILL stops renewing, so its lock is free again within ``ttl_s`` —
+        never for a whole task time limit.
         """
         deadline = time.monotonic() + wait_s
         delay = 0.005
@@ -115,22 +119,42 @@ class JobLocks:
                 raise LockBusy(f"job {jobid} is locked by another worker", delay_s=1.0)
             time.sleep(delay)
             delay = min(delay * 2, 0.2)
-        done = threading.Event()
-
-        def heartbeat() -> None:
-            while not done.wait(ttl_s / 3):
-                try:
-                    if not self.extend(jobid, token, ttl_s=ttl_s):
-                        log.error("lost the lock of job %s while holding it", jobid)
-                        return
-                except StoreUnavailable as exc:
-                    log.warning("cannot renew the lock of job %s: %s", jobid, exc)
-
-        beat = threading.Thread(target=heartbeat, name=f"lock-{jobid}", daemon=True)
-        beat.start()
+        self._keep(token, jobid, ttl_s)
         try:
             yield token
         finally:
-            done.set()
-            beat.join()
+            with self._held_lock:
+                self._held.pop(token, None)
             self.release(jobid, token)
+
+    def _keep(self, token: str, jobid: int, ttl_s: float) -> None:
+        """Renew the lock ``token`` until it is released, from one thread per process."""
+        with self._held_lock:
+            self._held[token] = (jobid, ttl_s, time.monotonic() + ttl_s / 3)
+            self._held_lock.notify()
+            if self._keeper is None or not self._keeper.is_alive():
+                self._keeper = threading.Thread(target=self._renew, name="lock-keeper", daemon=True)
+                self._keeper.start()
+
+    def _renew(self) -> None:
+        """Extend each held lock every third of its life, until it is released; forever.
+
+        Checking and extending under the same mutex as release means a lock
+        released meanwhile is never reported lost.
+        """
+        with self._held_lock:
+            while True:
+                now = time.monotonic()
+                for token, (jobid, ttl_s, due) in list(self._held.items()):
+                    if due > now:
+                        continue
+                    try:
+                        if not self.extend(jobid, token, ttl_s=ttl_s):
+                            log.error("lost the lock of job %s while holding it", jobid)
+                            del self._held[token]
+                            continue
+                    except StoreUnavailable as exc:
+                        log.warning("cannot renew the lock of job %s: %s", jobid, exc)
+                    self._held[token] = (jobid, ttl_s, now + ttl_s / 3)
+                wake = min((due for _, _, due in self._held.values()), default=None)
+                self._held_lock.wait(None if wake is None else max(0.0, wake - now))
