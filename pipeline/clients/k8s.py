@@ -63,7 +63,13 @@ class DwsClient(KubeClient):
         return self.get("workflows", name)
 
     def patch_desired_state(
-        self, name: str, desired: str, *, expected_state: str | None, attempts: int = 5
+        self,
+        name: str,
+        desired: str,
+        *,
+        expected_state: str | None,
+        attempts: int = 5,
+        current: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Move ``desiredState`` to ``desired`` if ``status.state`` is ``expected_state``.
 
@@ -100,20 +106,38 @@ class DwsClient(KubeClient):
         """Delete a Workflow; return False when it was already gone."""
         return self.delete("workflows", name)
 
-    def remove_finalizer(self, name: str, finalizer: str = WLM_FINALIZER) -> bool:
-        """Remove ``finalizer`` from a Workflow; return whether it was there."""
-        current = self.get_workflow(name)
-        finalizers: Sequence[str] = current["metadata"].get("finalizers") or []
-        if finalizer not in finalizers:
-            return False
-        body = {
-            "metadata": {
-                "resourceVersion": current["metadata"]["resourceVersion"],
-                "finalizers": [f for f in finalizers if f != finalizer],
+    def remove_finalizer(
+        self,
+        name: str,
+        finalizer: str = WLM_FINALIZER,
+        *,
+        current: dict[str, Any] | None = None,
+    ) -> bool:
+        """Remove ``finalizer`` from a Workflow; return whether it was there.
+
+        ``current``: the Workflow as just read; if it turns out stale (a
+        resourceVersion conflict) the Workflow is read again, once.
+        """
+        known = current
+        while True:
+            current = known or self.get_workflow(name)
+            finalizers: Sequence[str] = current["metadata"].get("finalizers") or []
+            if finalizer not in finalizers:
+                return False
+            body = {
+                "metadata": {
+                    "resourceVersion": current["metadata"]["resourceVersion"],
+                    "finalizers": [f for f in finalizers if f != finalizer],
+                }
             }
-        }
-        self.patch("workflows", name, body)
-        return True
+            try:
+                self.patch("workflows", name, body)
+            except Conflict:
+                if known is None:
+                    raise
+                known = None
+                continue
+            return True
 
     # --- the other DWS resources ------------------------------------------------
     def directive_breakdowns(self, workflow: dict[str, Any]) -> list[dict[str, Any]]:

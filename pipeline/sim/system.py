@@ -62,6 +62,8 @@ class SimulatedSystem:
     node_workers: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
     worker_concurrency: int = 4
+    worker_pool: str = "threads"
+    workers: int = 1
     reconcilers: int = 4
     lease_s: float = 1.0
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="coral2-demo-")))
@@ -130,23 +132,24 @@ class SimulatedSystem:
         assert self.kube is not None
         self.dws = DwsClient(api_client(host=self.kube.url))
         celery = [sys.executable, "-m", "celery", "-A", "pipeline.app"]
-        self._spawn(
-            "worker",
-            [
-                *celery,
-                "worker",
-                "-Q",
-                "lifecycle,timeouts,housekeeping",
-                "--pool=threads",
-                f"--concurrency={self.worker_concurrency}",
-                "-E",
-                "--without-gossip",
-                "--without-mingle",
-                "--loglevel=WARNING",
-                "-n",
-                "demo@%h",
-            ],
-        )
+        for index in range(self.workers):
+            self._spawn(
+                "worker" if index == 0 else f"worker-{index + 1}",
+                [
+                    *celery,
+                    "worker",
+                    "-Q",
+                    "lifecycle,timeouts,housekeeping",
+                    f"--pool={self.worker_pool}",
+                    f"--concurrency={self.worker_concurrency}",
+                    "-E",
+                    "--without-gossip",
+                    "--without-mingle",
+                    "--loglevel=WARNING",
+                    "-n",
+                    f"demo{index + 1}@%h",
+                ],
+            )
         self._spawn(
             "beat",
             [*celery, "beat", "--loglevel=WARNING", "-s", str(self.workdir / "beat-schedule")],

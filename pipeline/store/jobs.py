@@ -50,12 +50,15 @@ class JobStore:
             raise store_errors(exc) from exc
         return bool(created)
 
-    def update(self, jobid: int, change: Updater) -> JobRecord | None:
+    def update(
+        self, jobid: int, change: Updater, *, default: JobRecord | None = None
+    ) -> JobRecord | None:
         """Apply ``change`` to the record atomically; return the stored result.
 
         ``change`` gets a copy and returns the new record, or None to leave
-        it as is. It may run more than once, so it must be pure. Returns
-        None when there is no record.
+        it as is. It may run more than once, so it must be pure. With no
+        record, returns None — or, given ``default``, applies ``change`` to
+        it and stores the result (create-or-update in one transaction).
         """
         key = self.keys.job(jobid)
         try:
@@ -64,17 +67,23 @@ class JobStore:
                     try:
                         pipe.watch(key)  # type: ignore[no-untyped-call]
                         raw: Any = pipe.get(key)
-                        if raw is None:
+                        if raw is None and default is None:
                             pipe.unwatch()
                             return None
-                        current = JobRecord.model_validate_json(raw)
+                        current = default if raw is None else JobRecord.model_validate_json(raw)
+                        assert current is not None
                         new = change(current.model_copy(deep=True))
-                        if new is None or new == current:
+                        if raw is not None and (new is None or new == current):
                             pipe.unwatch()
                             return current
-                        new = new.model_copy(update={"version": current.version + 1})
+                        if new is None:
+                            new = current
+                        elif new != current:
+                            new = new.model_copy(update={"version": current.version + 1})
                         pipe.multi()
                         pipe.set(key, new.model_dump_json())
+                        if raw is None:
+                            pipe.sadd(self.keys.jobs_index, jobid)
                         pipe.execute()
                         return new
                     except redis.WatchError:

@@ -34,13 +34,31 @@ def _updater(changes: dict[str, Any]) -> Callable[[JobRecord], JobRecord]:
     return change
 
 
-def perform(store: Store, dws: DwsClient, jobid: int, actions: Sequence[Action]) -> None:
-    """Perform ``actions`` for ``jobid`` in order."""
+def perform(
+    store: Store,
+    dws: DwsClient,
+    jobid: int,
+    actions: Sequence[Action],
+    *,
+    workflow: dict[str, Any] | None = None,
+) -> None:
+    """Perform ``actions`` for ``jobid`` in order.
+
+    ``workflow``: the Workflow the actions were decided on, just read; the
+    first change to it starts from that copy instead of reading it again
+    (resourceVersion-guarded, so a stale copy costs a conflict, not a lost
+    update). Later changes read afresh.
+    """
     name = f"fluxjob-{jobid}"
+    known = workflow
     for action in actions:
+        if isinstance(action, (PatchDesiredState, RemoveFinalizer, DeleteWorkflow)):
+            current, known = known, None
         if isinstance(action, PatchDesiredState):
             try:
-                dws.patch_desired_state(name, action.desired, expected_state=action.expected)
+                dws.patch_desired_state(
+                    name, action.desired, expected_state=action.expected, current=current
+                )
             except Conflict as exc:
                 log.info("job %s: %s (the workflow moved on)", jobid, exc)
         elif isinstance(action, SendOnce):
@@ -49,10 +67,10 @@ def perform(store: Store, dws: DwsClient, jobid: int, actions: Sequence[Action])
             dws.patch_computes(name, [{"name": h} for h in action.hosts])
         elif isinstance(action, RemoveFinalizer):
             with suppress(NotFound):
-                dws.remove_finalizer(name)
+                dws.remove_finalizer(name, current=current)
         elif isinstance(action, DeleteWorkflow):
             with suppress(NotFound):
-                dws.remove_finalizer(name)
+                dws.remove_finalizer(name, current=current)
             dws.delete_workflow(name)
         elif isinstance(action, UpdateJob):
             store.jobs.update(jobid, _updater(action.changes))

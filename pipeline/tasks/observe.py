@@ -49,12 +49,16 @@ def observe(jobid: int) -> str | None:
     status: dict[str, Any] = workflow.get("status") or {}
     state = status.get("state") or "new"
     summary = f"{state}:{'ready' if status.get('ready') else status.get('status') or 'pending'}"
-    store.jobs.create(JobRecord(jobid=jobid, workflow=workflow["metadata"]["name"]))
-    record = store.jobs.update(jobid, lambda r: r.model_copy(update={"state": summary}))
+    record = store.jobs.update(
+        jobid,
+        lambda r: r.model_copy(update={"state": summary}),
+        default=JobRecord(jobid=jobid, workflow=workflow["metadata"]["name"]),
+    )
     if record is not None and task.app.conf.coral2_lifecycle:
         snapshot = _snapshot(task, workflow)
         settings = task.app.conf.coral2_rabbit
-        perform(store, task.dws, jobid, decide(snapshot, record, time.time(), settings))
+        actions = decide(snapshot, record, time.time(), settings)
+        perform(store, task.dws, jobid, actions, workflow=workflow)
     return summary
 
 
