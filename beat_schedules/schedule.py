@@ -18,10 +18,11 @@ SCHEDULE: dict[str, dict[str, Any]] = {
         "options": {"expires": 5.0},
     },
     # The watcher is edge-triggered; this level-triggered pass re-observes
-    # every tracked Workflow, so a lost observe costs one period, not a job.
+    # each tracked Workflow not observed for 10 s, so a lost observe costs
+    # 10 s, not a job; run every second, it spreads those re-observes evenly.
     "workflow-resync": {
         "task": "dws.resync",
-        "schedule": 10.0,
-        "options": {"expires": 10.0},
+        "schedule": 1.0,
+        "options": {"expires": 1.0},
     },
 }

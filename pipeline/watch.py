@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import Gone, KubeError, StoreUnavailable
 from pipeline.store import Store
-from pipeline.tasks.observe import jobid_of
+from pipeline.tasks.observe import PENDING_TTL_S, jobid_of
 
 log = logging.getLogger("coral2_pipeline.watch")
 
@@ -84,7 +84,8 @@ class Watcher:
                 self._warned.add(name)
                 log.warning("ignoring Workflow %s: not created by Flux (fluxjob-<jobid>)", name)
             return
-        if self.store.client.set(self.store.keys.observe_pending(jobid), "1", nx=True, ex=300):
+        pending = self.store.keys.observe_pending(jobid)
+        if self.store.client.set(pending, "1", nx=True, ex=PENDING_TTL_S):
             self.enqueue("dws.observe", {"jobid": jobid})
 
     def _storage(self, name: str) -> None:

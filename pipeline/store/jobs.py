@@ -102,6 +102,15 @@ class JobStore:
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
 
+    def records(self) -> list[JobRecord]:
+        """Return every job record, by jobid (one round trip for the lot)."""
+        ids = self.jobids()
+        try:
+            raws: Any = self.client.mget([self.keys.job(j) for j in ids]) if ids else []
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return [JobRecord.model_validate_json(raw) for raw in raws if raw is not None]
+
     def jobids(self) -> list[int]:
         """Return the ids of every job with a record, ascending."""
         try:

@@ -113,12 +113,12 @@ class JobLocks:
         never for a whole task time limit.
         """
         deadline = time.monotonic() + wait_s
-        delay = 0.005
+        delay = 0.001  # tasks of one job hold it for milliseconds: poll fast, back off a little
         while (token := self.acquire(jobid, ttl_s=ttl_s)) is None:
             if time.monotonic() >= deadline:
                 raise LockBusy(f"job {jobid} is locked by another worker", delay_s=1.0)
             time.sleep(delay)
-            delay = min(delay * 2, 0.2)
+            delay = min(delay * 2, 0.02)
         self._keep(token, jobid, ttl_s)
         try:
             yield token

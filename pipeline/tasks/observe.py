@@ -51,7 +51,7 @@ def observe(jobid: int) -> str | None:
     summary = f"{state}:{'ready' if status.get('ready') else status.get('status') or 'pending'}"
     record = store.jobs.update(
         jobid,
-        lambda r: r.model_copy(update={"state": summary}),
+        lambda r: r.model_copy(update={"state": summary, "observed_at": time.time()}),
         default=JobRecord(jobid=jobid, workflow=workflow["metadata"]["name"]),
     )
     if record is not None and task.app.conf.coral2_lifecycle:
@@ -108,25 +108,39 @@ def observe_storage(name: str) -> dict[str, Any] | None:
     return health
 
 
+#: How long a job's "observe pending" mark lives (s): it coalesces events while an observe
+#: waits in the queue; should that message ever be lost, the next event or resync after
+#: this long queues another (a duplicate observe is harmless, a stuck job is not).
+PENDING_TTL_S = 30
+
+#: A tracked Workflow not observed for this long is observed again by ``dws.resync`` (s).
+RESYNC_AFTER_S = 10.0
+
+
 @pipeline_task("dws.resync", queue="housekeeping", max_attempts=3)
 def resync() -> int:
-    """Enqueue ``dws.observe`` for every job whose Workflow we still track; return how many.
+    """Enqueue ``dws.observe`` for every tracked job not observed for ``RESYNC_AFTER_S``.
 
     The watcher is edge-triggered: one lost observe (a worker killed before
     Redis forgot its message, a watch event dropped in an outage) would
     leave a Workflow that waits for us — Proposal complete, say — waiting
-    forever, since nothing about it changes again. This periodic, level-
-    triggered pass (beat, ``beat_schedules/schedule.py``) bounds that loss
-    to one period; ``dws.observe`` is idempotent, so the extra reads cost
-    nothing else.
+    forever, since nothing about it changes again. This level-triggered
+    pass (beat runs it every second, ``beat_schedules/schedule.py``) bounds
+    that loss to ``RESYNC_AFTER_S``. Each job comes due ``RESYNC_AFTER_S``
+    after its own last observation, so 200 jobs in flight cost a steady
+    20 observes/s, never a burst of 200 in front of the transitions that
+    are waiting; the watcher's coalescing mark keeps a job from being
+    queued twice. Returns how many were enqueued.
     """
     task: PipelineTask = resync
     store = task.store
+    stale = time.time() - RESYNC_AFTER_S
     count = 0
-    for jobid in store.jobs.jobids():
-        record = store.jobs.get(jobid)
-        if record is None or record.deleted or record.state == "deleted":
+    for record in store.jobs.records():
+        if record.deleted or record.state == "deleted" or record.observed_at > stale:
             continue
-        task.enqueue("dws.observe", jobid=jobid)
-        count += 1
+        pending = store.keys.observe_pending(record.jobid)
+        if store.client.set(pending, "1", nx=True, ex=PENDING_TTL_S):
+            task.enqueue("dws.observe", jobid=record.jobid)
+            count += 1
     return count
