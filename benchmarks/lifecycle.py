@@ -60,6 +60,8 @@ class LifecycleFigures:
     @property
     def ratio(self) -> float:
         """Our jobs/s over the ceiling's jobs/s (ceiling tasks/s ÷ tasks per job)."""
+        if not self.tasks_per_job:
+            return 0.0
         return self.jobs_per_s / (self.ceiling_tasks_per_s / self.tasks_per_job)
 
 
@@ -164,7 +166,7 @@ def bench_lifecycle(
     return LifecycleFigures(
         jobs=jobs,
         jobs_per_s=jobs / elapsed,
-        tasks_per_job=tasks / jobs,
+        tasks_per_job=tasks / jobs if jobs else 0.0,
         p50_ms=percentile(samples, 50),
         p99_ms=percentile(samples, 99),
         ceiling_tasks_per_s=ceiling,
@@ -195,7 +197,7 @@ def describe(f: LifecycleFigures) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.lifecycle")
-    parser.add_argument("--jobs", type=int, default=500)
+    parser.add_argument("--jobs", type=int, default=500, help="saturated phase (0: skip)")
     parser.add_argument("--in-flight", type=int, default=200)
     parser.add_argument("--runtime", type=float, default=60.0, help="s per job, live phase")
     parser.add_argument("--live-jobs", type=int, help="jobs in the live phase (0: skip)")
