@@ -119,6 +119,7 @@ class JobManager:
         self.perilog = perilog
         self.jobtap = DwsJobtap(self, service, epilog_timeout_s=epilog_timeout_s)
         self.jobs: dict[int, FluxJob] = {}
+        self._active: dict[int, FluxJob] = {}  # not INACTIVE, in submission order
         self.lock = threading.RLock()
         self.tick_s = tick_s
         self.set_status: dict[str, str] = {}
@@ -150,6 +151,7 @@ class JobManager:
             jobid = (int((time.time() - self._t0) * 1000) << 24) | next(self._seq)
             job = FluxJob(jobid, userid, jobspec, runtime_s)
             self.jobs[jobid] = job
+            self._active[jobid] = job
             self.post(job, "submit", {"userid": userid, "urgency": 16, "flags": 0, "version": 1})
             self.jobtap.depend(job)
             self._advance(job)
@@ -264,6 +266,8 @@ class JobManager:
 
     def _enter(self, job: FluxJob, state: str) -> None:
         job.state = state
+        if state == "INACTIVE":
+            self._active.pop(job.id, None)
         self.changed.notify_all()
         if state == "RUN":
             self.jobtap.run(job)
@@ -334,11 +338,11 @@ class JobManager:
                     self.resources.release(job.hosts, job.ssd)
                     self.post(job, "free")
                 self.post(job, "clean")
-                job.state = "INACTIVE"
+                self._enter(job, "INACTIVE")
                 job.kvs["eventlog"] = "".join(e.to_line() for e in job.eventlog)
 
     def _schedule(self) -> None:
-        for job in self.jobs.values():
+        for job in list(self._active.values()):
             if job.state != "SCHED" or job.request is None or job.fatal:
                 continue
             got = self.resources.allocate(job.request, job.system.get("constraints"))
@@ -358,9 +362,8 @@ class JobManager:
             for callback in due:
                 callback()
             self._schedule()
-            for job in list(self.jobs.values()):
-                if job.state != "INACTIVE":
-                    self._advance(job)
+            for job in list(self._active.values()):  # a reactor step costs the live jobs only
+                self._advance(job)
 
     def start(self) -> JobManager:
         def loop() -> None:
