@@ -47,11 +47,17 @@ def main() -> None:
     table.add_row("watch event → dws.observe start", f"p50 {p50:.1f} ms, p99 {p99:.1f} ms", "")
     f = lifecycle.bench_lifecycle()
     table.add_row(
-        f"lifecycle: {f.jobs} xfs jobs, ≤200 in flight, zero-latency DWS",
-        f"{f.jobs_per_s:.1f} jobs/s, {f.tasks_per_job:.1f} tasks/job, transition p50 "
-        f"{f.p50_ms:.0f} ms / p99 {f.p99_ms:.0f} ms, {f.ratio:.0%} of the Celery ceiling "
-        f"({f.ceiling_tasks_per_s:.0f} tasks/s), leaks: {len(f.leaks)}",
-        "p99 ≤ 50 ms; ≥ 50 % of the ceiling",
+        f"lifecycle, saturated: {f.jobs} xfs jobs, ≤200 in flight, zero-latency DWS",
+        f"{f.jobs_per_s:.1f} jobs/s, {f.tasks_per_job:.1f} tasks/job, {f.ratio:.0%} of the "
+        f"Celery ceiling ({f.ceiling_tasks_per_s:.0f} tasks/s); queueing latency p50 "
+        f"{f.p50_ms:.0f} ms / p99 {f.p99_ms:.0f} ms; leaks: {len(f.leaks)}",
+        "≥ 50 % of the ceiling",
+    )
+    table.add_row(
+        f"lifecycle, live: 200 jobs kept in flight, {f.live_jobs} jobs of 60 s",
+        f"transition p50 {f.live_p50_ms:.0f} ms / p99 {f.live_p99_ms:.0f} ms "
+        f"({f.live_transitions} transitions)",
+        "p99 ≤ 50 ms",
     )
     console.print(table)
 
