@@ -52,6 +52,7 @@ def perform(
     name = f"fluxjob-{jobid}"
     known = workflow
     for action in actions:
+        current = None  # the copy this action may start from: only the first Workflow change's
         if isinstance(action, (PatchDesiredState, RemoveFinalizer, DeleteWorkflow)):
             current, known = known, None
         if isinstance(action, PatchDesiredState):
