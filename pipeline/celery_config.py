@@ -68,4 +68,5 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "coral2_dws_version": settings.rabbit.dws_api_version,
         "coral2_rabbit": settings.rabbit,
         "coral2_lifecycle": not settings.pipeline.observe_only,
+        "coral2_retention_s": settings.pipeline.retention,
     }

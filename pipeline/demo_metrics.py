@@ -87,6 +87,7 @@ def leaks(system: SimulatedSystem) -> list[str]:
     client, keys = system.store.client, system.store.keys
     found += [f"lock {k.decode()}" for k in client.scan_iter(f"{keys.prefix}:lock:*")]
     found += [f"deadline {d.member}" for d in system.store.deadlines.pending()]
+    found += [f"job {j} still tracked" for j in system.store.jobs.jobids()]
     backlog = system.store.outbox.backlog()
     if backlog:
         found.append(f"outbox backlog {backlog}")

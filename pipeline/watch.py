@@ -9,7 +9,9 @@ takes over within ``lease_s`` of the leader's death. The leader:
   (capped) while the API server is unreachable;
 * enqueues ``dws.observe`` for ``fluxjob-*`` Workflows, coalesced with a
   ``SET NX`` mark so at most one observe per job is pending, and warns once
-  per name about Workflows that are not Flux's;
+  per name about Workflows that are not Flux's. Events that cannot change
+  a decision are passed over (:func:`awaits_dws`): DWS has not yet taken up
+  a new ``desiredState``, so its own status update follows;
 * enqueues ``storage.observe`` for Storage changes.
 """
 
@@ -22,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pipeline.clients.k8s import DwsClient
+from pipeline.clients.kube import WatchEvent
 from pipeline.errors import Gone, KubeError, StoreUnavailable
 from pipeline.store import Store
 from pipeline.tasks.observe import PENDING_TTL_S, jobid_of
@@ -29,6 +32,35 @@ from pipeline.tasks.observe import PENDING_TTL_S, jobid_of
 log = logging.getLogger("coral2_pipeline.watch")
 
 Enqueue = Callable[[str, dict[str, object]], None]
+
+#: Statuses that call for an observe whatever state they are reported in.
+_ALARMS = frozenset({"Error", "TransientCondition"})
+
+
+def awaits_dws(event: WatchEvent) -> bool:
+    """Whether a Workflow event only shows DWS still to take up a new ``desiredState``.
+
+    Such an event — nearly always our own desiredState patch — reports the
+    previous state: that state's actions are done (we patched because it was
+    complete), ``Teardown`` is not yet active, and DWS's next status update,
+    which reports the new state, is certain to follow and is observed. One
+    observe fewer per transition, with nothing decided later: alarms
+    (``Error``, ``TransientCondition``), deletions and Workflows with no
+    status yet are always observed, and ``dws.resync`` re-observes anyway.
+    """
+    if event.type != "MODIFIED":
+        return False
+    obj = event.object
+    status = obj.get("status") or {}
+    state, desired = status.get("state"), (obj.get("spec") or {}).get("desiredState")
+    return (
+        bool(state)
+        and bool(desired)
+        and state != desired
+        and status.get("status") not in _ALARMS
+        and not obj.get("metadata", {}).get("deletionTimestamp")
+    )
+
 
 _RENEW = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
@@ -110,7 +142,8 @@ class Watcher:
             for event in self.dws.watch(plural, rv, timeout_s=timeout_s):
                 if self._stop.is_set() or not self.leading:
                     return
-                handle(event.object["metadata"]["name"])
+                if not (plural == "workflows" and awaits_dws(event)):
+                    handle(event.object["metadata"]["name"])
                 self.store.client.set(key, event.resource_version)
         except Gone:
             log.info("%s watch expired at resourceVersion %s; relisting", plural, rv)

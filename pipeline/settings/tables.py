@@ -234,6 +234,14 @@ class PipelineSettings(_Table):
             "worker; keep it above the task time limit (300 s) in production"
         ),
     )
+    retention: float = Field(
+        default=7 * 24 * 3600.0,
+        gt=0,
+        description=(
+            "seconds a finished job's record and one-shot marks stay in Redis after its "
+            "Workflow is gone (getrabbit, late duplicate hooks)"
+        ),
+    )
     queues: QueueNames = Field(default_factory=QueueNames)
     owner_uid: int | None = Field(
         default=None, description="instance owner uid; unset = uid of the service"

@@ -4,6 +4,12 @@
 function and writes it in ``MULTI``; a concurrent writer makes ``EXEC``
 fail and the function is applied again to the new value, so no update is
 ever lost. Each write bumps ``version``.
+
+The index ``<prefix>:jobs`` holds the *tracked* jobs, those whose Workflow
+has not been seen gone; :meth:`JobStore.finish` takes a job out of it and
+gives its record and its one-shot marks a retention period, after which
+Redis forgets them — the store holds what is in flight plus a window of
+history, not every job the machine ever ran.
 """
 
 from __future__ import annotations
@@ -81,7 +87,7 @@ class JobStore:
                         elif new != current:
                             new = new.model_copy(update={"version": current.version + 1})
                         pipe.multi()
-                        pipe.set(key, new.model_dump_json())
+                        pipe.set(key, new.model_dump_json(), keepttl=True)
                         if raw is None:
                             pipe.sadd(self.keys.jobs_index, jobid)
                         pipe.execute()
@@ -96,14 +102,29 @@ class JobStore:
         """Forget ``jobid`` (missing is fine)."""
         try:
             pipe = self.client.pipeline()
-            pipe.delete(self.keys.job(jobid))
+            pipe.delete(self.keys.job(jobid), self.keys.marks(jobid))
             pipe.srem(self.keys.jobs_index, jobid)
             pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
 
+    def finish(self, jobid: int, retain_s: float) -> None:
+        """Stop tracking ``jobid``: its record and marks expire ``retain_s`` from now.
+
+        Idempotent; a later update keeps the expiry (``SET KEEPTTL``).
+        """
+        ms = max(1, int(retain_s * 1000))
+        try:
+            pipe = self.client.pipeline()
+            pipe.srem(self.keys.jobs_index, jobid)
+            pipe.pexpire(self.keys.job(jobid), ms)
+            pipe.pexpire(self.keys.marks(jobid), ms)
+            pipe.execute()
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
     def records(self) -> list[JobRecord]:
-        """Return every job record, by jobid (one round trip for the lot)."""
+        """Return the record of every tracked job, by jobid (one round trip for the lot)."""
         ids = self.jobids()
         try:
             raws: Any = self.client.mget([self.keys.job(j) for j in ids]) if ids else []
@@ -112,7 +133,7 @@ class JobStore:
         return [JobRecord.model_validate_json(raw) for raw in raws if raw is not None]
 
     def jobids(self) -> list[int]:
-        """Return the ids of every job with a record, ascending."""
+        """Return the ids of the tracked jobs, ascending."""
         try:
             members: Any = self.client.smembers(self.keys.jobs_index)
         except redis.RedisError as exc:

@@ -15,9 +15,9 @@ class Keys:
         """The job record (JSON)."""
         return f"{self.prefix}:job:{jobid}"
 
-    def mark(self, jobid: int, name: str) -> str:
-        """A one-shot mark, e.g. ``sent:<jobid>:prolog-remove``."""
-        return f"{self.prefix}:sent:{jobid}:{name}"
+    def marks(self, jobid: int) -> str:
+        """Hash of the job's one-shot marks (field = mark name, e.g. ``prolog-remove``)."""
+        return f"{self.prefix}:sent:{jobid}"
 
     def lock(self, jobid: int) -> str:
         """The per-job lock."""
@@ -35,7 +35,7 @@ class Keys:
 
     @property
     def jobs_index(self) -> str:
-        """The set of job ids with a record."""
+        """The set of tracked job ids: a record, and a Workflow not yet seen gone."""
         return f"{self.prefix}:jobs"
 
     def attempts(self, task_id: str) -> str:

@@ -1,7 +1,9 @@
 """One-shot marks and per-job locks.
 
-* :meth:`Marks.once` is ``SET NX``: true for the first caller only, so a
-  message such as ``prolog-remove`` is sent once however often a task runs.
+* :meth:`Marks.once` is ``HSETNX`` on the job's hash of marks: true for the
+  first caller only, so a message such as ``prolog-remove`` is sent once
+  however often a task runs. One hash per job, so a finished job's marks
+  expire with its record (:meth:`~pipeline.store.jobs.JobStore.finish`).
 * :class:`JobLocks` are short Redis locks with an owner token and expiry;
   release and extend only act when the token still matches (a Lua script),
   so a worker whose lock expired cannot release another's.
@@ -45,24 +47,24 @@ class Marks:
         self.client = client
         self.keys = keys
 
-    def once(self, jobid: int, name: str, *, ttl_s: int | None = None) -> bool:
+    def once(self, jobid: int, name: str) -> bool:
         """Set the mark; return True only for the call that set it."""
         try:
-            return bool(self.client.set(self.keys.mark(jobid, name), "1", nx=True, ex=ttl_s))
+            return bool(self.client.hsetnx(self.keys.marks(jobid), name, "1"))
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
 
     def is_set(self, jobid: int, name: str) -> bool:
         """Return whether the mark exists."""
         try:
-            return bool(self.client.exists(self.keys.mark(jobid, name)))
+            return bool(self.client.hexists(self.keys.marks(jobid), name))
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
 
     def clear(self, jobid: int, name: str) -> None:
         """Remove the mark (used when a job's record is deleted)."""
         try:
-            self.client.delete(self.keys.mark(jobid, name))
+            self.client.hdel(self.keys.marks(jobid), name)
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
 

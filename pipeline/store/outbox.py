@@ -59,7 +59,7 @@ class Delivery:
 
 
 _APPEND_ONCE = """
-if redis.call('set', KEYS[1], '1', 'NX') then
+if redis.call('hsetnx', KEYS[1], ARGV[4], '1') == 1 then
   return redis.call('xadd', KEYS[2], '*', 'kind', ARGV[1], 'jobid', ARGV[2], 'payload', ARGV[3])
 end
 return false
@@ -85,11 +85,12 @@ class Outbox:
             raise InputError("a once-only outbox message needs a jobid")
         try:
             entry: Any = self._append_once(
-                keys=[self.keys.mark(message.jobid, mark), self.keys.outbox],
+                keys=[self.keys.marks(message.jobid), self.keys.outbox],
                 args=[
                     message.kind,
                     str(message.jobid),
                     json.dumps(message.payload, separators=(",", ":")),
+                    mark,
                 ],
             )
         except redis.RedisError as exc:

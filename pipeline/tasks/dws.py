@@ -78,6 +78,7 @@ def teardown_now(task: PipelineTask, jobid: int) -> None:
         store.jobs.update(
             jobid, lambda r: r.model_copy(update={"deleted": True, "epilog_removed": True})
         )
+        store.jobs.finish(jobid, task.app.conf.coral2_retention_s)
         return
     store.jobs.create(record)
     perform(

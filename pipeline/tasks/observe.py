@@ -43,8 +43,9 @@ def observe(jobid: int) -> str | None:
     store.client.delete(store.keys.observe_pending(jobid))
     try:
         workflow = task.dws.get_workflow(f"fluxjob-{jobid}")
-    except NotFound:
+    except NotFound:  # gone: the job is over for us; keep its record for a while
         store.jobs.update(jobid, lambda r: r.model_copy(update={"state": "deleted"}))
+        store.jobs.finish(jobid, task.app.conf.coral2_retention_s)
         return None
     status: dict[str, Any] = workflow.get("status") or {}
     state = status.get("state") or "new"
@@ -137,7 +138,7 @@ def resync() -> int:
     stale = time.time() - RESYNC_AFTER_S
     count = 0
     for record in store.jobs.records():
-        if record.deleted or record.state == "deleted" or record.observed_at > stale:
+        if record.state == "deleted" or record.observed_at > stale:
             continue
         pending = store.keys.observe_pending(record.jobid)
         if store.client.set(pending, "1", nx=True, ex=PENDING_TTL_S):
