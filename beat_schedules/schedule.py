@@ -17,9 +17,9 @@ SCHEDULE: dict[str, dict[str, Any]] = {
         "schedule": 1.0,
         "options": {"expires": 5.0},
     },
-    # The watcher is edge-triggered; this level-triggered pass re-observes
-    # each tracked Workflow not observed for 10 s, so a lost observe costs
-    # 10 s, not a job; run every second, it spreads those re-observes evenly.
+    # The watcher is edge-triggered; this level-triggered pass observes each
+    # job whose latest Workflow event has gone unobserved for 10 s, so a lost
+    # observe costs 10 s, not a job; jobs waiting on DWS or Flux cost nothing.
     "workflow-resync": {
         "task": "dws.resync",
         "schedule": 1.0,

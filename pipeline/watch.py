@@ -7,7 +7,9 @@ takes over within ``lease_s`` of the leader's death. The leader:
 * resumes each watch from the last resourceVersion it processed (kept in
   Redis, so a restart resumes too), relists on 410 Gone, and backs off
   (capped) while the API server is unreachable;
-* enqueues ``dws.observe`` for ``fluxjob-*`` Workflows, coalesced with a
+* notes each ``fluxjob-*`` Workflow's latest resourceVersion (what
+  ``dws.resync`` compares with the one its last observe read) and
+  enqueues ``dws.observe``, coalesced with a
   ``SET NX`` mark so at most one observe per job is pending, and warns once
   per name about Workflows that are not Flux's. Events that cannot change
   a decision are passed over (:func:`awaits_dws`): DWS has not yet taken up
@@ -20,18 +22,22 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.clients.kube import WatchEvent
 from pipeline.errors import Gone, KubeError, StoreUnavailable
 from pipeline.store import Store
-from pipeline.tasks.observe import PENDING_TTL_S, jobid_of
+from pipeline.tasks.observe import PENDING_TTL_S, jobid_of, seen_entry
 
 log = logging.getLogger("coral2_pipeline.watch")
 
 Enqueue = Callable[[str, dict[str, object]], None]
+#: Handles one listed or watched object; the flag says whether it calls for an observe.
+Handler = Callable[[dict[str, Any], bool], None]
 
 #: Statuses that call for an observe whatever state they are reported in.
 _ALARMS = frozenset({"Error", "TransientCondition"})
@@ -109,28 +115,34 @@ class Watcher:
         self._stop.set()
 
     # --- events -------------------------------------------------------------------
-    def _workflow(self, name: str) -> None:
+    def _workflow(self, obj: dict[str, Any], wanted: bool) -> None:
+        """Note the job's latest resourceVersion; enqueue an observe if ``wanted``."""
+        name = obj["metadata"]["name"]
         jobid = jobid_of(name)
         if jobid is None:
             if name not in self._warned:
                 self._warned.add(name)
                 log.warning("ignoring Workflow %s: not created by Flux (fluxjob-<jobid>)", name)
             return
-        pending = self.store.keys.observe_pending(jobid)
-        if self.store.client.set(pending, "1", nx=True, ex=PENDING_TTL_S):
+        keys = self.store.keys
+        pipe = self.store.client.pipeline(transaction=False)
+        pipe.hset(keys.workflow_seen, str(jobid), seen_entry(obj, time.time()))
+        if wanted:
+            pipe.set(keys.observe_pending(jobid), "1", nx=True, ex=PENDING_TTL_S)
+        if pipe.execute()[-1] and wanted:  # the mark was set: no observe was pending
             self.enqueue("dws.observe", {"jobid": jobid})
 
-    def _storage(self, name: str) -> None:
-        self.enqueue("storage.observe", {"name": name})
+    def _storage(self, obj: dict[str, Any], wanted: bool) -> None:
+        self.enqueue("storage.observe", {"name": obj["metadata"]["name"]})
 
-    def _sync(self, plural: str, handle: Callable[[str], None]) -> str:
+    def _sync(self, plural: str, handle: Handler) -> str:
         """List ``plural``, handle every object, return the list's resourceVersion."""
         items, rv = self.dws.list_objects(plural)
         for item in items:
-            handle(item["metadata"]["name"])
+            handle(item, True)
         return rv
 
-    def pump(self, plural: str, handle: Callable[[str], None], *, timeout_s: int) -> None:
+    def pump(self, plural: str, handle: Handler, *, timeout_s: int) -> None:
         """Run one watch round for ``plural``: resume, relist if needed, handle events."""
         key = self.store.keys.watch_rv(plural)
         raw = self.store.client.get(key)
@@ -142,8 +154,7 @@ class Watcher:
             for event in self.dws.watch(plural, rv, timeout_s=timeout_s):
                 if self._stop.is_set() or not self.leading:
                     return
-                if not (plural == "workflows" and awaits_dws(event)):
-                    handle(event.object["metadata"]["name"])
+                handle(event.object, not (plural == "workflows" and awaits_dws(event)))
                 self.store.client.set(key, event.resource_version)
         except Gone:
             log.info("%s watch expired at resourceVersion %s; relisting", plural, rv)
@@ -192,7 +203,7 @@ class Watcher:
                 self._leading.clear()
             self._stop.wait(self.lease_s / 3)
 
-    def _pump_loop(self, plural: str, handle: Callable[[str], None]) -> None:
+    def _pump_loop(self, plural: str, handle: Handler) -> None:
         backoff = 0.1
         while not self._stop.is_set():
             if not self.leading:

@@ -29,6 +29,7 @@ class JobRecord(BaseModel):
     timings: dict[str, float] = Field(default_factory=dict)
     state: str | None = None
     observed_at: float = Field(default=0.0, description="time of the last dws.observe (epoch s)")
+    observed_rv: str = Field(default="", description="resourceVersion the last dws.observe read")
     toredown: bool = Field(default=False, description="Teardown was requested")
     deleted: bool = Field(default=False, description="the Workflow delete was requested")
     epilog_removed: bool = Field(default=False, description="no epilog-remove may be sent")

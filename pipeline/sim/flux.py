@@ -70,6 +70,7 @@ class FluxJob:
     request: Request | None = None
     run_until: float | None = None
     finish_status: int | None = None
+    started: bool = False  # a ``start`` event was posted (the reactor asks every step)
 
     @property
     def system(self) -> dict[str, Any]:
@@ -86,10 +87,6 @@ class FluxJob:
     @property
     def fatal(self) -> bool:
         return any(e["severity"] == 0 for e in self.exceptions)
-
-    @property
-    def started(self) -> bool:
-        return bool(self.events("start"))
 
     @property
     def result(self) -> str:
@@ -258,6 +255,7 @@ class JobManager:
     def post(self, job: FluxJob, name: str, context: dict[str, Any] | None = None) -> None:
         """Append an event to the job's eventlog."""
         job.eventlog.append(EventlogEntry(timestamp=time.time(), name=name, context=context))
+        job.started = job.started or name == "start"
         self.changed.notify_all()
 
     def later(self, delay_s: float, callback: Callable[[], None]) -> None:

@@ -119,6 +119,7 @@ class JobStore:
             pipe.srem(self.keys.jobs_index, jobid)
             pipe.pexpire(self.keys.job(jobid), ms)
             pipe.pexpire(self.keys.marks(jobid), ms)
+            pipe.hdel(self.keys.workflow_seen, jobid)
             pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc

@@ -51,6 +51,11 @@ class Keys:
         """Set while an ``observe`` of the job is queued (coalescing)."""
         return f"{self.prefix}:observe-pending:{jobid}"
 
+    @property
+    def workflow_seen(self) -> str:
+        """Hash jobid → ``"<resourceVersion> <epoch s>"`` of the job's latest Workflow event."""
+        return f"{self.prefix}:workflow-seen"
+
     def watch_rv(self, plural: str) -> str:
         """The last resourceVersion the watcher processed for ``plural``."""
         return f"{self.prefix}:watch-rv:{plural}"

@@ -43,16 +43,23 @@ def observe(jobid: int) -> str | None:
     store.client.delete(store.keys.observe_pending(jobid))
     try:
         workflow = task.dws.get_workflow(f"fluxjob-{jobid}")
-    except NotFound:  # gone: the job is over for us; keep its record for a while
-        store.jobs.update(jobid, lambda r: r.model_copy(update={"state": "deleted"}))
-        store.jobs.finish(jobid, task.app.conf.coral2_retention_s)
+    except NotFound:
+        gone = store.jobs.update(jobid, lambda r: r.model_copy(update={"state": "deleted"}))
+        if gone is None or gone.deleted or gone.observed_rv:  # not merely not created yet
+            store.jobs.finish(jobid, task.app.conf.coral2_retention_s)  # keep it a while
         return None
     status: dict[str, Any] = workflow.get("status") or {}
     state = status.get("state") or "new"
     summary = f"{state}:{'ready' if status.get('ready') else status.get('status') or 'pending'}"
     record = store.jobs.update(
         jobid,
-        lambda r: r.model_copy(update={"state": summary, "observed_at": time.time()}),
+        lambda r: r.model_copy(
+            update={
+                "state": summary,
+                "observed_at": time.time(),
+                "observed_rv": workflow["metadata"].get("resourceVersion", ""),
+            }
+        ),
         default=JobRecord(jobid=jobid, workflow=workflow["metadata"]["name"]),
     )
     if record is not None and task.app.conf.coral2_lifecycle:
@@ -114,34 +121,61 @@ def observe_storage(name: str) -> dict[str, Any] | None:
 #: this long queues another (a duplicate observe is harmless, a stuck job is not).
 PENDING_TTL_S = 30
 
-#: A tracked Workflow not observed for this long is observed again by ``dws.resync`` (s).
+#: A Workflow event no observe has read after this long (s) was lost: resync observes it.
 RESYNC_AFTER_S = 10.0
+
+#: A tracked job not observed for this long (s) is observed again whatever its events.
+IDLE_RESYNC_S = 300.0
+
+
+def seen_entry(workflow: dict[str, Any], now: float) -> str:
+    """The watcher's note of a Workflow event: ``"<resourceVersion> <epoch s>"``."""
+    return f"{workflow['metadata'].get('resourceVersion', '')} {now:.3f}"
+
+
+def _seen(raw: dict[Any, Any]) -> dict[int, tuple[str, float]]:
+    out: dict[int, tuple[str, float]] = {}
+    for key, value in raw.items():
+        rv, _, at = (value.decode() if isinstance(value, bytes) else str(value)).partition(" ")
+        try:
+            out[int(key)] = (rv, float(at))
+        except ValueError:  # not ours to judge: a later event overwrites it
+            continue
+    return out
 
 
 @pipeline_task("dws.resync", queue="housekeeping", max_attempts=3)
 def resync() -> int:
-    """Enqueue ``dws.observe`` for every tracked job not observed for ``RESYNC_AFTER_S``.
+    """Enqueue ``dws.observe`` for each job whose latest Workflow event went unobserved.
 
     The watcher is edge-triggered: one lost observe (a worker killed before
-    Redis forgot its message, a watch event dropped in an outage) would
-    leave a Workflow that waits for us — Proposal complete, say — waiting
-    forever, since nothing about it changes again. This level-triggered
-    pass (beat runs it every second, ``beat_schedules/schedule.py``) bounds
-    that loss to ``RESYNC_AFTER_S``. Each job comes due ``RESYNC_AFTER_S``
-    after its own last observation, so 200 jobs in flight cost a steady
-    20 observes/s, never a burst of 200 in front of the transitions that
-    are waiting; the watcher's coalescing mark keeps a job from being
-    queued twice. Returns how many were enqueued.
+    Redis forgot its message, an enqueue that failed in a broker outage)
+    would leave a Workflow that waits for us — Proposal complete, say —
+    waiting forever, since nothing about it changes again. This
+    level-triggered pass (beat runs it every second,
+    ``beat_schedules/schedule.py``) compares, per job, the resourceVersion
+    of the latest event the watcher saw (``<prefix>:workflow-seen``) with
+    the one its last observe read (``observed_rv``); a difference older than
+    ``RESYNC_AFTER_S`` is a lost observe. Jobs waiting on DWS or on Flux
+    cost nothing; a tracked job not observed for ``IDLE_RESYNC_S`` is
+    observed anyway, and an event of a job with no tracked record is
+    observed so that it is tracked or finished. The coalescing mark keeps
+    a job from being queued twice. Returns how many were enqueued.
     """
     task: PipelineTask = resync
     store = task.store
-    stale = time.time() - RESYNC_AFTER_S
-    count = 0
+    now = time.time()
+    seen = _seen(store.client.hgetall(store.keys.workflow_seen))
+    due: list[int] = []
     for record in store.jobs.records():
-        if record.state == "deleted" or record.observed_at > stale:
-            continue
-        pending = store.keys.observe_pending(record.jobid)
-        if store.client.set(pending, "1", nx=True, ex=PENDING_TTL_S):
-            task.enqueue("dws.observe", jobid=record.jobid)
+        rv, at = seen.pop(record.jobid, (record.observed_rv, now))
+        lost = rv != record.observed_rv and now - at > RESYNC_AFTER_S
+        if lost or now - record.observed_at > IDLE_RESYNC_S:
+            due.append(record.jobid)
+    due += [jobid for jobid, (_, at) in seen.items() if now - at > RESYNC_AFTER_S]
+    count = 0
+    for jobid in due:
+        if store.client.set(store.keys.observe_pending(jobid), "1", nx=True, ex=PENDING_TTL_S):
+            task.enqueue("dws.observe", jobid=jobid)
             count += 1
     return count

@@ -1,5 +1,6 @@
 """The watcher passes over Workflow events that only show DWS still to take up a new
-desiredState (our own patch), and observes every event that could change a decision."""
+desiredState (our own patch) — noting their resourceVersion all the same — and observes
+every event that could change a decision."""
 
 from __future__ import annotations
 
@@ -75,9 +76,14 @@ def test_the_watcher_enqueues_nothing_for_a_patch_until_dws_reports_the_new_stat
     with running(Watcher(store, dws, rec, lease_s=1.0)):
         wait_for(lambda: rec.jobs() == [5], "the initial list's observe")
         store.client.delete(store.keys.observe_pending(5))
-        dws.patch("workflows", "fluxjob-5", {"spec": {"desiredState": "DataIn"}})
+        patched = dws.patch("workflows", "fluxjob-5", {"spec": {"desiredState": "DataIn"}})
         time.sleep(0.5)
         assert rec.jobs() == [5]
+        noted = store.client.hget(store.keys.workflow_seen, "5")  # for dws.resync to compare
+        assert (
+            noted is not None
+            and noted.split()[0].decode() == patched["metadata"]["resourceVersion"]
+        )
         taken_up = {"state": "DataIn", "ready": False, "status": "DriverWait"}
         dws.patch("workflows", "fluxjob-5", {"status": taken_up})
         wait_for(lambda: rec.jobs() == [5, 5], "the observe of DWS's status update")
