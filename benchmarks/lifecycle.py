@@ -128,6 +128,8 @@ def bench_lifecycle(
     *,
     runtime_s: float = 60.0,
     live_jobs: int | None = None,
+    workers: int = 1,
+    pool: str = "threads",
 ) -> LifecycleFigures:
     """Both phases (module docstring); ``live_jobs`` (default ``2 * in_flight``, 0 to skip)
     jobs of ``runtime_s`` seconds in the responsiveness phase."""
@@ -140,6 +142,8 @@ def bench_lifecycle(
         with_flux=True,
         prefix="bench",
         worker_concurrency=concurrency,
+        workers=workers,
+        worker_pool=pool,
     ) as system:
         assert system.flux is not None and system.kube is not None
         flux = system.flux
@@ -201,9 +205,18 @@ def main() -> None:
     parser.add_argument("--in-flight", type=int, default=200)
     parser.add_argument("--runtime", type=float, default=60.0, help="s per job, live phase")
     parser.add_argument("--live-jobs", type=int, help="jobs in the live phase (0: skip)")
+    parser.add_argument("--workers", type=int, default=1, help="Celery worker processes")
+    parser.add_argument("--pool", default="threads", help="their pool: threads or prefork")
+    parser.add_argument("--concurrency", type=int, default=8, help="per worker process")
     args = parser.parse_args()
     figures = bench_lifecycle(
-        args.jobs, args.in_flight, runtime_s=args.runtime, live_jobs=args.live_jobs
+        args.jobs,
+        args.in_flight,
+        concurrency=args.concurrency,
+        runtime_s=args.runtime,
+        live_jobs=args.live_jobs,
+        workers=args.workers,
+        pool=args.pool,
     )
     for key, value in describe(figures).items():
         print(f"{key:28} {value}")
