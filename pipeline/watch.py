@@ -27,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import redis
+
 from pipeline.clients.k8s import DwsClient
 from pipeline.clients.kube import WatchEvent
 from pipeline.errors import Gone, KubeError, StoreUnavailable
@@ -189,7 +191,12 @@ class Watcher:
         for thread in threads:
             thread.join(timeout=self.lease_s)
         self._leading.clear()
-        self.resign()
+        try:
+            self.resign()
+        except (StoreUnavailable, redis.RedisError) as exc:  # the lease expires by itself
+            log.warning(
+                "watcher: could not resign (%s); the lease expires in %.1fs", exc, self.lease_s
+            )
 
     def _renew_loop(self) -> None:
         while not self._stop.is_set():
@@ -198,8 +205,9 @@ class Watcher:
                     self._leading.set()
                 else:
                     self._leading.clear()
-            except StoreUnavailable as exc:
-                log.warning("watcher: cannot renew leadership: %s", exc)
+            except (StoreUnavailable, redis.RedisError) as exc:  # not leading until renewed
+                if self._leading.is_set():
+                    log.warning("watcher: cannot renew leadership: %s", exc)
                 self._leading.clear()
             self._stop.wait(self.lease_s / 3)
 
@@ -212,7 +220,7 @@ class Watcher:
             try:
                 self.pump(plural, handle, timeout_s=self.watch_timeout_s)
                 backoff = 0.1
-            except (KubeError, StoreUnavailable) as exc:
+            except (KubeError, StoreUnavailable, redis.RedisError) as exc:
                 log.warning("watcher (%s): %s; retrying in %.1fs", plural, exc, backoff)
                 self._stop.wait(backoff)
                 backoff = min(backoff * 2, 10.0)
