@@ -59,6 +59,12 @@ def main() -> None:
         f"({f.live_transitions} transitions)",
         "p99 ≤ 50 ms",
     )
+    table.add_row(
+        "lifecycle: the worker after warm-up → after both phases",
+        "{} → {} threads, ".format(*f.worker_threads)
+        + "{:.0f} → {:.0f} MiB resident".format(*f.worker_rss_mib),
+        "no growth with jobs run",
+    )
     console.print(table)
 
 

@@ -56,6 +56,8 @@ class LifecycleFigures:
     live_transitions: int = 0
     live_p50_ms: float = 0.0
     live_p99_ms: float = 0.0
+    worker_threads: tuple[int, int] = (0, 0)  # after warm-up, at the end
+    worker_rss_mib: tuple[float, float] = (0.0, 0.0)
 
     @property
     def ratio(self) -> float:
@@ -102,19 +104,21 @@ def _run(
     assert system.flux is not None
     flux = system.flux
     ids: list[int] = []
+    live: list[int] = []  # submitted, not yet INACTIVE: a pass costs the live jobs only
     interval = runtime_s / in_flight if runtime_s > 0 else 0.0
     start = next_at = time.perf_counter()
     first = last = 0.0
-    while len(ids) < jobs or any(flux.jobs[j].state != "INACTIVE" for j in ids):
+    while len(ids) < jobs or live:
         with flux.lock:
-            active = sum(flux.jobs[j].state != "INACTIVE" for j in ids)
-        if active >= 0.9 * in_flight:
+            live = [j for j in live if flux.jobs[j].state != "INACTIVE"]
+        if len(live) >= 0.9 * in_flight:
             last = time.monotonic()
             first = first or last
-        for _ in range(min(in_flight - active, jobs - len(ids))):
+        for _ in range(min(in_flight - len(live), jobs - len(ids))):
             if time.perf_counter() < next_at:
                 break
             ids.append(flux.submit(RESOURCES, system={"dw": directive}, runtime_s=runtime_s))
+            live.append(ids[-1])
             next_at += interval
         time.sleep(0.005)
     return ids, time.perf_counter() - start, (first, last)
@@ -148,6 +152,7 @@ def bench_lifecycle(
         assert system.flux is not None and system.kube is not None
         flux = system.flux
         ceiling_before = _ceiling(system, 1000)
+        threads_before, rss_before = system.footprint("worker")
         clock = TransitionClock(system.kube.url).start()
         before = _task_count(system)
         ids, elapsed, _ = _run(system, jobs, in_flight, directive, 0.0)
@@ -167,6 +172,7 @@ def bench_lifecycle(
         while leaks(system) and time.monotonic() < settle:
             time.sleep(0.1)
         found = leaks(system) + [f"job {j} {flux.jobs[j].result}" for j in failed]
+        threads_after, rss_after = system.footprint("worker")
     return LifecycleFigures(
         jobs=jobs,
         jobs_per_s=jobs / elapsed,
@@ -179,6 +185,8 @@ def bench_lifecycle(
         live_transitions=len(live),
         live_p50_ms=percentile(live, 50),
         live_p99_ms=percentile(live, 99),
+        worker_threads=(threads_before, threads_after),
+        worker_rss_mib=(rss_before, rss_after),
     )
 
 
@@ -195,6 +203,8 @@ def describe(f: LifecycleFigures) -> dict[str, Any]:
         "live_steady_transitions": f.live_transitions,
         "live_transition_p50_ms": round(f.live_p50_ms, 1),
         "live_transition_p99_ms": round(f.live_p99_ms, 1),
+        "worker_threads": "{} → {}".format(*f.worker_threads),
+        "worker_rss_mib": "{:.0f} → {:.0f}".format(*f.worker_rss_mib),
         "leaks": f.leaks,
     }
 

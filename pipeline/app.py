@@ -7,6 +7,9 @@ import with the list of problems.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from celery import Celery
 
 from beat_schedules.schedule import SCHEDULE
@@ -36,6 +39,21 @@ def create_app(settings: Settings | None = None, *, set_current: bool = True) ->
     # without finalizing it, so an unfinalized app would send every task to the default queue
     celery.finalize(auto=True)
     return celery
+
+
+def sender(celery: Celery) -> Callable[[str, dict[str, Any]], None]:
+    """Return how the hooks and the watcher enqueue a task by name: fire and forget.
+
+    It goes through the registered task's ``apply_async``, so the task's
+    own options apply — its queue, and ``keep_result``: ``send_task`` would
+    subscribe this process to a result channel for every message it sends
+    and nobody would ever read it.
+    """
+
+    def send(name: str, kwargs: dict[str, Any]) -> None:
+        celery.tasks[name].apply_async(kwargs=kwargs)
+
+    return send
 
 
 app = create_app()

@@ -35,13 +35,13 @@ def run(args: argparse.Namespace) -> int:
 
     import_flux()  # fail first, with what to install, before touching anything else
     settings = settings_of(args)
-    from pipeline.app import create_app
+    from pipeline.app import create_app, sender
 
     app = create_app(settings)
     owner = settings.pipeline.owner_uid
     hooks = Hooks(
         settings,
-        lambda name, kwargs: app.send_task(name, kwargs=kwargs),
+        sender(app),
         owner_uid=os.getuid() if owner is None else owner,
     )
     store = Store.from_url(settings.store_url, settings.pipeline.key_prefix)

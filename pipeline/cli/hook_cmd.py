@@ -40,13 +40,13 @@ def run(args: argparse.Namespace) -> int:
     payload = read_json(args.payload, f"{args.topic} payload")
     if not isinstance(payload, dict):
         raise CommandError(f"the {args.topic} payload must be a JSON object")
-    from pipeline.app import create_app
+    from pipeline.app import create_app, sender
 
     app = create_app(settings, set_current=False)
     owner = args.owner_uid if args.owner_uid is not None else settings.pipeline.owner_uid
     hooks = Hooks(
         settings,
-        lambda name, kwargs: app.send_task(name, kwargs=kwargs),
+        sender(app),
         owner_uid=os.getuid() if owner is None else owner,
     )
     answer = hooks.dispatch(args.topic, payload)

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     """Watch until SIGINT/SIGTERM."""
     setup_logging(args.verbose)
     settings = settings_of(args)
-    from pipeline.app import create_app
+    from pipeline.app import create_app, sender
 
     app = create_app(settings)
     store = Store.from_url(settings.store_url, settings.pipeline.key_prefix)
@@ -46,10 +46,7 @@ def run(args: argparse.Namespace) -> int:
     )
     dws.probe_version(settings.rabbit.dws_api_version)
 
-    def enqueue(name: str, kwargs: dict[str, object]) -> None:
-        app.send_task(name, kwargs=kwargs)
-
-    watcher = Watcher(store, dws, enqueue, lease_s=args.lease)
+    watcher = Watcher(store, dws, sender(app), lease_s=args.lease)
     done = threading.Event()
 
     def stop(*_: object) -> None:

@@ -14,7 +14,6 @@ of every compute; with False it waits for a node worker to report mounts.
 
 from __future__ import annotations
 
-import copy
 import logging
 import threading
 import time
@@ -26,6 +25,7 @@ from pipeline.clients.k8s import DwsClient
 from pipeline.errors import Conflict, KubeError, NotFound, Unavailable
 from pipeline.sim.nnf_driver import Context, Faults, env_for, micro_time, parse_all, work
 from pipeline.sim.nnf_mounts import delete_clientmounts
+from pipeline.sim.patch import json_copy
 from pipeline.sim.workqueue import WorkQueue
 
 log = logging.getLogger("coral2_pipeline.sim.dws")
@@ -150,7 +150,7 @@ class DwsController:
         """A private copy of the cached Workflow ``name`` (None: not seen, or deleted)."""
         with self._cache_lock:
             cached = self._cache.get(name)
-        return None if cached is None else copy.deepcopy(cached)
+        return None if cached is None else json_copy(cached)
 
     def _write(self, wf: dict[str, Any]) -> None:
         """Replace the Workflow (guarded by its resourceVersion) and cache the answer."""

@@ -10,12 +10,12 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from pipeline.errors import DirectiveError
 from pipeline.model.directives import parse_directive, parse_directives
 from pipeline.sim.kube_store import DWS, ApiError, KubeStore, ResourceType
+from pipeline.sim.patch import json_copy
 
 STATES = ("Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown")
 
@@ -49,7 +49,7 @@ def _deny(text: str) -> ApiError:
 
 
 def _mutate_create(obj: dict[str, Any]) -> dict[str, Any]:
-    obj = copy.deepcopy(obj)
+    obj = json_copy(obj)
     status = obj.setdefault("status", {})
     drivers = status.setdefault("drivers", [])
     seen = {(d.get("driverID"), d.get("dwdIndex"), d.get("watchState")) for d in drivers}

@@ -10,7 +10,6 @@ status subresources per type, finalizers and ``deletionTimestamp``.
 
 from __future__ import annotations
 
-import copy
 import json
 import threading
 import uuid
@@ -19,6 +18,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+from pipeline.sim.patch import json_copy
 
 DWS = "dataworkflowservices.github.io"
 NNF = "nnf.cray.hpe.com"
@@ -137,7 +138,8 @@ class KubeStore:
     def __init__(self, event_log_size: int = 20_000) -> None:
         self.admission: list[Admission] = []
         self._lock = threading.Condition()
-        self._objects: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+        # (group, plural) → (namespace, name) → object: a list reads its own type only
+        self._objects: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]] = {}
         self._events: deque[Event] = deque(maxlen=event_log_size)
         self._rv = 0
         self._closed = False
@@ -146,6 +148,9 @@ class KubeStore:
     def _next_rv(self) -> int:
         self._rv += 1
         return self._rv
+
+    def _of(self, rtype: ResourceType) -> dict[tuple[str, str], dict[str, Any]]:
+        return self._objects.setdefault((rtype.group, rtype.plural), {})
 
     def _emit(self, kind: str, rtype: ResourceType, ns: str, obj: dict[str, Any]) -> None:
         self._events.append(Event(int(obj["metadata"]["resourceVersion"]), kind, rtype, ns, obj))
@@ -171,12 +176,12 @@ class KubeStore:
     def get(self, rtype: ResourceType, ns: str, name: str) -> dict[str, Any]:
         """Return a copy of one object or raise 404."""
         with self._lock:
-            obj = self._objects.get((rtype.group, rtype.plural, ns, name))
+            obj = self._of(rtype).get((ns, name))
             if obj is None:
                 raise ApiError(
                     404, "NotFound", f'{rtype.plural}.{rtype.group or "core"} "{name}" not found'
                 )
-            return copy.deepcopy(obj)
+            return json_copy(obj)
 
     def list(
         self, rtype: ResourceType, ns: str | None, selector: str | None = None
@@ -184,11 +189,9 @@ class KubeStore:
         """Return matching objects (all namespaces when ``ns`` is None) and the list RV."""
         with self._lock:
             items = [
-                copy.deepcopy(o)
-                for (g, p, n, _), o in sorted(self._objects.items())
-                if (g, p) == (rtype.group, rtype.plural)
-                and (ns is None or n == ns)
-                and matches_labels(o, selector)
+                json_copy(o)
+                for (n, _), o in sorted(self._of(rtype).items())
+                if (ns is None or n == ns) and matches_labels(o, selector)
             ]
             return items, self._rv
 
@@ -202,12 +205,12 @@ class KubeStore:
                 422, "Invalid", f"{rtype.kind} is invalid: metadata.name: Required value"
             )
         with self._lock:
-            key = (rtype.group, rtype.plural, ns, name)
-            if key in self._objects:
+            objects, key = self._of(rtype), (ns, name)
+            if key in objects:
                 raise ApiError(
                     409, "AlreadyExists", f'{rtype.plural}.{rtype.group} "{name}" already exists'
                 )
-            obj = copy.deepcopy(body)
+            obj = json_copy(body)
             if rtype.has_status:
                 obj.pop("status", None)
             for hook in self.admission:
@@ -223,9 +226,9 @@ class KubeStore:
             if not rtype.namespaced:
                 obj["metadata"].pop("namespace")
             obj["metadata"].pop("deletionTimestamp", None)
-            self._objects[key] = obj
+            objects[key] = obj
             self._emit("ADDED", rtype, ns, obj)
-            return copy.deepcopy(obj)
+            return json_copy(obj)
 
     def replace(
         self,
@@ -239,8 +242,8 @@ class KubeStore:
     ) -> dict[str, Any]:
         """Store ``new`` for an existing object (PUT and PATCH end here)."""
         with self._lock:
-            key = (rtype.group, rtype.plural, ns, name)
-            old = self._objects.get(key)
+            objects, key = self._of(rtype), (ns, name)
+            old = objects.get(key)
             if old is None:
                 raise ApiError(404, "NotFound", f'{rtype.plural}.{rtype.group} "{name}" not found')
             given_rv = (new.get("metadata") or {}).get("resourceVersion")
@@ -259,16 +262,16 @@ class KubeStore:
                     "the object has been modified; please apply your changes to the latest "
                     "version and try again",
                 )
-            obj = copy.deepcopy(new)
+            obj = json_copy(new)
             if rtype.has_status:
                 if status:
-                    obj = {**copy.deepcopy(old), "status": obj.get("status")}
+                    obj = {**json_copy(old), "status": obj.get("status")}
                     if obj["status"] is None:
                         obj.pop("status")
                 else:
                     obj.pop("status", None)
                     if "status" in old:
-                        obj["status"] = copy.deepcopy(old["status"])
+                        obj["status"] = json_copy(old["status"])
             meta = dict(obj.get("metadata") or {})
             for fixed in ("uid", "creationTimestamp", "generation", "namespace", "name"):
                 if fixed in old["metadata"]:
@@ -282,40 +285,40 @@ class KubeStore:
             meta["resourceVersion"] = old["metadata"]["resourceVersion"]
             obj["metadata"] = meta
             if obj == old:
-                return copy.deepcopy(old)
+                return json_copy(old)
             for hook in self.admission:
-                obj = hook("UPDATE", rtype, copy.deepcopy(old), obj)
+                obj = hook("UPDATE", rtype, json_copy(old), obj)
             if obj == old:
-                return copy.deepcopy(old)
+                return json_copy(old)
             if obj.get("spec") != old.get("spec"):
                 meta["generation"] = int(old["metadata"].get("generation", 1)) + 1
             meta["resourceVersion"] = str(self._next_rv())
             if meta.get("deletionTimestamp") and not meta.get("finalizers"):
-                del self._objects[key]
+                del objects[key]
                 self._emit("DELETED", rtype, ns, obj)
-                return copy.deepcopy(obj)
-            self._objects[key] = obj
+                return json_copy(obj)
+            objects[key] = obj
             self._emit("MODIFIED", rtype, ns, obj)
-            return copy.deepcopy(obj)
+            return json_copy(obj)
 
     def delete(self, rtype: ResourceType, ns: str, name: str) -> dict[str, Any]:
         """Delete, or mark for deletion while finalizers remain."""
         with self._lock:
-            key = (rtype.group, rtype.plural, ns, name)
-            old = self._objects.get(key)
+            objects, key = self._of(rtype), (ns, name)
+            old = objects.get(key)
             if old is None:
                 raise ApiError(404, "NotFound", f'{rtype.plural}.{rtype.group} "{name}" not found')
-            obj = copy.deepcopy(old)
+            obj = json_copy(old)
             if obj["metadata"].get("finalizers"):
                 if obj["metadata"].get("deletionTimestamp"):
                     return obj
                 obj["metadata"]["deletionTimestamp"] = _now()
                 obj["metadata"]["resourceVersion"] = str(self._next_rv())
-                self._objects[key] = obj
+                objects[key] = obj
                 self._emit("MODIFIED", rtype, ns, obj)
-                return copy.deepcopy(obj)
+                return json_copy(obj)
             obj["metadata"]["resourceVersion"] = str(self._next_rv())
-            del self._objects[key]
+            del objects[key]
             self._emit("DELETED", rtype, ns, obj)
             return obj
 

@@ -1,9 +1,24 @@
-"""JSON Merge Patch (RFC 7386) and JSON Patch (RFC 6902), as the API server applies them."""
+"""JSON as the API server handles it: Merge Patch (RFC 7386), JSON Patch (RFC 6902), copies."""
 
 from __future__ import annotations
 
-import copy
-from typing import Any
+from typing import Any, TypeVar, cast
+
+_J = TypeVar("_J")
+
+
+def json_copy(value: _J) -> _J:
+    """A deep copy of a JSON value (dicts, lists, scalars) — about twice as fast as
+    ``copy.deepcopy`` (the simulated API server copies on every read and write)."""
+    return cast(_J, _copy(value))
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) if isinstance(v, dict | list) else v for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) if isinstance(v, dict | list) else v for v in value]
+    return value
 
 
 class PatchError(ValueError):
@@ -13,8 +28,8 @@ class PatchError(ValueError):
 def merge_patch(target: Any, patch: Any) -> Any:
     """Return ``target`` with the RFC 7386 merge ``patch`` applied (``null`` deletes)."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = copy.deepcopy(target) if isinstance(target, dict) else {}
+        return json_copy(patch)
+    result = json_copy(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:
             result.pop(key, None)
@@ -76,23 +91,23 @@ def _remove(doc: Any, path: str) -> Any:
 def _add(doc: Any, path: str, value: Any, *, replace: bool) -> Any:
     parts = _pointer(path)
     if not parts:
-        return copy.deepcopy(value)
+        return json_copy(value)
     parent = _parent(doc, parts, path)
     last = parts[-1]
     if isinstance(parent, list):
         if last == "-" and not replace:
-            parent.append(copy.deepcopy(value))
+            parent.append(json_copy(value))
         elif last.isdigit() and int(last) <= len(parent) - (1 if replace else 0):
             if replace:
-                parent[int(last)] = copy.deepcopy(value)
+                parent[int(last)] = json_copy(value)
             else:
-                parent.insert(int(last), copy.deepcopy(value))
+                parent.insert(int(last), json_copy(value))
         else:
             raise PatchError(f"path {path!r} is out of range")
     elif isinstance(parent, dict):
         if replace and last not in parent:
             raise PatchError(f"path {path!r} does not exist")
-        parent[last] = copy.deepcopy(value)
+        parent[last] = json_copy(value)
     else:
         raise PatchError(f"path {path!r} does not exist")
     return doc
@@ -102,7 +117,7 @@ def json_patch(target: Any, operations: Any) -> Any:
     """Return ``target`` with the RFC 6902 ``operations`` applied; all or nothing."""
     if not isinstance(operations, list):
         raise PatchError("a JSON Patch must be a list of operations")
-    doc = copy.deepcopy(target)
+    doc = json_copy(target)
     for op in operations:
         if not isinstance(op, dict) or "op" not in op or "path" not in op:
             raise PatchError(f"invalid JSON Patch operation {op!r}")

@@ -212,10 +212,10 @@ class SimulatedSystem:
     def _start_flux(self, settings: Settings) -> None:
         """The simulated job manager with dws-jobtap, served by our hooks, fed by the outbox."""
         assert self.app is not None and self.store is not None
+        from pipeline.app import sender
+
         app = self.app
-        self.hooks = Hooks(
-            settings, lambda name, kw: app.send_task(name, kwargs=kw), owner_uid=os.getuid()
-        )
+        self.hooks = Hooks(settings, sender(app), owner_uid=os.getuid())
         perilog = (
             CeleryPerilog(app, settings.pipeline.queues.node_prefix) if self.node_workers else None
         )
@@ -253,6 +253,18 @@ class SimulatedSystem:
         ):
             dead.append("redis")
         return dead
+
+    def footprint(self, name: str) -> tuple[int, float]:
+        """(threads, resident MiB) of the started process ``name``, from /proc (Linux).
+
+        The benchmark compares them before and after thousands of jobs: a
+        worker that grows with the jobs it has run leaks.
+        """
+        pid = self.processes[self.process_names.index(name)].pid
+        fields = dict(
+            line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+        )
+        return int(fields["Threads"]), int(fields["VmRSS"].split()[0]) / 1024
 
     def stop(self) -> None:
         """Stop everything that was started, newest first."""

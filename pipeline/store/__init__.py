@@ -8,6 +8,7 @@ here, at the store's boundary.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import redis
 
@@ -37,7 +38,12 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Store:
-    """Every part of the store over one Redis client."""
+    """Every part of the store over one Redis client.
+
+    Each part is made once per Store: the parts hold state a process must
+    have only one of (the registered Lua scripts; :class:`JobLocks`'s
+    lock-keeper thread and the set of locks it renews).
+    """
 
     client: redis.Redis
     keys: Keys
@@ -47,27 +53,27 @@ class Store:
         """Connect to ``url`` with key prefix ``prefix``."""
         return cls(connect(url), Keys(prefix))
 
-    @property
+    @cached_property
     def jobs(self) -> JobStore:
         """Job records."""
         return JobStore(self.client, self.keys)
 
-    @property
+    @cached_property
     def marks(self) -> Marks:
         """One-shot marks."""
         return Marks(self.client, self.keys)
 
-    @property
+    @cached_property
     def locks(self) -> JobLocks:
         """Per-job locks."""
         return JobLocks(self.client, self.keys)
 
-    @property
+    @cached_property
     def deadlines(self) -> Deadlines:
         """The deadline set."""
         return Deadlines(self.client, self.keys)
 
-    @property
+    @cached_property
     def outbox(self) -> Outbox:
         """The outbox stream."""
         return Outbox(self.client, self.keys)

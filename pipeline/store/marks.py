@@ -134,29 +134,34 @@ class JobLocks:
         with self._held_lock:
             self._held[token] = (jobid, ttl_s, time.monotonic() + ttl_s / 3)
             self._held_lock.notify()
-            if self._keeper is None or not self._keeper.is_alive():
+            if self._keeper is None:
                 self._keeper = threading.Thread(target=self._renew, name="lock-keeper", daemon=True)
                 self._keeper.start()
 
     def _renew(self) -> None:
-        """Extend each held lock every third of its life, until it is released; forever.
+        """Extend each held lock every third of its life, until it is released.
 
         Checking and extending under the same mutex as release means a lock
-        released meanwhile is never reported lost.
+        released meanwhile is never reported lost. The thread ends once no
+        lock is held (the next :meth:`held` starts another), so a process
+        keeps at most one keeper, and none while idle.
         """
         with self._held_lock:
-            while True:
-                now = time.monotonic()
-                for token, (jobid, ttl_s, due) in list(self._held.items()):
-                    if due > now:
-                        continue
-                    try:
-                        if not self.extend(jobid, token, ttl_s=ttl_s):
-                            log.error("lost the lock of job %s while holding it", jobid)
-                            del self._held[token]
+            try:
+                while self._held:
+                    now = time.monotonic()
+                    for token, (jobid, ttl_s, due) in list(self._held.items()):
+                        if due > now:
                             continue
-                    except StoreUnavailable as exc:
-                        log.warning("cannot renew the lock of job %s: %s", jobid, exc)
-                    self._held[token] = (jobid, ttl_s, now + ttl_s / 3)
-                wake = min((due for _, _, due in self._held.values()), default=None)
-                self._held_lock.wait(None if wake is None else max(0.0, wake - now))
+                        try:
+                            if not self.extend(jobid, token, ttl_s=ttl_s):
+                                log.error("lost the lock of job %s while holding it", jobid)
+                                del self._held[token]
+                                continue
+                        except StoreUnavailable as exc:
+                            log.warning("cannot renew the lock of job %s: %s", jobid, exc)
+                        self._held[token] = (jobid, ttl_s, now + ttl_s / 3)
+                    wake = min((due for _, _, due in self._held.values()), default=now)
+                    self._held_lock.wait(max(0.0, wake - now))
+            finally:  # an unexpected error ends it too: the next held() starts another
+                self._keeper = None

@@ -73,6 +73,7 @@ class Outbox:
         self.client = client
         self.keys = keys
         self._append_once = client.register_script(_APPEND_ONCE)
+        self._grouped = False  # ensure_group ran; a NOGROUP answer makes read() run it again
 
     def append_once(self, message: OutboxMessage, mark: str) -> str | None:
         """Append ``message`` unless the job's ``mark`` is set; set it in the same step.
@@ -119,6 +120,7 @@ class Outbox:
                 raise store_errors(exc) from exc
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
+        self._grouped = True
 
     @staticmethod
     def _decode(entry_id: bytes, fields: dict[bytes, bytes], attempt: int) -> Delivery:
@@ -138,21 +140,40 @@ class Outbox:
         block_ms: int | None = None,
         reclaim_idle_s: float = 30.0,
     ) -> list[Delivery]:
-        """Return messages for ``consumer``: reclaimed stale ones first, then new ones."""
-        self.ensure_group()
+        """Return messages for ``consumer``: reclaimed stale ones first, then new ones.
+
+        The consumer group is created on the first read, and again should the
+        stream or group vanish (an admin's ``DEL``, a failover to a replica
+        that lacked it): Redis then answers NOGROUP and the read is retried once.
+        """
+        if not self._grouped:
+            self.ensure_group()
         try:
-            reclaimed: Any = self.client.xautoclaim(
-                self.keys.outbox, GROUP, consumer, int(reclaim_idle_s * 1000), "0-0", count=count
-            )
-            out = [self._decode(i, f, 2) for i, f in reclaimed[1] if f]
-            if len(out) < count:
-                rows: Any = self.client.xreadgroup(
-                    GROUP, consumer, {self.keys.outbox: ">"}, count=count - len(out), block=block_ms
-                )
-                for _, entries in rows or []:
-                    out.extend(self._decode(i, f, 1) for i, f in entries)
+            return self._read(consumer, count, block_ms, reclaim_idle_s)
+        except redis.ResponseError as exc:
+            if "NOGROUP" not in str(exc):
+                raise store_errors(exc) from exc
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
+        self.ensure_group()
+        try:
+            return self._read(consumer, count, block_ms, reclaim_idle_s)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    def _read(
+        self, consumer: str, count: int, block_ms: int | None, reclaim_idle_s: float
+    ) -> list[Delivery]:
+        reclaimed: Any = self.client.xautoclaim(
+            self.keys.outbox, GROUP, consumer, int(reclaim_idle_s * 1000), "0-0", count=count
+        )
+        out = [self._decode(i, f, 2) for i, f in reclaimed[1] if f]
+        if len(out) < count:
+            rows: Any = self.client.xreadgroup(
+                GROUP, consumer, {self.keys.outbox: ">"}, count=count - len(out), block=block_ms
+            )
+            for _, entries in rows or []:
+                out.extend(self._decode(i, f, 1) for i, f in entries)
         return out
 
     def ack(self, entry_id: str) -> None:

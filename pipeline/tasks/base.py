@@ -54,6 +54,7 @@ KNOWN_OPTIONS = frozenset(
         "retry_base_s",
         "retry_cap_s",
         "max_retries",
+        "keep_result",
     }
 )
 
@@ -151,7 +152,11 @@ def pipeline_task(name: str, **options: Any) -> Callable[[Callable[..., Any]], A
     ``queue`` (required): one of ``lifecycle``, ``timeouts``, ``housekeeping``,
     or ``node`` for node-pinned tasks (sent with ``queue=node_queue(host)``).
     ``lock_job``: hold the per-job lock. ``max_attempts``, ``time_limit_s``,
-    ``retry_base_s``, ``retry_cap_s``, ``max_retries``.
+    ``retry_base_s``, ``retry_cap_s``, ``max_retries``. ``keep_result``: store
+    the return value in the result backend (default False: a task's outcome
+    lives in the job record, the outbox and ``<prefix>:failures``, and a
+    stored result nobody reads costs a write, a publish and an hour of Redis
+    memory per task — and a subscription in every process that sends one).
     """
     unknown = sorted(set(options) - KNOWN_OPTIONS)
     if unknown:
@@ -173,6 +178,7 @@ def pipeline_task(name: str, **options: Any) -> Callable[[Callable[..., Any]], A
         "retry_base_s": float(options.get("retry_base_s", PipelineTask.retry_base_s)),
         "retry_cap_s": float(options.get("retry_cap_s", PipelineTask.retry_cap_s)),
         "max_retries": options.get("max_retries", 20),
+        "ignore_result": not options.get("keep_result", False),
     }
     if "time_limit_s" in options:
         celery_options["time_limit"] = float(options["time_limit_s"])

@@ -1,4 +1,7 @@
-"""Tasks declared with our decorator that report what the base class did, through Redis."""
+"""Tasks declared with our decorator that report what the base class did, through Redis.
+
+They keep their results (``keep_result=True``): the tests wait for them.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,9 @@ def _client(task: Any) -> Any:
     return task.store.client
 
 
-@pipeline_task("probe.flaky", queue="housekeeping", retry_base_s=0.01, retry_cap_s=0.05)
+@pipeline_task(
+    "probe.flaky", queue="housekeeping", retry_base_s=0.01, retry_cap_s=0.05, keep_result=True
+)
 def flaky(key: str, failures: int) -> int:
     """Fail ``failures`` times with a TemporaryError, then return the number of runs."""
     runs = int(_client(flaky).incr(key))
@@ -22,13 +27,13 @@ def flaky(key: str, failures: int) -> int:
     return runs
 
 
-@pipeline_task("probe.permanent", queue="housekeeping")
+@pipeline_task("probe.permanent", queue="housekeeping", keep_result=True)
 def permanent(jobid: int) -> None:
     """Always fail permanently."""
     raise PermanentError(f"job {jobid} cannot be helped")
 
 
-@pipeline_task("probe.locked", queue="lifecycle", lock_job=True)
+@pipeline_task("probe.locked", queue="lifecycle", lock_job=True, keep_result=True)
 def locked(jobid: int, key: str) -> None:
     """Mark the job busy for a while; count an overlap if it already was."""
     client = _client(locked)
@@ -38,7 +43,7 @@ def locked(jobid: int, key: str) -> None:
     client.set(key, 0)
 
 
-@pipeline_task("probe.slow_once", queue="housekeeping")
+@pipeline_task("probe.slow_once", queue="housekeeping", keep_result=True)
 def slow_once(key: str) -> int:
     """Sleep long on the first start (to be killed), finish at once after; count both."""
     client = _client(slow_once)

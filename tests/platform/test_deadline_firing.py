@@ -11,6 +11,7 @@ from celery import Celery
 from pipeline.store import Deadline, JobRecord, Keys, Store
 from pipeline.tasks import timeouts
 from pipeline.tasks.base import PipelineTask
+from tests.platform.results import result_of
 
 
 def store_of(app: Celery) -> Store:
@@ -33,7 +34,7 @@ def test_a_due_deadline_fires_its_handler_once_and_is_disarmed(
     store = store_of(celery_app)
     store.jobs.create(JobRecord(jobid=501))
     timeouts.arm(store, 501, "probe_timeout", time.time() - 1, "tok1")
-    assert timeouts.sweep.delay().get(timeout=30) >= 1
+    assert result_of(timeouts.sweep) >= 1
     deadline = time.monotonic() + 30
     while True:
         record = store.jobs.get(501)
@@ -50,13 +51,13 @@ def test_a_stale_deadline_does_nothing(celery_app: Celery, worker: None) -> None
     store.jobs.create(JobRecord(jobid=502))
     timeouts.arm(store, 502, "probe_timeout", time.time() + 3600, "old")
     timeouts.arm(store, 502, "probe_timeout", time.time() + 3600, "new")
-    ran = timeouts.fire.delay(jobid=502, kind="probe_timeout", token="old", due=0.0).get(timeout=30)
+    ran = result_of(timeouts.fire, jobid=502, kind="probe_timeout", token="old", due=0.0)
     assert ran is False
     assert fired(store, 502) == []
 
 
 def test_a_deadline_of_a_forgotten_job_does_nothing(celery_app: Celery, worker: None) -> None:
-    ran = timeouts.fire.delay(jobid=503, kind="probe_timeout", token="x", due=0.0).get(timeout=30)
+    ran = result_of(timeouts.fire, jobid=503, kind="probe_timeout", token="x", due=0.0)
     assert ran is False
 
 

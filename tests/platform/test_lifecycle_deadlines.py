@@ -13,6 +13,7 @@ from pipeline.clients.k8s import DwsClient
 from pipeline.sim.kube_api import KubeApiServer
 from pipeline.store import JobRecord, Keys, Store
 from pipeline.tasks import timeouts
+from tests.platform.results import result_of
 
 
 def setup_job(
@@ -32,7 +33,7 @@ def setup_job(
 
 def fire(store: Store, jobid: int, kind: str) -> bool:
     timeouts.arm(store, jobid, kind, 0.0, "t")
-    result: bool = timeouts.fire.delay(jobid=jobid, kind=kind, token="t", due=0.0).get(timeout=30)
+    result: bool = result_of(timeouts.fire, jobid=jobid, kind=kind, token="t", due=0.0)
     return result
 
 
@@ -180,7 +181,7 @@ def test_abort_drains_computes_that_kept_their_mounts_and_disables_rabbits_with_
     )
     dws.create("storages", {"metadata": {"name": "rabbit-a"}, "spec": {"state": "Enabled"}})
     dws.create("systemstatuses", {"metadata": {"name": "default"}, "data": {"nodes": {}}})
-    abort.delay(jobid=905).get(timeout=30)
+    result_of(abort, jobid=905)
     entries: Any = store.client.xrange(store.keys.outbox)
     drains = [json.loads(f[b"payload"]) for _, f in entries if f[b"kind"] == b"drain"]
     assert {"targets": "m1", "mode": "update", "reason": "failed to unmount rabbit"} in drains

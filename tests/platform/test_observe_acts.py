@@ -10,6 +10,7 @@ from pipeline.clients.k8s import DwsClient
 from pipeline.sim.kube_api import KubeApiServer
 from pipeline.store import JobRecord, Keys, Store
 from pipeline.tasks.observe import observe
+from tests.platform.results import result_of
 
 
 def test_a_complete_setup_is_acted_on_once_however_often_it_is_observed(
@@ -36,7 +37,7 @@ def test_a_complete_setup_is_acted_on_once_however_often_it_is_observed(
     store.jobs.create(JobRecord(jobid=801, hosts=["c1", "c2", "c3"], failed_nodes=["c2"]))
     backlog = store.outbox.backlog()
     for _ in range(3):
-        observe.delay(jobid=801).get(timeout=30)
+        result_of(observe, jobid=801)
     assert dws.get_workflow("fluxjob-801")["spec"]["desiredState"] == "DataIn"
     assert dws.get("computes", "fluxjob-801")["data"] == [{"name": "c1"}, {"name": "c3"}]
     assert store.outbox.backlog() == backlog + 1

@@ -12,6 +12,7 @@ from pipeline.clients.k8s import DwsClient
 from pipeline.sim.kube_api import KubeApiServer
 from pipeline.store import JobRecord, Keys, Store
 from pipeline.tasks.observe import jobid_of, observe, observe_storage
+from tests.platform.results import result_of
 
 
 def store_of(app: Celery) -> Store:
@@ -40,7 +41,7 @@ def test_observe_records_the_state_it_reads_not_the_event(
     )
     store = store_of(celery_app)
     store.client.set(store.keys.observe_pending(601), "1")
-    assert observe.delay(jobid=601).get(timeout=30) == "Proposal:ready"
+    assert result_of(observe, jobid=601) == "Proposal:ready"
     record = store.jobs.get(601)
     assert record is not None
     assert (record.workflow, record.state) == ("fluxjob-601", "Proposal:ready")
@@ -50,7 +51,7 @@ def test_observe_records_the_state_it_reads_not_the_event(
 def test_observing_a_deleted_workflow_marks_the_job(celery_app: Celery, worker: None) -> None:
     store = store_of(celery_app)
     store.jobs.create(JobRecord(jobid=602))
-    assert observe.delay(jobid=602).get(timeout=30) is None
+    assert result_of(observe, jobid=602) is None
     record = store.jobs.get(602)
     assert record is not None
     assert record.state == "deleted"
@@ -68,7 +69,7 @@ def test_storage_observe_records_rabbit_health(
         },
     }
     dws.patch("storages", "rabbit-h", {"status": status}, status=True)
-    health = observe_storage.delay(name="rabbit-h").get(timeout=30)
+    health = result_of(observe_storage, name="rabbit-h")
     assert health == {"status": "Ready", "state": "Enabled", "not_ready": ["c2"]}
     store = store_of(celery_app)
     assert json.loads(store.client.hget(store.keys.rabbits, "rabbit-h") or "{}") == health

@@ -14,6 +14,7 @@ from celery import Celery
 
 from pipeline.store import JobRecord, Keys, Store
 from pipeline.tasks.observe import IDLE_RESYNC_S, RESYNC_AFTER_S, resync
+from tests.platform.results import result_of
 
 
 def test_resync_observes_lost_idle_and_stray_events_and_nothing_else(
@@ -48,7 +49,7 @@ def test_resync_observes_lost_idle_and_stray_events_and_nothing_else(
     job(955, "4", observed_at=now - IDLE_RESYNC_S - 5)
     store.jobs.finish(955, retain_s=60)  # finished: not tracked
     seen(956, "2", late)  # stray: no record
-    assert resync.delay().get(timeout=30) == 3
+    assert result_of(resync) == 3
     deadline = time.monotonic() + 30
     while {952, 954} & set(store.jobs.jobids()) or store.client.hexists(
         store.keys.workflow_seen, "956"

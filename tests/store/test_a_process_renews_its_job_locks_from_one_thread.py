@@ -1,0 +1,43 @@
+"""However many job locks a process takes, one lock-keeper thread renews them; none once idle.
+
+A worker takes a job lock for every lifecycle task: a thread per lock taken
+(or per ``store.locks`` access) would pile up by the tens of thousands.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from pipeline.store import Store
+
+
+def _keepers() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "lock-keeper"]
+
+
+def test_many_locks_taken_one_after_another_leave_at_most_one_keeper(store: Store) -> None:
+    for jobid in range(200):
+        with store.locks.held(jobid, ttl_s=0.3):
+            pass
+    assert len(_keepers()) <= 1
+
+
+def test_locks_held_at_once_share_one_keeper(store: Store) -> None:
+    with store.locks.held(1, ttl_s=0.3), store.locks.held(2, ttl_s=0.3):
+        time.sleep(0.5)  # past a renewal of each
+        assert len(_keepers()) == 1
+        assert store.locks.acquire(1, ttl_s=0.3) is None
+        assert store.locks.acquire(2, ttl_s=0.3) is None
+
+
+def test_the_keeper_ends_once_no_lock_is_held(store: Store) -> None:
+    with store.locks.held(3, ttl_s=0.3):
+        pass
+    deadline = time.monotonic() + 5
+    while _keepers() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _keepers() == []
+    with store.locks.held(4, ttl_s=0.3):  # and a later lock is renewed again
+        time.sleep(0.5)
+        assert store.locks.acquire(4, ttl_s=0.3) is None
