@@ -25,4 +25,13 @@ SCHEDULE: dict[str, dict[str, Any]] = {
         "schedule": 1.0,
         "options": {"expires": 1.0},
     },
+    # Every task message we send is noted in <prefix>:ledger until its task
+    # has an outcome; the broker loses one whose worker dies between taking
+    # and recording it. This sends again each entry without an outcome after
+    # pipeline.resend_after seconds (then ever more rarely).
+    "task-redeliver": {
+        "task": "housekeeping.redeliver",
+        "schedule": 5.0,
+        "options": {"expires": 5.0},
+    },
 }

@@ -15,6 +15,7 @@ from celery import Celery
 from beat_schedules.schedule import SCHEDULE
 from pipeline.celery_config import celery_config
 from pipeline.settings import Settings, load_settings
+from pipeline.tasks.base import dispatch, store_of
 
 
 def create_app(settings: Settings | None = None, *, set_current: bool = True) -> Celery:
@@ -44,14 +45,16 @@ def create_app(settings: Settings | None = None, *, set_current: bool = True) ->
 def sender(celery: Celery) -> Callable[[str, dict[str, Any]], None]:
     """Return how the hooks and the watcher enqueue a task by name: fire and forget.
 
-    It goes through the registered task's ``apply_async``, so the task's
-    own options apply — its queue, and ``keep_result``: ``send_task`` would
-    subscribe this process to a result channel for every message it sends
-    and nobody would ever read it.
+    It goes through :func:`pipeline.tasks.base.dispatch`: the message is
+    noted in the ledger (so one the broker loses is sent again), then sent
+    through the registered task's ``apply_async``, so the task's own options
+    apply — its queue, and ``keep_result``: ``send_task`` would subscribe
+    this process to a result channel for every message it sends and nobody
+    would ever read it.
     """
 
     def send(name: str, kwargs: dict[str, Any]) -> None:
-        celery.tasks[name].apply_async(kwargs=kwargs)
+        dispatch(celery, store_of(celery), name, kwargs)
 
     return send
 

@@ -69,4 +69,5 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "coral2_rabbit": settings.rabbit,
         "coral2_lifecycle": not settings.pipeline.observe_only,
         "coral2_retention_s": settings.pipeline.retention,
+        "coral2_resend_after_s": settings.pipeline.resend_after,
     }

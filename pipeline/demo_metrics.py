@@ -91,6 +91,9 @@ def leaks(system: SimulatedSystem) -> list[str]:
     backlog = system.store.outbox.backlog()
     if backlog:
         found.append(f"outbox backlog {backlog}")
+    unsettled = system.store.ledger.pending()
+    if unsettled:
+        found.append(f"{unsettled} sent tasks without an outcome (ledger)")
     if system.flux is not None:
         with system.flux.lock:
             found += [

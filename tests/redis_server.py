@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import uuid
 from collections.abc import Iterator
 
@@ -22,6 +23,9 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     except ConfigError as exc:
         pytest.fail(str(exc))
     yield server.url
+    # a Celery result still subscribed unsubscribes when the garbage collector frees it:
+    # let that happen now, while the server still answers, not in a __del__ after it is gone
+    gc.collect()
     server.stop()
 
 

@@ -234,6 +234,15 @@ class PipelineSettings(_Table):
             "worker; keep it above the task time limit (300 s) in production"
         ),
     )
+    resend_after: float = Field(
+        default=120.0,
+        gt=0,
+        description=(
+            "seconds a sent task may go without an outcome before housekeeping.redeliver "
+            "sends it again (then twice as long, at most an hour apart): the broker loses a "
+            "message whose worker is killed between taking it and recording it"
+        ),
+    )
     retention: float = Field(
         default=7 * 24 * 3600.0,
         gt=0,

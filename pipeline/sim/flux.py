@@ -47,6 +47,9 @@ class Perilog(Protocol):
     def poll(self, handle: object) -> bool:
         """Whether the scripts of ``handle`` have all finished."""
 
+    def close(self) -> None:
+        """Let go of every handle still running (the job manager stops)."""
+
 
 @dataclass
 class FluxJob:
@@ -379,3 +382,5 @@ class JobManager:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        if self.perilog is not None:
+            self.perilog.close()

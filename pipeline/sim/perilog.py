@@ -8,6 +8,7 @@ node-worker``) and reports done when every result is in.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +30,8 @@ class CeleryPerilog:
         self.app = app
         self.node_prefix = node_prefix
         self.poll_s = poll_s
+        self._running: set[AsyncResult] = set()
+        self._lock = threading.Lock()
 
     def start(self, kind: str, jobid: int, hosts: list[str], dw: bool) -> object:
         results = []
@@ -38,6 +41,8 @@ class CeleryPerilog:
                 kwargs["dw"] = dw
             queue = self.node_prefix + host
             results.append(self.app.send_task(f"node.{kind}", kwargs=kwargs, queue=queue))
+        with self._lock:
+            self._running.update(results)
         return _Pending(results)
 
     def poll(self, handle: object) -> bool:
@@ -49,8 +54,22 @@ class CeleryPerilog:
         still = []
         for result in handle.results:
             if result.ready():
-                result.forget()
+                self._forget(result)
             else:
                 still.append(result)
         handle.results = still
         return not still
+
+    def close(self) -> None:
+        """Forget every result still awaited, while Redis is up: the result backend
+        subscribed to each, and would otherwise unsubscribe whenever the garbage
+        collector gets to it — perhaps after Redis is gone, raising in ``__del__``."""
+        with self._lock:
+            running = list(self._running)
+        for result in running:
+            self._forget(result)
+
+    def _forget(self, result: AsyncResult) -> None:
+        result.forget()
+        with self._lock:
+            self._running.discard(result)

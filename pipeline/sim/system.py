@@ -13,6 +13,7 @@ manager) ends every process it started.
 from __future__ import annotations
 
 import functools
+import gc
 import os
 import subprocess
 import sys
@@ -282,6 +283,9 @@ class SimulatedSystem:
                 proc.kill()
                 proc.wait()
         if self.redis is not None:
+            # results this process awaited unsubscribe when the garbage collector frees
+            # them: let that happen while Redis still answers, not in a __del__ after it
+            gc.collect()
             self.redis.stop()
 
     def __enter__(self) -> SimulatedSystem:

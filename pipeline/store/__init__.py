@@ -17,6 +17,7 @@ from pipeline.store.connection import connect
 from pipeline.store.deadlines import Deadline, Deadlines
 from pipeline.store.jobs import JobStore
 from pipeline.store.keys import Keys
+from pipeline.store.ledger import Entry, Ledger
 from pipeline.store.marks import JobLocks, Marks
 from pipeline.store.outbox import Delivery, Outbox, OutboxMessage
 
@@ -24,10 +25,12 @@ __all__ = [
     "Deadline",
     "Deadlines",
     "Delivery",
+    "Entry",
     "JobLocks",
     "JobRecord",
     "JobStore",
     "Keys",
+    "Ledger",
     "Marks",
     "Outbox",
     "OutboxMessage",
@@ -72,6 +75,11 @@ class Store:
     def deadlines(self) -> Deadlines:
         """The deadline set."""
         return Deadlines(self.client, self.keys)
+
+    @cached_property
+    def ledger(self) -> Ledger:
+        """The ledger of sent task messages without an outcome."""
+        return Ledger(self.client, self.keys)
 
     @cached_property
     def outbox(self) -> Outbox:

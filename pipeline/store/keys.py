@@ -47,6 +47,16 @@ class Keys:
         """Hash of task id → recorded permanent failure (JSON)."""
         return f"{self.prefix}:failures"
 
+    @property
+    def ledger(self) -> str:
+        """Hash task id → the sent task message without an outcome yet (JSON)."""
+        return f"{self.prefix}:ledger"
+
+    @property
+    def ledger_due(self) -> str:
+        """Sorted set task id → when ``housekeeping.redeliver`` sends it again."""
+        return f"{self.prefix}:ledger-due"
+
     def observe_pending(self, jobid: int) -> str:
         """Set while an ``observe`` of the job is queued (coalescing)."""
         return f"{self.prefix}:observe-pending:{jobid}"

@@ -134,7 +134,8 @@ class JobLocks:
         with self._held_lock:
             self._held[token] = (jobid, ttl_s, time.monotonic() + ttl_s / 3)
             self._held_lock.notify()
-            if self._keeper is None:
+            # not alive: this process was forked from one whose keeper was running
+            if self._keeper is None or not self._keeper.is_alive():
                 self._keeper = threading.Thread(target=self._renew, name="lock-keeper", daemon=True)
                 self._keeper.start()
 

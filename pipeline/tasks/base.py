@@ -15,6 +15,11 @@
 * **Poison messages.** Every start of a message increments a counter in
   Redis; past ``max_attempts`` the message is recorded as failed and
   dropped instead of crashing workers forever.
+* **No lost messages.** :func:`dispatch` notes every message in the
+  store's ledger before sending it; a task crosses its entry out when it
+  ends (success, permanent failure, dropped), a retry postpones it, and
+  ``housekeeping.redeliver`` sends again the entries left without an
+  outcome (``pipeline/store/ledger.py`` says which broker window loses them).
 * **Log context.** Records carry ``jobid``, ``task`` and ``attempt``.
 """
 
@@ -23,21 +28,30 @@ from __future__ import annotations
 import json
 import logging
 import time
+import uuid
 from collections.abc import Callable
 from contextlib import nullcontext
 from functools import cache
 from typing import Any
 
-from celery import Task, shared_task
+from celery import Celery, Task, shared_task
 
 from pipeline.clients.k8s import DwsClient, api_client
-from pipeline.errors import PermanentError, TemporaryError
+from pipeline.errors import PermanentError, StoreUnavailable, TemporaryError
 from pipeline.routing import NODE_QUEUE_PREFIX, QueueRouter, node_queue
 from pipeline.store import Store
 
 log = logging.getLogger("coral2_pipeline.tasks")
 
-__all__ = ["NODE_QUEUE_PREFIX", "PipelineTask", "QueueRouter", "node_queue", "pipeline_task"]
+__all__ = [
+    "NODE_QUEUE_PREFIX",
+    "PipelineTask",
+    "QueueRouter",
+    "dispatch",
+    "node_queue",
+    "pipeline_task",
+    "store_of",
+]
 
 FIXED_QUEUES = frozenset({"lifecycle", "timeouts", "housekeeping"})
 
@@ -64,6 +78,38 @@ def _store(url: str, prefix: str) -> Store:
     return Store.from_url(url, prefix)
 
 
+def store_of(app: Celery) -> Store:
+    """The Redis store of ``app``'s settings (one client per process)."""
+    return _store(app.conf.coral2_store_url, app.conf.coral2_key_prefix)
+
+
+def dispatch(
+    app: Celery, store: Store, name: str, kwargs: dict[str, Any], *, queue: str | None = None
+) -> str:
+    """Send task ``name`` with ``kwargs`` through its own ``apply_async``; return the task id.
+
+    The message is noted in the ledger first, so a message the broker loses
+    is sent again (``housekeeping.redeliver``). Should the send itself fail,
+    the entry is crossed out and the error raised: the caller knows nothing
+    was sent, and nothing is sent behind its back later.
+    """
+    task_id = str(uuid.uuid4())
+    resend_after_s = float(app.conf.coral2_resend_after_s)
+    store.ledger.note(
+        task_id, name, kwargs, now=time.time(), resend_after_s=resend_after_s, queue=queue
+    )
+    options: dict[str, Any] = {"queue": queue} if queue else {}
+    try:
+        app.tasks[name].apply_async(kwargs=kwargs, task_id=task_id, **options)
+    except BaseException:
+        try:
+            store.ledger.done(task_id)
+        except StoreUnavailable as exc:  # it will be sent later: tasks are idempotent
+            log.warning("sending %s failed, and so did crossing it out: %s", name, exc)
+        raise
+    return task_id
+
+
 @cache
 def _dws(
     host: str | None, kubeconfig: str | None, namespace: str, version: str | None
@@ -85,8 +131,7 @@ class PipelineTask(Task):  # type: ignore[misc]
     @property
     def store(self) -> Store:
         """The Redis store of the app's settings (one client per process)."""
-        conf = self.app.conf
-        return _store(conf.coral2_store_url, conf.coral2_key_prefix)
+        return store_of(self.app)
 
     @property
     def dws(self) -> DwsClient:
@@ -99,9 +144,24 @@ class PipelineTask(Task):  # type: ignore[misc]
             conf.coral2_dws_version,
         )
 
-    def enqueue(self, name: str, **kwargs: Any) -> Any:
-        """Send task ``name`` with ``kwargs`` through this task's own app."""
-        return self.app.tasks[name].apply_async(kwargs=kwargs)
+    def enqueue(self, name: str, **kwargs: Any) -> str:
+        """Send task ``name`` with ``kwargs`` through this task's own app (see
+        :func:`dispatch`); return its task id."""
+        return dispatch(self.app, self.store, name, kwargs)
+
+    def _settle(self, until: float | None = None) -> None:
+        """Cross this message out of the ledger (it has an outcome), or postpone its
+        resend to ``until`` (it retries). A store outage only costs a duplicate later."""
+        task_id = self.request.id
+        if task_id is None:  # run eagerly: never sent
+            return
+        try:
+            if until is None:
+                self.store.ledger.done(task_id)
+            else:
+                self.store.ledger.postpone(task_id, until)
+        except StoreUnavailable as exc:
+            log.warning("%s: cannot update the ledger: %s", self.name, exc)
 
     def _attempt(self) -> int:
         key = self.store.keys.attempts(self.request.id or "eager")
@@ -126,6 +186,7 @@ class PipelineTask(Task):  # type: ignore[misc]
             reason = f"dropped after {attempt - 1} starts (poison message?)"
             log.error("%s: %s", self.name, reason, extra=extra)
             self.record_failure(jobid, reason)
+            self._settle()
             return None
         guard = (
             self.store.locks.held(int(jobid), ttl_s=LOCK_TTL_S)
@@ -134,16 +195,23 @@ class PipelineTask(Task):  # type: ignore[misc]
         )
         try:
             with guard:
-                return self.run(*args, **kwargs)
+                result = self.run(*args, **kwargs)
         except TemporaryError as exc:
             retries = self.request.retries
             countdown = max(min(self.retry_cap_s, self.retry_base_s * 2**retries), exc.delay_s)
             log.warning("%s: %s; retry in %.1fs", self.name, exc, countdown, extra=extra)
+            resend_after_s = float(self.app.conf.coral2_resend_after_s)
+            self._settle(until=time.time() + countdown + resend_after_s)
             raise self.retry(exc=exc, countdown=countdown) from exc
         except PermanentError as exc:
             log.error("%s: %s", self.name, exc, extra=extra)
             self.record_failure(jobid, str(exc))
+            self._settle()
             return None
+        # An unexpected error (a bug) leaves the entry: the message is sent again
+        # later, ever more rarely, until max_attempts drops it.
+        self._settle()
+        return result
 
 
 def pipeline_task(name: str, **options: Any) -> Callable[[Callable[..., Any]], Any]:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from pipeline.tasks.base import pipeline_task
+import logging
+import time
+
+from pipeline.tasks.base import PipelineTask, pipeline_task
+
+log = logging.getLogger("coral2_pipeline.housekeeping")
 
 
 @pipeline_task("housekeeping.ping", queue="housekeeping", max_attempts=3, keep_result=True)
@@ -12,3 +17,40 @@ def ping(token: str) -> str:
     Enqueued by operators and benchmarks, who wait for its result; does no work.
     """
     return token
+
+
+@pipeline_task("housekeeping.redeliver", queue="housekeeping", max_attempts=3)
+def redeliver() -> int:
+    """Send again each ledger entry whose task has had no outcome for its wait; return how many.
+
+    Beat runs it every 5 s (``beat_schedules/schedule.py``). The first wait
+    is ``pipeline.resend_after``; each later one is the entry's age, so the
+    sends of a message that keeps failing double apart (at most an hour).
+    The entry is postponed before the message goes out: a redeliver killed
+    in between leaves it due, never lost. A duplicate of a message that was
+    only slow is an idempotent no-op.
+    """
+    task: PipelineTask = redeliver
+    ledger = task.store.ledger
+    resend_after_s = float(task.app.conf.coral2_resend_after_s)
+    now = time.time()
+    sent = 0
+    for entry in ledger.due(now):
+        if entry.name not in task.app.tasks:
+            log.error("ledger entry %s names unknown task %r; dropped", entry.task_id, entry.name)
+            ledger.done(entry.task_id)
+            continue
+        ledger.postpone(entry.task_id, now + entry.next_wait(now, resend_after_s))
+        options = {"queue": entry.queue} if entry.queue else {}
+        task.app.tasks[entry.name].apply_async(
+            kwargs=entry.kwargs, task_id=entry.task_id, **options
+        )
+        log.warning(
+            "%s (task %s) has no outcome %.0f s after it was sent; sent again",
+            entry.name,
+            entry.task_id,
+            now - entry.first_sent,
+            extra={"jobid": entry.kwargs.get("jobid"), "task": entry.name},
+        )
+        sent += 1
+    return sent

@@ -52,3 +52,10 @@ def slow_once(key: str) -> int:
         time.sleep(120)
     client.incr(key + ":done")
     return starts
+
+
+@pipeline_task("probe.broken", queue="housekeeping", keep_result=True)
+def broken(key: str) -> None:
+    """Count the start, then fail as a bug would (neither temporary nor permanent)."""
+    _client(broken).incr(key)
+    raise RuntimeError("a bug")

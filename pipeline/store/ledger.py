@@ -1,0 +1,140 @@
+"""The ledger of sent tasks: every task message we send, until its task has an outcome.
+
+Celery on Redis loses a message in one window: a worker takes it from the
+queue (``BRPOP``) and only then records it as unacknowledged; a worker
+killed in between takes the message with it, and nothing in the broker
+remembers it. A lost ``dws.setup`` would leave its job in the prolog
+forever, as nothing about its Workflow changes again.
+
+So a message is written here before it is published (:meth:`Ledger.note`)
+and crossed out when its task ends, in success or for good
+(:meth:`Ledger.done`). The beat task ``housekeeping.redeliver`` sends again
+each entry with no outcome ``resend_after`` seconds after it was sent, then
+after twice as long, and so on (at most :data:`RESEND_CAP_S` apart): a
+duplicate costs an idempotent no-op, a lost message costs a job.
+
+Keys: ``<prefix>:ledger`` (hash task id → JSON entry) and
+``<prefix>:ledger-due`` (sorted set task id → when to send it again).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from pipeline.store.connection import store_errors
+from pipeline.store.keys import Keys
+
+#: The longest wait between two sends of one task message (s).
+RESEND_CAP_S = 3600.0
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One sent task message without an outcome."""
+
+    task_id: str
+    name: str
+    kwargs: dict[str, Any]
+    queue: str | None
+    first_sent: float
+
+    def next_wait(self, now: float, resend_after_s: float) -> float:
+        """How long after a send at ``now`` to send again: the entry's age so far (so the
+        waits double), at least ``resend_after_s``, at most :data:`RESEND_CAP_S`."""
+        return min(max(now - self.first_sent, resend_after_s), RESEND_CAP_S)
+
+
+class Ledger:
+    """The sent-task ledger of one deployment."""
+
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self.client = client
+        self.keys = keys
+
+    def note(
+        self,
+        task_id: str,
+        name: str,
+        kwargs: dict[str, Any],
+        *,
+        now: float,
+        resend_after_s: float,
+        queue: str | None = None,
+    ) -> None:
+        """Record that ``name(**kwargs)`` is about to be sent as ``task_id``."""
+        entry = {"name": name, "kwargs": kwargs, "queue": queue, "first_sent": now}
+        try:
+            pipe = self.client.pipeline()
+            pipe.hset(self.keys.ledger, task_id, json.dumps(entry, separators=(",", ":")))
+            pipe.zadd(self.keys.ledger_due, {task_id: now + resend_after_s})
+            pipe.execute()
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    def done(self, task_id: str) -> None:
+        """Cross out ``task_id``: its task has an outcome (a no-op when not noted)."""
+        try:
+            pipe = self.client.pipeline()
+            pipe.hdel(self.keys.ledger, task_id)
+            pipe.zrem(self.keys.ledger_due, task_id)
+            pipe.execute()
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    def postpone(self, task_id: str, until: float) -> None:
+        """Send ``task_id`` again no sooner than ``until`` — unless it is done meanwhile
+        (``ZADD XX`` never brings a crossed-out entry back)."""
+        try:
+            self.client.zadd(self.keys.ledger_due, {task_id: until}, xx=True)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    def due(self, now: float, limit: int = 500) -> list[Entry]:
+        """The entries to send again at ``now``, oldest due first, at most ``limit``.
+
+        An entry whose JSON cannot be read is crossed out (and not returned):
+        nothing could ever send it.
+        """
+        try:
+            ids: Any = self.client.zrangebyscore(self.keys.ledger_due, "-inf", now, 0, limit)
+            if not ids:
+                return []
+            raw: Any = self.client.hmget(self.keys.ledger, ids)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        out: list[Entry] = []
+        for task_id, value in zip(ids, raw, strict=True):
+            tid = task_id.decode() if isinstance(task_id, bytes) else str(task_id)
+            entry = _parse(tid, value)
+            if entry is None:
+                self.done(tid)
+            else:
+                out.append(entry)
+        return out
+
+    def pending(self) -> int:
+        """How many sent task messages have no outcome yet."""
+        try:
+            return int(self.client.zcard(self.keys.ledger_due))
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+
+def _parse(task_id: str, value: Any) -> Entry | None:
+    if value is None:
+        return None
+    try:
+        entry = json.loads(value)
+        return Entry(
+            task_id=task_id,
+            name=str(entry["name"]),
+            kwargs=dict(entry["kwargs"]),
+            queue=entry.get("queue"),
+            first_sent=float(entry["first_sent"]),
+        )
+    except (ValueError, KeyError, TypeError):
+        return None
