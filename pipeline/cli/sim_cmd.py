@@ -68,12 +68,11 @@ def register(sub: Any) -> None:
 
 
 def _start_dws(server: KubeApiServer, args: argparse.Namespace) -> DwsController:
-    from kubernetes import client
-
     from pipeline.demo import sample_path
+    from pipeline.sim.kube_local import local_api_client
 
     dws_admission.install(server.store)
-    api = client.ApiClient(client.Configuration(host=server.url))
+    api = local_api_client(server)  # the controller lives here: no HTTP to itself
     mapping = load_mapping(args.mapping or str(sample_path("sample-rabbitmapping.json")))
     install_cluster(DwsClient(api), mapping)
     return DwsController(

@@ -9,6 +9,7 @@ import pytest
 from kubernetes import client, config
 
 from pipeline.sim.kube_api import KubeApiServer
+from pipeline.sim.kube_local import local_api_client
 
 
 @pytest.fixture(scope="session")
@@ -20,15 +21,23 @@ def kube_server() -> Iterator[KubeApiServer | None]:
         yield server
 
 
-@pytest.fixture(scope="session")
-def api_client(kube_server: KubeApiServer | None) -> Iterator[client.ApiClient]:
+@pytest.fixture(scope="session", params=["http", "in-process"])
+def api_client(
+    request: pytest.FixtureRequest, kube_server: KubeApiServer | None
+) -> Iterator[client.ApiClient]:
+    """Every test here runs over HTTP and again through the in-process client that the
+    simulated DWS controller uses (``pipeline.sim.kube_local``): both must answer alike."""
     kubeconfig = os.environ.get("CORAL2_TEST_KUBECONFIG")
     if kubeconfig:
+        if request.param == "in-process":
+            pytest.skip("the in-process client exists only for the simulated API server")
         api = config.new_client_from_config(config_file=kubeconfig)
     else:
         assert kube_server is not None
-        conf = client.Configuration(host=kube_server.url)
-        api = client.ApiClient(conf)
+        if request.param == "in-process":
+            api = local_api_client(kube_server)
+        else:
+            api = client.ApiClient(client.Configuration(host=kube_server.url))
     yield api
     api.close()
 
