@@ -79,10 +79,13 @@ class DwsClient(KubeClient):
         conflict (DWS wrote the status meanwhile) the Workflow is read again
         and checked again, up to ``attempts`` times. A Workflow in another
         state raises Conflict; one already asking for ``desired`` is returned
-        unchanged.
+        unchanged. ``current``: the Workflow as just read (the copy the
+        decision was made on); the first attempt starts from it instead of
+        reading it again.
         """
+        known = current  # the copy the caller decided on: used once, read afresh after
         for attempt in range(attempts):
-            current = self.get_workflow(name)
+            current, known = known or self.get_workflow(name), None
             if current.get("spec", {}).get("desiredState") == desired:
                 return current
             state = current.get("status", {}).get("state", "")

@@ -167,7 +167,9 @@ def setup(jobid: int, R: dict[str, Any]) -> bool:
     memo = {"id": jobid, "memo": {"rabbits": encode_hostlist(list(counts))}}
     perform(store, dws, jobid, [SendOnce("memo", memo, "memo:rabbits")])
     try:
-        dws.patch_desired_state(f"fluxjob-{jobid}", "Setup", expected_state="Proposal")
+        dws.patch_desired_state(
+            f"fluxjob-{jobid}", "Setup", expected_state="Proposal", current=workflow
+        )
     except Conflict as exc:
         _fail(task, jobid, "dws-setup", str(exc))
         return False
