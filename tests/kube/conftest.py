@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 from kubernetes import client, config
 
+from pipeline.clients.k8s import DwsClient
 from pipeline.sim.kube_api import KubeApiServer
 from pipeline.sim.kube_local import local_api_client
 
@@ -53,3 +54,18 @@ def simulated(kube_server: KubeApiServer | None) -> KubeApiServer:
     if kube_server is None:
         pytest.skip("fault injection exists only in the simulated API server")
     return kube_server
+
+
+@pytest.fixture
+def server() -> Iterator[KubeApiServer]:
+    """A simulated API server of the test's own (nothing left by other tests)."""
+    with KubeApiServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def dws(server: KubeApiServer) -> Iterator[DwsClient]:
+    """Our DWS client on :func:`server`, giving up on an outage after 2 s."""
+    api = client.ApiClient(client.Configuration(host=server.url))
+    yield DwsClient(api, outage_budget_s=2.0)
+    api.close()

@@ -6,26 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from kubernetes import client
 
 from pipeline.clients.k8s import WLM_FINALIZER, DwsClient
 from pipeline.errors import Conflict
 from pipeline.sim.kube_api import KubeApiServer
 
 G = "dataworkflowservices.github.io"
-
-
-@pytest.fixture
-def server() -> Any:
-    with KubeApiServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def dws(server: KubeApiServer) -> Any:
-    api = client.ApiClient(client.Configuration(host=server.url))
-    yield DwsClient(api, outage_budget_s=0.5)
-    api.close()
 
 
 def make(dws: DwsClient, name: str, state: str) -> dict[str, Any]:

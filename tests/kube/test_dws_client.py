@@ -18,19 +18,6 @@ from pipeline.sim.kube_store import KubeStore
 G = "dataworkflowservices.github.io"
 
 
-@pytest.fixture
-def server() -> Any:
-    with KubeApiServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def dws(server: KubeApiServer) -> Any:
-    api = client.ApiClient(client.Configuration(host=server.url))
-    yield DwsClient(api, outage_budget_s=2.0)
-    api.close()
-
-
 def workflow(name: str) -> dict[str, Any]:
     return {
         "apiVersion": f"{G}/v1alpha7",
