@@ -6,11 +6,16 @@ takes over within ``lease_s`` of the leader's death. The leader:
 
 * resumes each watch from the last resourceVersion it processed (kept in
   Redis, so a restart resumes too), relists on 410 Gone, and backs off
-  (capped) while the API server is unreachable;
+  (capped) while the API server is unreachable. An event's resourceVersion
+  is saved with the next event's first write, once the event is fully
+  handled, or when the watch round ends: a watcher killed at any moment
+  handles at most one event again (a duplicate observe, coalesced), never
+  skips one;
 * notes each ``fluxjob-*`` Workflow's latest resourceVersion (what
   ``dws.resync`` compares with the one its last observe read) and
   enqueues ``dws.observe``, coalesced with a
-  ``SET NX`` mark so at most one observe per job is pending, and warns once
+  ``SET NX`` mark so at most one observe per job is pending (a send that
+  fails clears the mark, so the retried event sends it), and warns once
   per name about Workflows that are not Flux's. Events that cannot change
   a decision are passed over (:func:`awaits_dws`): DWS has not yet taken up
   a new ``desiredState``, so its own status update follows;
@@ -24,10 +29,12 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
 import redis
+from kombu.exceptions import OperationalError
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.clients.kube import WatchEvent
@@ -38,8 +45,12 @@ from pipeline.tasks.observe import PENDING_TTL_S, jobid_of, seen_entry
 log = logging.getLogger("coral2_pipeline.watch")
 
 Enqueue = Callable[[str, dict[str, object]], None]
+#: A resume point to save: (Redis key, resourceVersion).
+Checkpoint = tuple[str, str]
 #: Handles one listed or watched object; the flag says whether it calls for an observe.
-Handler = Callable[[dict[str, Any], bool], None]
+#: The checkpoint, if any, is the previous event's resume point, saved with the handler's
+#: first write: one round trip per event instead of two.
+Handler = Callable[[dict[str, Any], bool, Checkpoint | None], None]
 
 #: Statuses that call for an observe whatever state they are reported in.
 _ALARMS = frozenset({"Error", "TransientCondition"})
@@ -117,31 +128,44 @@ class Watcher:
         self._stop.set()
 
     # --- events -------------------------------------------------------------------
-    def _workflow(self, obj: dict[str, Any], wanted: bool) -> None:
+    def _save(self, checkpoint: Checkpoint | None) -> None:
+        if checkpoint is not None:
+            self.store.client.set(*checkpoint)
+
+    def _workflow(self, obj: dict[str, Any], wanted: bool, checkpoint: Checkpoint | None) -> None:
         """Note the job's latest resourceVersion; enqueue an observe if ``wanted``."""
         name = obj["metadata"]["name"]
         jobid = jobid_of(name)
         if jobid is None:
+            self._save(checkpoint)
             if name not in self._warned:
                 self._warned.add(name)
                 log.warning("ignoring Workflow %s: not created by Flux (fluxjob-<jobid>)", name)
             return
         keys = self.store.keys
         pipe = self.store.client.pipeline(transaction=False)
+        if checkpoint is not None:
+            pipe.set(*checkpoint)
         pipe.hset(keys.workflow_seen, str(jobid), seen_entry(obj, time.time()))
         if wanted:
             pipe.set(keys.observe_pending(jobid), "1", nx=True, ex=PENDING_TTL_S)
         if pipe.execute()[-1] and wanted:  # the mark was set: no observe was pending
-            self.enqueue("dws.observe", {"jobid": jobid})
+            try:
+                self.enqueue("dws.observe", {"jobid": jobid})
+            except BaseException:  # not sent: the mark must not hold back the next try
+                with suppress(redis.RedisError):
+                    self.store.client.delete(keys.observe_pending(jobid))
+                raise
 
-    def _storage(self, obj: dict[str, Any], wanted: bool) -> None:
+    def _storage(self, obj: dict[str, Any], wanted: bool, checkpoint: Checkpoint | None) -> None:
+        self._save(checkpoint)
         self.enqueue("storage.observe", {"name": obj["metadata"]["name"]})
 
     def _sync(self, plural: str, handle: Handler) -> str:
         """List ``plural``, handle every object, return the list's resourceVersion."""
         items, rv = self.dws.list_objects(plural)
         for item in items:
-            handle(item, True)
+            handle(item, True, None)
         return rv
 
     def pump(self, plural: str, handle: Handler, *, timeout_s: int) -> None:
@@ -149,18 +173,24 @@ class Watcher:
         key = self.store.keys.watch_rv(plural)
         raw = self.store.client.get(key)
         rv = raw.decode() if isinstance(raw, bytes) else None
+        handled: Checkpoint | None = None  # the last event handled, not yet saved
         try:
             if not rv:
                 rv = self._sync(plural, handle)
                 self.store.client.set(key, rv)
             for event in self.dws.watch(plural, rv, timeout_s=timeout_s):
                 if self._stop.is_set() or not self.leading:
-                    return
-                handle(event.object, not (plural == "workflows" and awaits_dws(event)))
-                self.store.client.set(key, event.resource_version)
+                    break
+                wanted = not (plural == "workflows" and awaits_dws(event))
+                checkpoint, handled = handled, None
+                handle(event.object, wanted, checkpoint)
+                handled = (key, event.resource_version)
         except Gone:
             log.info("%s watch expired at resourceVersion %s; relisting", plural, rv)
+            handled = None  # relist: nothing to resume from
             self.store.client.delete(key)
+        finally:  # the round ends (or fails): keep what was handled
+            self._save(handled)
 
     # --- main loop -------------------------------------------------------------------
     @property
@@ -220,7 +250,7 @@ class Watcher:
             try:
                 self.pump(plural, handle, timeout_s=self.watch_timeout_s)
                 backoff = 0.1
-            except (KubeError, StoreUnavailable, redis.RedisError) as exc:
+            except (KubeError, StoreUnavailable, redis.RedisError, OperationalError) as exc:
                 log.warning("watcher (%s): %s; retrying in %.1fs", plural, exc, backoff)
                 self._stop.wait(backoff)
                 backoff = min(backoff * 2, 10.0)

@@ -18,7 +18,7 @@ from pipeline.store.deadlines import Deadline, Deadlines
 from pipeline.store.jobs import JobStore
 from pipeline.store.keys import Keys
 from pipeline.store.ledger import Entry, Ledger
-from pipeline.store.marks import JobLocks, Marks
+from pipeline.store.marks import Holding, JobLocks, Marks
 from pipeline.store.outbox import Delivery, Outbox, OutboxMessage
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "Deadlines",
     "Delivery",
     "Entry",
+    "Holding",
     "JobLocks",
     "JobRecord",
     "JobStore",

@@ -1,9 +1,11 @@
 """Job records: pydantic JSON under ``<prefix>:job:<jobid>``, updated optimistically.
 
-:meth:`JobStore.update` reads the record under ``WATCH``, applies a pure
-function and writes it in ``MULTI``; a concurrent writer makes ``EXEC``
-fail and the function is applied again to the new value, so no update is
-ever lost. Each write bumps ``version``.
+:meth:`JobStore.update` reads the record, applies a pure function and
+writes the result with a compare-and-set script that stores it only if
+the record is still the one read; a concurrent writer makes it refuse,
+and the function is applied again to the new value, so no update is ever
+lost. Two round trips per change (``WATCH``/``MULTI`` would take three),
+one when nothing changes. Each write bumps ``version``.
 
 The index ``<prefix>:jobs`` holds the *tracked* jobs, those whose Workflow
 has not been seen gone; :meth:`JobStore.finish` takes a job out of it and
@@ -26,6 +28,17 @@ from pipeline.store.keys import Keys
 
 MAX_ATTEMPTS = 50
 
+#: KEYS: record, index. ARGV: the record as read ("" = absent), the new record, jobid.
+#: Stores the new record (keeping its expiry) only if the stored one is still as read;
+#: a record created here joins the index. Returns 1 if it stored, 0 if the record moved.
+_COMPARE_AND_SET = """
+local current = redis.call('get', KEYS[1])
+if (current or '') ~= ARGV[1] then return 0 end
+redis.call('set', KEYS[1], ARGV[2], 'KEEPTTL')
+if not current then redis.call('sadd', KEYS[2], ARGV[3]) end
+return 1
+"""
+
 
 Updater = Callable[[JobRecord], JobRecord | None]
 
@@ -36,6 +49,7 @@ class JobStore:
     def __init__(self, client: redis.Redis, keys: Keys) -> None:
         self.client = client
         self.keys = keys
+        self._compare_and_set = client.register_script(_COMPARE_AND_SET)
 
     def get(self, jobid: int) -> JobRecord | None:
         """Return the record of ``jobid``, or None."""
@@ -68,32 +82,25 @@ class JobStore:
         """
         key = self.keys.job(jobid)
         try:
-            with self.client.pipeline() as pipe:
-                for _ in range(MAX_ATTEMPTS):
-                    try:
-                        pipe.watch(key)  # type: ignore[no-untyped-call]
-                        raw: Any = pipe.get(key)
-                        if raw is None and default is None:
-                            pipe.unwatch()
-                            return None
-                        current = default if raw is None else JobRecord.model_validate_json(raw)
-                        assert current is not None
-                        new = change(current.model_copy(deep=True))
-                        if raw is not None and (new is None or new == current):
-                            pipe.unwatch()
-                            return current
-                        if new is None:
-                            new = current
-                        elif new != current:
-                            new = new.model_copy(update={"version": current.version + 1})
-                        pipe.multi()
-                        pipe.set(key, new.model_dump_json(), keepttl=True)
-                        if raw is None:
-                            pipe.sadd(self.keys.jobs_index, jobid)
-                        pipe.execute()
-                        return new
-                    except redis.WatchError:
-                        continue
+            for _ in range(MAX_ATTEMPTS):
+                raw: Any = self.client.get(key)
+                if raw is None and default is None:
+                    return None
+                current = default if raw is None else JobRecord.model_validate_json(raw)
+                assert current is not None
+                new = change(current.model_copy(deep=True))
+                if raw is not None and (new is None or new == current):
+                    return current
+                if new is None:
+                    new = current
+                elif new != current:
+                    new = new.model_copy(update={"version": current.version + 1})
+                read = b"" if raw is None else raw
+                stored = self._compare_and_set(
+                    keys=[key, self.keys.jobs_index], args=[read, new.model_dump_json(), jobid]
+                )
+                if stored:
+                    return new
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
         raise StoreConflict(f"job {jobid}: record kept changing during {MAX_ATTEMPTS} attempts")

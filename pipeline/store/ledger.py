@@ -79,19 +79,29 @@ class Ledger:
         """Cross out ``task_id``: its task has an outcome (a no-op when not noted)."""
         try:
             pipe = self.client.pipeline()
-            pipe.hdel(self.keys.ledger, task_id)
-            pipe.zrem(self.keys.ledger_due, task_id)
+            self.done_in(pipe, task_id)
             pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
+
+    def done_in(self, pipe: redis.client.Pipeline, task_id: str) -> None:
+        """Queue crossing out ``task_id`` in ``pipe`` (with a task's other closing commands)."""
+        pipe.hdel(self.keys.ledger, task_id)
+        pipe.zrem(self.keys.ledger_due, task_id)
 
     def postpone(self, task_id: str, until: float) -> None:
         """Send ``task_id`` again no sooner than ``until`` — unless it is done meanwhile
         (``ZADD XX`` never brings a crossed-out entry back)."""
         try:
-            self.client.zadd(self.keys.ledger_due, {task_id: until}, xx=True)
+            pipe = self.client.pipeline(transaction=False)
+            self.postpone_in(pipe, task_id, until)
+            pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
+
+    def postpone_in(self, pipe: redis.client.Pipeline, task_id: str, until: float) -> None:
+        """Queue :meth:`postpone` in ``pipe``."""
+        pipe.zadd(self.keys.ledger_due, {task_id: until}, xx=True)
 
     def due(self, now: float, limit: int = 500) -> list[Entry]:
         """The entries to send again at ``now``, oldest due first, at most ``limit``.

@@ -6,7 +6,10 @@
   expire with its record (:meth:`~pipeline.store.jobs.JobStore.finish`).
 * :class:`JobLocks` are short Redis locks with an owner token and expiry;
   release and extend only act when the token still matches (a Lua script),
-  so a worker whose lock expired cannot release another's.
+  so a worker whose lock expired cannot release another's. Taking and
+  releasing can ride in a pipeline with other commands
+  (:meth:`JobLocks.acquire_in`, :meth:`JobLocks.release_in`), so a task's
+  start and end each cost one round trip, lock included.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import redis
 
@@ -38,6 +42,16 @@ return 0
 
 class LockBusy(TemporaryError):
     """Raised when a job's lock is held by someone else past the wait."""
+
+
+@dataclass
+class Holding:
+    """A lock held by :meth:`JobLocks.held`: its job, owner token, and whether it was
+    released already (by :meth:`JobLocks.release_in`, in a pipeline with other commands)."""
+
+    jobid: int
+    token: str
+    released: bool = False
 
 
 class Marks:
@@ -90,6 +104,19 @@ class JobLocks:
             raise store_errors(exc) from exc
         return token if ok else None
 
+    def acquire_in(self, pipe: redis.client.Pipeline, jobid: int, *, ttl_s: float) -> str:
+        """Queue taking the lock in ``pipe``; return the token it proposes. The lock is
+        taken if that command's reply is true."""
+        token = secrets.token_hex(8)
+        pipe.set(self.keys.lock(jobid), token, nx=True, px=int(ttl_s * 1000))
+        return token
+
+    def release_in(self, pipe: redis.client.Pipeline, holding: Holding) -> None:
+        """Stop renewing ``holding`` and queue its release in ``pipe`` (token-checked)."""
+        self._forget(holding.token)
+        pipe.eval(_RELEASE, 1, self.keys.lock(holding.jobid), holding.token)
+        holding.released = True
+
     def release(self, jobid: int, token: str) -> bool:
         """Release the lock if ``token`` still owns it."""
         try:
@@ -105,8 +132,14 @@ class JobLocks:
             raise store_errors(exc) from exc
 
     @contextmanager
-    def held(self, jobid: int, *, ttl_s: float = 10.0, wait_s: float = 5.0) -> Iterator[str]:
+    def held(
+        self, jobid: int, *, ttl_s: float = 10.0, wait_s: float = 5.0, token: str | None = None
+    ) -> Iterator[Holding]:
         """Hold the lock for a block, waiting up to ``wait_s``; raise :class:`LockBusy` after.
+
+        ``token``: the lock is already taken with it (:meth:`acquire_in`); the
+        block adopts it. The lock is released when the block ends, unless
+        :meth:`release_in` released it already.
 
         The lock expires ``ttl_s`` after its last renewal; the process's one
         lock-keeper thread renews every held lock every ``ttl_s / 3`` while
@@ -116,18 +149,24 @@ class JobLocks:
         """
         deadline = time.monotonic() + wait_s
         delay = 0.001  # tasks of one job hold it for milliseconds: poll fast, back off a little
-        while (token := self.acquire(jobid, ttl_s=ttl_s)) is None:
+        while token is None and (token := self.acquire(jobid, ttl_s=ttl_s)) is None:
             if time.monotonic() >= deadline:
                 raise LockBusy(f"job {jobid} is locked by another worker", delay_s=1.0)
             time.sleep(delay)
             delay = min(delay * 2, 0.02)
         self._keep(token, jobid, ttl_s)
+        holding = Holding(jobid, token)
         try:
-            yield token
+            yield holding
         finally:
-            with self._held_lock:
-                self._held.pop(token, None)
-            self.release(jobid, token)
+            if not holding.released:
+                self._forget(token)
+                self.release(jobid, token)
+
+    def _forget(self, token: str) -> None:
+        """Stop renewing ``token`` (before releasing it: the keeper must not find it gone)."""
+        with self._held_lock:
+            self._held.pop(token, None)
 
     def _keep(self, token: str, jobid: int, ttl_s: float) -> None:
         """Renew the lock ``token`` until it is released, from one thread per process."""

@@ -30,16 +30,18 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from functools import cache
 from typing import Any
 
+import redis
 from celery import Celery, Task, shared_task
 
 from pipeline.clients.k8s import DwsClient, api_client
 from pipeline.errors import PermanentError, StoreUnavailable, TemporaryError
 from pipeline.routing import NODE_QUEUE_PREFIX, QueueRouter, node_queue
-from pipeline.store import Store
+from pipeline.store import Holding, Store
+from pipeline.store.connection import store_errors
 
 log = logging.getLogger("coral2_pipeline.tasks")
 
@@ -149,27 +151,41 @@ class PipelineTask(Task):  # type: ignore[misc]
         :func:`dispatch`); return its task id."""
         return dispatch(self.app, self.store, name, kwargs)
 
-    def _settle(self, until: float | None = None) -> None:
-        """Cross this message out of the ledger (it has an outcome), or postpone its
-        resend to ``until`` (it retries). A store outage only costs a duplicate later."""
-        task_id = self.request.id
-        if task_id is None:  # run eagerly: never sent
-            return
-        try:
-            if until is None:
-                self.store.ledger.done(task_id)
-            else:
-                self.store.ledger.postpone(task_id, until)
-        except StoreUnavailable as exc:
-            log.warning("%s: cannot update the ledger: %s", self.name, exc)
-
-    def _attempt(self) -> int:
+    def _begin(self, lock_jobid: int | None) -> tuple[int, str | None]:
+        """One round trip: count this start of the message and, for ``lock_jobid``, try
+        its lock. Return the start count and the lock's token (None: not taken)."""
         key = self.store.keys.attempts(self.request.id or "eager")
-        pipe = self.store.client.pipeline()
-        pipe.incr(key)
-        pipe.expire(key, 7 * 24 * 3600)
-        count, _ = pipe.execute()
-        return int(count)
+        try:
+            pipe = self.store.client.pipeline(transaction=False)
+            pipe.incr(key)
+            pipe.expire(key, 7 * 24 * 3600)
+            token = None
+            if lock_jobid is not None:
+                token = self.store.locks.acquire_in(pipe, lock_jobid, ttl_s=LOCK_TTL_S)
+            replies = pipe.execute()
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return int(replies[0]), token if token and replies[2] else None
+
+    def _settle(self, holding: Holding | None = None, *, until: float | None = None) -> None:
+        """Close this run in one round trip: release ``holding`` and cross the message
+        out of the ledger (it has an outcome) — or, with ``until``, postpone its resend
+        (it retries). A store outage only costs a duplicate later, and a lock that
+        expires by itself within ``LOCK_TTL_S``."""
+        task_id = self.request.id
+        store = self.store
+        try:
+            pipe = store.client.pipeline(transaction=False)
+            if holding is not None and not holding.released:
+                store.locks.release_in(pipe, holding)
+            if task_id is not None:  # None: run eagerly, never sent
+                if until is None:
+                    store.ledger.done_in(pipe, task_id)
+                else:
+                    store.ledger.postpone_in(pipe, task_id, until)
+            pipe.execute()
+        except redis.RedisError as exc:
+            log.warning("%s: cannot update the ledger: %s", self.name, store_errors(exc))
 
     def record_failure(self, jobid: int | None, reason: str) -> None:
         """Record a permanent failure of this task message."""
@@ -180,22 +196,25 @@ class PipelineTask(Task):  # type: ignore[misc]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         jobid = kwargs.get("jobid")
-        attempt = self._attempt()
+        lock_jobid = int(jobid) if self.lock_job and jobid is not None else None
+        attempt, token = self._begin(lock_jobid)
         extra = {"jobid": jobid, "task": self.name, "attempt": attempt}
         if attempt > self.max_attempts:
             reason = f"dropped after {attempt - 1} starts (poison message?)"
             log.error("%s: %s", self.name, reason, extra=extra)
             self.record_failure(jobid, reason)
-            self._settle()
+            taken = Holding(lock_jobid, token) if lock_jobid is not None and token else None
+            self._settle(taken)
             return None
-        guard = (
-            self.store.locks.held(int(jobid), ttl_s=LOCK_TTL_S)
-            if self.lock_job and jobid is not None
+        guard: AbstractContextManager[Holding | None] = (
+            self.store.locks.held(lock_jobid, ttl_s=LOCK_TTL_S, token=token)
+            if lock_jobid is not None
             else nullcontext()
         )
         try:
-            with guard:
+            with guard as holding:
                 result = self.run(*args, **kwargs)
+                self._settle(holding)  # lock release and ledger in one round trip
         except TemporaryError as exc:
             retries = self.request.retries
             countdown = max(min(self.retry_cap_s, self.retry_base_s * 2**retries), exc.delay_s)
@@ -210,7 +229,6 @@ class PipelineTask(Task):  # type: ignore[misc]
             return None
         # An unexpected error (a bug) leaves the entry: the message is sent again
         # later, ever more rarely, until max_attempts drops it.
-        self._settle()
         return result
 
 

@@ -7,9 +7,11 @@ from collections.abc import Iterator
 import pytest
 from celery import Celery
 from celery.contrib.testing.worker import start_worker
+from kubernetes import client
 
 import tests.platform.probe_tasks  # noqa: F401  (registers the probe tasks)
 from pipeline.app import create_app
+from pipeline.clients.k8s import DwsClient
 from pipeline.settings import load_settings
 from pipeline.sim.kube_api import KubeApiServer
 
@@ -43,3 +45,12 @@ def worker(celery_app: Celery) -> Iterator[None]:
         shutdown_timeout=30,
     ):
         yield
+
+
+@pytest.fixture
+def kube() -> Iterator[tuple[KubeApiServer, DwsClient]]:
+    """A fresh API server of its own and a DWS client of it (outages fail fast)."""
+    with KubeApiServer() as server:
+        api = client.ApiClient(client.Configuration(host=server.url))
+        yield server, DwsClient(api, outage_budget_s=1)
+        api.close()

@@ -40,14 +40,6 @@ def wait_for(predicate: Callable[[], bool], what: str, timeout_s: float = 15) ->
         time.sleep(0.02)
 
 
-@pytest.fixture
-def kube() -> Iterator[tuple[KubeApiServer, DwsClient]]:
-    with KubeApiServer() as server:
-        api = client.ApiClient(client.Configuration(host=server.url))
-        yield server, DwsClient(api, outage_budget_s=1)
-        api.close()
-
-
 def wf(name: str) -> dict[str, Any]:
     return {"metadata": {"name": name}, "spec": {"desiredState": "Proposal"}}
 
