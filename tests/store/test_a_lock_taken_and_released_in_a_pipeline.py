@@ -24,7 +24,7 @@ def test_a_lock_taken_in_a_pipeline_is_held_with_its_token(store: Store) -> None
     token = take(store, 1)
     assert token is not None
     assert take(store, 1) is None  # taken: a second try fails
-    with store.locks.held(1, token=token, wait_s=0.0) as holding:
+    with store.locks.held(1, token=token, ttl_s=0.3, wait_s=0.0) as holding:
         assert holding.token == token
         assert store.client.get(store.keys.lock(1)) == token.encode()
     assert store.client.get(store.keys.lock(1)) is None
@@ -33,7 +33,7 @@ def test_a_lock_taken_in_a_pipeline_is_held_with_its_token(store: Store) -> None
 def test_a_lock_released_in_a_pipeline_is_not_released_again_by_its_block(
     store: Store,
 ) -> None:
-    with store.locks.held(2) as holding:
+    with store.locks.held(2, ttl_s=0.3) as holding:  # a short life: its keeper ends soon
         pipe = store.client.pipeline(transaction=False)
         store.locks.release_in(pipe, holding)
         pipe.incr("other-command")
