@@ -40,7 +40,7 @@ from celery import Celery, Task, shared_task
 from pipeline.clients.k8s import DwsClient, api_client
 from pipeline.errors import PermanentError, StoreUnavailable, TemporaryError
 from pipeline.routing import NODE_QUEUE_PREFIX, QueueRouter, node_queue
-from pipeline.store import Holding, Store
+from pipeline.store import Holding, Keys, Store
 from pipeline.store.connection import store_errors
 
 log = logging.getLogger("coral2_pipeline.tasks")
@@ -71,6 +71,7 @@ KNOWN_OPTIONS = frozenset(
         "retry_cap_s",
         "max_retries",
         "keep_result",
+        "clears",
     }
 )
 
@@ -129,6 +130,8 @@ class PipelineTask(Task):  # type: ignore[misc]
     max_attempts: int = 20
     retry_base_s: float = 0.5
     retry_cap_s: float = 60.0
+    #: A key of the job (``Keys`` method of the jobid) deleted as each run starts.
+    clears: Callable[[Keys, int], str] | None = None
 
     @property
     def store(self) -> Store:
@@ -151,10 +154,12 @@ class PipelineTask(Task):  # type: ignore[misc]
         :func:`dispatch`); return its task id."""
         return dispatch(self.app, self.store, name, kwargs)
 
-    def _begin(self, lock_jobid: int | None) -> tuple[int, str | None]:
-        """One round trip: count this start of the message and, for ``lock_jobid``, try
-        its lock. Return the start count and the lock's token (None: not taken)."""
-        key = self.store.keys.attempts(self.request.id or "eager")
+    def _begin(self, jobid: int | None, lock_jobid: int | None) -> tuple[int, str | None]:
+        """One round trip: count this start of the message, delete the job's key the task
+        ``clears``, and for ``lock_jobid`` try its lock. Return the start count and the
+        lock's token (None: not taken)."""
+        keys = self.store.keys
+        key = keys.attempts(self.request.id or "eager")
         try:
             pipe = self.store.client.pipeline(transaction=False)
             pipe.incr(key)
@@ -162,6 +167,8 @@ class PipelineTask(Task):  # type: ignore[misc]
             token = None
             if lock_jobid is not None:
                 token = self.store.locks.acquire_in(pipe, lock_jobid, ttl_s=LOCK_TTL_S)
+            if self.clears is not None and jobid is not None:
+                pipe.delete(self.clears(keys, jobid))
             replies = pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
@@ -197,7 +204,7 @@ class PipelineTask(Task):  # type: ignore[misc]
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         jobid = kwargs.get("jobid")
         lock_jobid = int(jobid) if self.lock_job and jobid is not None else None
-        attempt, token = self._begin(lock_jobid)
+        attempt, token = self._begin(None if jobid is None else int(jobid), lock_jobid)
         extra = {"jobid": jobid, "task": self.name, "attempt": attempt}
         if attempt > self.max_attempts:
             reason = f"dropped after {attempt - 1} starts (poison message?)"
@@ -264,6 +271,8 @@ def pipeline_task(name: str, **options: Any) -> Callable[[Callable[..., Any]], A
         "retry_base_s": float(options.get("retry_base_s", PipelineTask.retry_base_s)),
         "retry_cap_s": float(options.get("retry_cap_s", PipelineTask.retry_cap_s)),
         "max_retries": options.get("max_retries", 20),
+        # a plain function as a class attribute would be bound to the task: keep it unbound
+        "clears": staticmethod(options["clears"]) if options.get("clears") else None,
         "ignore_result": not options.get("keep_result", False),
     }
     if "time_limit_s" in options:

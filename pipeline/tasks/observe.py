@@ -1,9 +1,10 @@
 """Observation tasks enqueued by the watcher: one Workflow, or one rabbit's Storage.
 
 ``dws.observe`` follows the idempotent task pattern: it clears the job's
-coalescing mark first (so a change during the run queues another
-observe), re-reads the Workflow from the API server — never trusting the
-event — records what it saw in the job record, then runs the pure
+coalescing mark as it starts (``clears``: in the round trip that takes the
+job's lock, so a change during the run queues another observe), re-reads
+the Workflow from the API server — never trusting the event — records
+what it saw in the job record, then runs the pure
 ``pipeline.states.decide`` on that fresh read and performs the actions
 (each idempotent, so a second observe of the same state changes nothing).
 """
@@ -17,7 +18,7 @@ from typing import Any
 
 from pipeline.errors import KubeError, NotFound
 from pipeline.states import Snapshot, WorkflowState, decide
-from pipeline.store import JobRecord
+from pipeline.store import JobRecord, Keys
 from pipeline.tasks.act import perform
 from pipeline.tasks.base import PipelineTask, pipeline_task
 
@@ -32,7 +33,7 @@ def jobid_of(workflow_name: str) -> int | None:
     return int(digits)
 
 
-@pipeline_task("dws.observe", queue="lifecycle", lock_job=True)
+@pipeline_task("dws.observe", queue="lifecycle", lock_job=True, clears=Keys.observe_pending)
 def observe(jobid: int) -> str | None:
     """Re-read ``fluxjob-<jobid>`` and record its DWS state; return it (None when gone).
 
@@ -40,7 +41,6 @@ def observe(jobid: int) -> str | None:
     """
     task: PipelineTask = observe
     store = task.store
-    store.client.delete(store.keys.observe_pending(jobid))
     try:
         workflow = task.dws.get_workflow(f"fluxjob-{jobid}")
     except NotFound:
