@@ -4,12 +4,15 @@ Workers never talk to Flux. They append messages here; the flux bridge (or
 the simulated job manager) reads them through a consumer group and
 acknowledges each after delivery, so a consumer that dies mid-delivery has
 its messages handed to the next reader (:meth:`Outbox.read` first reclaims
-entries left pending longer than ``reclaim_idle_s``).
+entries left pending longer than ``reclaim_idle_s`` — looking for them at a
+consumer's first read and then every quarter of that, not at every read:
+one round trip per read, where reads come one per message or two).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -74,6 +77,7 @@ class Outbox:
         self.keys = keys
         self._append_once = client.register_script(_APPEND_ONCE)
         self._grouped = False  # ensure_group ran; a NOGROUP answer makes read() run it again
+        self._reclaimed_at: dict[str, float] = {}  # consumer → when it last looked (monotonic)
 
     def append_once(self, message: OutboxMessage, mark: str) -> str | None:
         """Append ``message`` unless the job's ``mark`` is set; set it in the same step.
@@ -164,10 +168,15 @@ class Outbox:
     def _read(
         self, consumer: str, count: int, block_ms: int | None, reclaim_idle_s: float
     ) -> list[Delivery]:
-        reclaimed: Any = self.client.xautoclaim(
-            self.keys.outbox, GROUP, consumer, int(reclaim_idle_s * 1000), "0-0", count=count
-        )
-        out = [self._decode(i, f, 2) for i, f in reclaimed[1] if f]
+        out: list[Delivery] = []
+        now = time.monotonic()
+        if now - self._reclaimed_at.get(consumer, -float("inf")) >= reclaim_idle_s / 4:
+            reclaimed: Any = self.client.xautoclaim(
+                self.keys.outbox, GROUP, consumer, int(reclaim_idle_s * 1000), "0-0", count=count
+            )
+            out = [self._decode(i, f, 2) for i, f in reclaimed[1] if f]
+            if len(out) < count:  # all reclaimed: none left to look for until next time
+                self._reclaimed_at[consumer] = now
         if len(out) < count:
             rows: Any = self.client.xreadgroup(
                 GROUP, consumer, {self.keys.outbox: ">"}, count=count - len(out), block=block_ms
