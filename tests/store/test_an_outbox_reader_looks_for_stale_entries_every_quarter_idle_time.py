@@ -1,6 +1,6 @@
 """An outbox reader looks for entries a dead consumer left (XAUTOCLAIM) at its first read
 and then every quarter of ``reclaim_idle_s``, not at every read: a stale entry is still
-handed over within 1.25 × ``reclaim_idle_s``, and a busy reader pays one round trip per read."""
+handed over within 1.25 times ``reclaim_idle_s``, and a busy reader pays one round trip per read."""
 
 from __future__ import annotations
 
@@ -30,6 +30,6 @@ def test_a_stale_entry_is_handed_over_within_a_quarter_past_the_idle_time(
     store.outbox.append(MEMO)
     (lost,) = store.outbox.read("dead", reclaim_idle_s=0.4)
     first_look = store.outbox.read("survivor", reclaim_idle_s=0.4)  # fresh, as a rule
-    time.sleep(0.5)  # past 1.25 × 0.4 s
+    time.sleep(0.5)  # past 1.25 times 0.4 s
     again = first_look + store.outbox.read("survivor", reclaim_idle_s=0.4)
     assert [(d.entry_id, d.attempt) for d in again] == [(lost.entry_id, 2)]
