@@ -30,6 +30,9 @@ from pipeline.store.keys import Keys
 
 log = logging.getLogger("coral2_pipeline.store.locks")
 
+#: The lock-keeper thread ends once no lock has been held for this long (s).
+KEEPER_IDLE_S = 2.0
+
 _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
@@ -94,6 +97,7 @@ class JobLocks:
         self._held: dict[str, tuple[int, float, float]] = {}  # token → (jobid, ttl, renew at)
         self._held_lock = threading.Condition()
         self._keeper: threading.Thread | None = None
+        self._keeper_wakes_at = 0.0  # when the waiting keeper wakes next (monotonic s)
 
     def acquire(self, jobid: int, *, ttl_s: float = 30.0) -> str | None:
         """Take the lock without waiting; return the owner token, or None if held."""
@@ -169,26 +173,35 @@ class JobLocks:
             self._held.pop(token, None)
 
     def _keep(self, token: str, jobid: int, ttl_s: float) -> None:
-        """Renew the lock ``token`` until it is released, from one thread per process."""
+        """Renew the lock ``token`` until it is released, from one thread per process.
+
+        The keeper is woken only when it would sleep past this lock's first
+        renewal: a task holds its lock for milliseconds, and a wake-up per task
+        would cost the worker one more thread contending for the GIL.
+        """
+        due = time.monotonic() + ttl_s / 3
         with self._held_lock:
-            self._held[token] = (jobid, ttl_s, time.monotonic() + ttl_s / 3)
-            self._held_lock.notify()
+            self._held[token] = (jobid, ttl_s, due)
             # not alive: this process was forked from one whose keeper was running
             if self._keeper is None or not self._keeper.is_alive():
                 self._keeper = threading.Thread(target=self._renew, name="lock-keeper", daemon=True)
                 self._keeper.start()
+            elif due < self._keeper_wakes_at:
+                self._held_lock.notify()
 
     def _renew(self) -> None:
         """Extend each held lock every third of its life, until it is released.
 
         Checking and extending under the same mutex as release means a lock
         released meanwhile is never reported lost. The thread ends once no
-        lock is held (the next :meth:`held` starts another), so a process
-        keeps at most one keeper, and none while idle.
+        lock has been held for ``KEEPER_IDLE_S`` (the next :meth:`held`
+        starts another): a process keeps at most one keeper, none while
+        idle, and a busy worker does not start one per task.
         """
         with self._held_lock:
             try:
-                while self._held:
+                idle_until: float | None = None
+                while True:
                     now = time.monotonic()
                     for token, (jobid, ttl_s, due) in list(self._held.items()):
                         if due > now:
@@ -201,7 +214,15 @@ class JobLocks:
                         except StoreUnavailable as exc:
                             log.warning("cannot renew the lock of job %s: %s", jobid, exc)
                         self._held[token] = (jobid, ttl_s, now + ttl_s / 3)
-                    wake = min((due for _, _, due in self._held.values()), default=now)
+                    if self._held:
+                        idle_until = None
+                        wake = min(due for _, _, due in self._held.values())
+                    else:
+                        idle_until = idle_until or now + KEEPER_IDLE_S
+                        if now >= idle_until:
+                            return
+                        wake = idle_until
+                    self._keeper_wakes_at = wake
                     self._held_lock.wait(max(0.0, wake - now))
             finally:  # an unexpected error ends it too: the next held() starts another
                 self._keeper = None
