@@ -93,7 +93,11 @@ def leaks(system: SimulatedSystem) -> list[str]:
         found.append(f"outbox backlog {backlog}")
     unsettled = system.store.ledger.pending()
     if unsettled:
-        found.append(f"{unsettled} sent tasks without an outcome (ledger)")
+        names = ", ".join(
+            f"{e.name} {e.kwargs.get('jobid', '')} sent {time.time() - e.first_sent:.0f} s ago"
+            for e in system.store.ledger.unsettled(5)
+        )
+        found.append(f"{unsettled} sent tasks without an outcome (ledger): {names}")
     if system.flux is not None:
         with system.flux.lock:
             found += [

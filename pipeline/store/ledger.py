@@ -126,6 +126,19 @@ class Ledger:
                 out.append(entry)
         return out
 
+    def unsettled(self, limit: int = 10) -> list[Entry]:
+        """The ``limit`` entries due soonest, read only (for reports: nothing is crossed out)."""
+        try:
+            ids: Any = self.client.zrange(self.keys.ledger_due, 0, limit - 1)
+            raw: Any = self.client.hmget(self.keys.ledger, ids) if ids else []
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        entries = (
+            _parse(t.decode() if isinstance(t, bytes) else str(t), v)
+            for t, v in zip(ids, raw, strict=True)
+        )
+        return [e for e in entries if e is not None]
+
     def pending(self) -> int:
         """How many sent task messages have no outcome yet."""
         try:

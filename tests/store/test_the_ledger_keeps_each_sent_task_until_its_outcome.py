@@ -49,3 +49,18 @@ def test_an_unreadable_entry_is_crossed_out_rather_than_sent(store: Store) -> No
     store.client.hset(store.keys.ledger, "t6", "{not json")
     assert store.ledger.due(10.0) == []
     assert store.ledger.pending() == 0
+
+
+def test_a_report_lists_the_unsettled_entries_soonest_due_first_and_changes_nothing(
+    store: Store,
+) -> None:
+    store.ledger.note("late", "dws.observe", {"jobid": 2}, now=50.0, resend_after_s=10)
+    store.ledger.note("early", "dws.setup", {"jobid": 1}, now=0.0, resend_after_s=10)
+    store.ledger.note("done", "dws.create", {"jobid": 3}, now=0.0, resend_after_s=10)
+    store.ledger.done("done")
+    assert [(e.task_id, e.kwargs) for e in store.ledger.unsettled()] == [
+        ("early", {"jobid": 1}),
+        ("late", {"jobid": 2}),
+    ]
+    assert [e.task_id for e in store.ledger.unsettled(limit=1)] == ["early"]
+    assert store.ledger.pending() == 2
