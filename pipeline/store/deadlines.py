@@ -3,6 +3,12 @@
 The beat task sweeps it every second; :meth:`Deadlines.claim_due` pops due
 members atomically (one Lua script), so two sweepers never fire the same
 deadline. Firing re-checks the job: a deadline whose job moved on is a no-op.
+
+Given ``note_as``, the same script notes each claimed deadline in the
+sent-task ledger (``pipeline/store/ledger.py``, same entry format) as a
+message of that task, under the id ``<note_as>:<member>``: a sweeper
+killed between the claim and the send loses nothing, since
+``housekeeping.redeliver`` sends the noted message.
 """
 
 from __future__ import annotations
@@ -16,9 +22,23 @@ from pipeline.errors import InputError
 from pipeline.store.connection import store_errors
 from pipeline.store.keys import Keys
 
+#: KEYS: deadlines, ledger, ledger-due. ARGV: now, limit, task to note as ("": none),
+#: when to resend. The entry is built as text so a 64-bit jobid stays exact.
 _CLAIM = """
 local due = redis.call('zrangebyscore', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, ARGV[2])
-for i = 1, #due, 2 do redis.call('zrem', KEYS[1], due[i]) end
+for i = 1, #due, 2 do
+  local member, score = due[i], due[i + 1]
+  redis.call('zrem', KEYS[1], member)
+  local jobid, kind, token = string.match(member, '^(%d+):([^:]+):(.*)$')
+  if ARGV[3] ~= '' and jobid then
+    local id = ARGV[3] .. ':' .. member
+    local entry = '{"name":' .. cjson.encode(ARGV[3]) .. ',"kwargs":{"jobid":' .. jobid
+      .. ',"kind":' .. cjson.encode(kind) .. ',"token":' .. cjson.encode(token)
+      .. ',"due":' .. score .. '},"queue":null,"first_sent":' .. ARGV[1] .. '}'
+    redis.call('hset', KEYS[2], id, entry)
+    redis.call('zadd', KEYS[3], ARGV[4], id)
+  end
+end
 return due
 """
 
@@ -42,6 +62,11 @@ class Deadline:
         """Rebuild a deadline from its member and score."""
         jobid, kind, token = member.split(":", 2)
         return cls(int(jobid), kind, token, due)
+
+
+def noted_id(task: str, deadline: Deadline) -> str:
+    """The ledger id (and task id) under which ``claim_due(note_as=task)`` notes ``deadline``."""
+    return f"{task}:{deadline.member}"
 
 
 class Deadlines:
@@ -68,10 +93,19 @@ class Deadlines:
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
 
-    def claim_due(self, now: float, *, limit: int = 500) -> list[Deadline]:
-        """Remove and return up to ``limit`` deadlines due at ``now``, earliest first."""
+    def claim_due(
+        self, now: float, *, limit: int = 500, note_as: str = "", resend_after_s: float = 0.0
+    ) -> list[Deadline]:
+        """Remove and return up to ``limit`` deadlines due at ``now``, earliest first.
+
+        ``note_as``: in the same step, note each in the ledger as a message of
+        that task (kwargs ``jobid``, ``kind``, ``token``, ``due``; id
+        :func:`noted_id`), to be sent again ``resend_after_s`` from ``now``.
+        """
+        keys = [self.keys.deadlines, self.keys.ledger, self.keys.ledger_due]
+        args: list[str | int] = [repr(now), limit, note_as, repr(now + resend_after_s)]
         try:
-            flat: Any = self._claim(keys=[self.keys.deadlines], args=[repr(now), limit])
+            flat: Any = self._claim(keys=keys, args=args)
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
         pairs = zip(flat[0::2], flat[1::2], strict=True)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from pipeline.errors import PermanentError
 from pipeline.store import Deadline, JobRecord, Store
+from pipeline.store.deadlines import noted_id
 from pipeline.tasks.base import PipelineTask, pipeline_task
 
 log = logging.getLogger("coral2_pipeline.timeouts")
@@ -23,6 +24,8 @@ log = logging.getLogger("coral2_pipeline.timeouts")
 #: The task gives the handler its store, DWS client and app configuration.
 Handler = Callable[[PipelineTask, JobRecord, Deadline], None]
 HANDLERS: dict[str, Handler] = {}
+
+FIRE = "timeouts.fire"
 
 
 def handles(kind: str) -> Callable[[Handler], Handler]:
@@ -71,25 +74,33 @@ def disarm(store: Store, jobid: int, kind: str) -> None:
 
 @pipeline_task("timeouts.sweep", queue="timeouts", max_attempts=3)
 def sweep(limit: int = 500) -> int:
-    """Claim due deadlines and enqueue one ``timeouts.fire`` each; return how many.
+    """Claim due deadlines and send one ``timeouts.fire`` each; return how many.
 
-    Enqueued every second by beat (``beat_schedules/schedule.py``).
+    Enqueued every second by beat (``beat_schedules/schedule.py``). The
+    claim notes each ``timeouts.fire`` message in the ledger in the same
+    Redis step, so a sweep killed before it sends them loses none:
+    ``housekeeping.redeliver`` sends them later.
     """
     task: PipelineTask = sweep
     store = task.store
-    due = store.deadlines.claim_due(time.time(), limit=limit)
+    resend_after_s = float(task.app.conf.coral2_resend_after_s)
+    due = store.deadlines.claim_due(
+        time.time(), limit=limit, note_as=FIRE, resend_after_s=resend_after_s
+    )
     for deadline in due:
-        task.enqueue(
-            "timeouts.fire",
-            jobid=deadline.jobid,
-            kind=deadline.kind,
-            token=deadline.token,
-            due=deadline.due,
+        task.app.tasks[FIRE].apply_async(
+            kwargs={
+                "jobid": deadline.jobid,
+                "kind": deadline.kind,
+                "token": deadline.token,
+                "due": deadline.due,
+            },
+            task_id=noted_id(FIRE, deadline),
         )
     return len(due)
 
 
-@pipeline_task("timeouts.fire", queue="timeouts", lock_job=True)
+@pipeline_task(FIRE, queue="timeouts", lock_job=True)
 def fire(jobid: int, kind: str, token: str, due: float) -> bool:
     """Run the handler of one due deadline unless it is stale; return whether it ran.
 

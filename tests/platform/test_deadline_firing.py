@@ -44,6 +44,8 @@ def test_a_due_deadline_fires_its_handler_once_and_is_disarmed(
         assert time.monotonic() < deadline, f"fired={fired(store, 501)} record={record}"
         time.sleep(0.02)
     assert fired(store, 501) == [b"tok1"]
+    noted = [e.task_id for e in store.ledger.unsettled(1000)]
+    assert not [i for i in noted if i.startswith("timeouts.fire:501:")]  # crossed out
 
 
 def test_a_stale_deadline_does_nothing(celery_app: Celery, worker: None) -> None:
