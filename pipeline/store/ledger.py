@@ -109,35 +109,29 @@ class Ledger:
         An entry whose JSON cannot be read is crossed out (and not returned):
         nothing could ever send it.
         """
-        try:
-            ids: Any = self.client.zrangebyscore(self.keys.ledger_due, "-inf", now, 0, limit)
-            if not ids:
-                return []
-            raw: Any = self.client.hmget(self.keys.ledger, ids)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
         out: list[Entry] = []
-        for task_id, value in zip(ids, raw, strict=True):
-            tid = task_id.decode() if isinstance(task_id, bytes) else str(task_id)
-            entry = _parse(tid, value)
+        for task_id, entry in self._read("-inf", now, limit):
             if entry is None:
-                self.done(tid)
+                self.done(task_id)
             else:
                 out.append(entry)
         return out
 
     def unsettled(self, limit: int = 10) -> list[Entry]:
         """The ``limit`` entries due soonest, read only (for reports: nothing is crossed out)."""
+        return [entry for _, entry in self._read("-inf", "+inf", limit) if entry is not None]
+
+    def _read(
+        self, low: float | str, high: float | str, limit: int
+    ) -> list[tuple[str, Entry | None]]:
+        """(task id, entry or None if unreadable) of the first ``limit`` due in [low, high]."""
         try:
-            ids: Any = self.client.zrange(self.keys.ledger_due, 0, limit - 1)
+            ids: Any = self.client.zrangebyscore(self.keys.ledger_due, low, high, 0, limit)
             raw: Any = self.client.hmget(self.keys.ledger, ids) if ids else []
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
-        entries = (
-            _parse(t.decode() if isinstance(t, bytes) else str(t), v)
-            for t, v in zip(ids, raw, strict=True)
-        )
-        return [e for e in entries if e is not None]
+        task_ids = [t.decode() if isinstance(t, bytes) else str(t) for t in ids]
+        return [(t, _parse(t, v)) for t, v in zip(task_ids, raw, strict=True)]
 
     def pending(self) -> int:
         """How many sent task messages have no outcome yet."""
