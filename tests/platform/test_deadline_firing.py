@@ -11,6 +11,7 @@ from celery import Celery
 from pipeline.store import Deadline, JobRecord, Keys, Store
 from pipeline.tasks import timeouts
 from pipeline.tasks.base import PipelineTask
+from pipeline.tasks.housekeeping import redeliver
 from tests.platform.results import result_of
 
 
@@ -46,6 +47,23 @@ def test_a_due_deadline_fires_its_handler_once_and_is_disarmed(
     assert fired(store, 501) == [b"tok1"]
     noted = [e.task_id for e in store.ledger.unsettled(1000)]
     assert not [i for i in noted if i.startswith("timeouts.fire:501:")]  # crossed out
+
+
+def test_a_deadline_claimed_by_a_sweep_killed_before_sending_fires_through_redeliver(
+    celery_app: Celery, worker: None
+) -> None:
+    store = store_of(celery_app)
+    store.jobs.create(JobRecord(jobid=504))
+    timeouts.arm(store, 504, "probe_timeout", time.time() - 1, "tok4")
+    # what a sweep killed between its claim and its send leaves: the claim, noted
+    now = time.time()  # noted as due for a resend at once, not after resend_after
+    store.deadlines.claim_due(now, note_as=timeouts.FIRE, resend_after_s=-300)
+    assert store.deadlines.pending() == []
+    assert result_of(redeliver) >= 1
+    deadline = time.monotonic() + 30
+    while fired(store, 504) != [b"tok4"]:
+        assert time.monotonic() < deadline, f"fired={fired(store, 504)}"
+        time.sleep(0.02)
 
 
 def test_a_stale_deadline_does_nothing(celery_app: Celery, worker: None) -> None:
