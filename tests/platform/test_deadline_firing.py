@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import redis
@@ -29,21 +30,32 @@ def fired(store: Store, jobid: int) -> list[bytes]:
     return list(result)
 
 
+def arm_overdue(store: Store, jobid: int, token: str) -> None:
+    """Track ``jobid`` with a probe deadline that was due a second ago."""
+    store.jobs.create(JobRecord(jobid=jobid))
+    timeouts.arm(store, jobid, "probe_timeout", time.time() - 1, token)
+
+
+def wait_for(done: Callable[[], bool], state: Callable[[], str], timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        assert time.monotonic() < deadline, state()
+        time.sleep(0.02)
+
+
 def test_a_due_deadline_fires_its_handler_once_and_is_disarmed(
     celery_app: Celery, worker: None
 ) -> None:
     store = store_of(celery_app)
-    store.jobs.create(JobRecord(jobid=501))
-    timeouts.arm(store, 501, "probe_timeout", time.time() - 1, "tok1")
+    arm_overdue(store, 501, "tok1")
     assert result_of(timeouts.sweep) >= 1
-    deadline = time.monotonic() + 30
-    while True:
+
+    def disarmed() -> bool:
         record = store.jobs.get(501)
         assert record is not None
-        if fired(store, 501) and "probe_timeout" not in record.deadlines:
-            break
-        assert time.monotonic() < deadline, f"fired={fired(store, 501)} record={record}"
-        time.sleep(0.02)
+        return bool(fired(store, 501)) and "probe_timeout" not in record.deadlines
+
+    wait_for(disarmed, lambda: f"fired={fired(store, 501)} record={store.jobs.get(501)}")
     assert fired(store, 501) == [b"tok1"]
     noted = [e.task_id for e in store.ledger.unsettled(1000)]
     assert not [i for i in noted if i.startswith("timeouts.fire:501:")]  # crossed out
@@ -53,17 +65,13 @@ def test_a_deadline_claimed_by_a_sweep_killed_before_sending_fires_through_redel
     celery_app: Celery, worker: None
 ) -> None:
     store = store_of(celery_app)
-    store.jobs.create(JobRecord(jobid=504))
-    timeouts.arm(store, 504, "probe_timeout", time.time() - 1, "tok4")
+    arm_overdue(store, 504, "tok4")
     # what a sweep killed between its claim and its send leaves: the claim, noted
     now = time.time()  # noted as due for a resend at once, not after resend_after
     store.deadlines.claim_due(now, note_as=timeouts.FIRE, resend_after_s=-300)
     assert store.deadlines.pending() == []
     assert result_of(redeliver) >= 1
-    deadline = time.monotonic() + 30
-    while fired(store, 504) != [b"tok4"]:
-        assert time.monotonic() < deadline, f"fired={fired(store, 504)}"
-        time.sleep(0.02)
+    wait_for(lambda: fired(store, 504) == [b"tok4"], lambda: f"fired={fired(store, 504)}")
 
 
 def test_a_stale_deadline_does_nothing(celery_app: Celery, worker: None) -> None:
