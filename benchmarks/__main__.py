@@ -65,6 +65,11 @@ def main() -> None:
         + "{:.0f} → {:.0f} MiB resident".format(*f.worker_rss_mib),
         "no growth with jobs run",
     )
+    table.add_row(
+        "lifecycle, saturated: CPU ms per job, by process",
+        f"{lifecycle.cpu_line(f)}; {f.cores_busy:.2f} cores busy",
+        "",
+    )
     console.print(table)
 
 

@@ -23,8 +23,9 @@ Two phases, because one closed loop cannot show both figures:
 from __future__ import annotations
 
 import argparse
+import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.demo_metrics import TransitionClock, leaks, percentile
@@ -58,6 +59,8 @@ class LifecycleFigures:
     live_p99_ms: float = 0.0
     worker_threads: tuple[int, int] = (0, 0)  # after warm-up, at the end
     worker_rss_mib: tuple[float, float] = (0.0, 0.0)
+    cpu_ms_per_job: dict[str, float] = field(default_factory=dict)  # saturated phase
+    cores_busy: float = 0.0  # saturated phase: CPU seconds per second of wall time
 
     @property
     def ratio(self) -> float:
@@ -155,7 +158,12 @@ def bench_lifecycle(
         threads_before, rss_before = system.footprint("worker")
         clock = TransitionClock(system.kube.url).start()
         before = _task_count(system)
+        cpu_before = system.cpu_seconds()
         ids, elapsed, _ = _run(system, jobs, in_flight, directive, 0.0)
+        cpu_used = {
+            name: seconds - cpu_before.get(name, 0.0)
+            for name, seconds in system.cpu_seconds().items()
+        }
         tasks = _task_count(system) - before
         clock.stop()
         samples = clock.all_samples()
@@ -187,6 +195,8 @@ def bench_lifecycle(
         live_p99_ms=percentile(live, 99),
         worker_threads=(threads_before, threads_after),
         worker_rss_mib=(rss_before, rss_after),
+        cpu_ms_per_job={name: 1000 * used / max(jobs, 1) for name, used in cpu_used.items()},
+        cores_busy=sum(cpu_used.values()) / elapsed if elapsed > 0 else 0.0,
     )
 
 
@@ -205,8 +215,17 @@ def describe(f: LifecycleFigures) -> dict[str, Any]:
         "live_transition_p99_ms": round(f.live_p99_ms, 1),
         "worker_threads": "{} → {}".format(*f.worker_threads),
         "worker_rss_mib": "{:.0f} → {:.0f}".format(*f.worker_rss_mib),
+        "cpu_ms_per_job": cpu_line(f),
+        "cores_busy": f"{f.cores_busy:.2f} of {os.cpu_count()}",
         "leaks": f.leaks,
     }
+
+
+def cpu_line(f: LifecycleFigures) -> str:
+    """``worker 40, kube-api 23, … (total 92)``: where each saturated job's CPU went."""
+    spent = sorted(f.cpu_ms_per_job.items(), key=lambda item: -item[1])
+    parts = [f"{name} {ms:.0f}" for name, ms in spent if ms >= 0.5]
+    return ", ".join(parts) + f" (total {sum(f.cpu_ms_per_job.values()):.0f})"
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 from kombu.entity import Exchange, Queue
 
+from pipeline.broker import transport_for
 from pipeline.routing import QueueRouter
 from pipeline.settings import Settings
 
@@ -27,6 +28,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         transport["master_name"] = settings.pipeline.sentinel_master
     return {
         "broker_url": settings.pipeline.broker_url,
+        # kombu's Redis transport, sharing one client per channel (pipeline/broker.py)
+        "broker_transport": transport_for(settings.pipeline.broker_url),
         "result_backend": settings.pipeline.result_backend or settings.pipeline.broker_url,
         "broker_transport_options": transport,
         "result_backend_transport_options": dict(transport),

@@ -267,6 +267,29 @@ class SimulatedSystem:
         )
         return int(fields["Threads"]), int(fields["VmRSS"].split()[0]) / 1024
 
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU seconds (user + system) used so far by each started process, redis, and
+        this one (the simulated Flux, the hooks, the caller's own work), from /proc (Linux).
+
+        The benchmark takes two readings around a phase: where the machine's
+        cores went, per job, says more than a rate when the processes share them.
+        """
+        pids = dict(zip(self.process_names, (p.pid for p in self.processes), strict=True))
+        if self.redis is not None and self.redis.process is not None:
+            pids["redis"] = self.redis.process.pid
+        tick = os.sysconf("SC_CLK_TCK")
+        out: dict[str, float] = {}
+        for name, pid in pids.items():
+            try:
+                # after the ")" that ends the command name: utime and stime are fields 12, 13
+                fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            except OSError:  # gone: it used nothing more
+                continue
+            out[name] = (int(fields[11]) + int(fields[12])) / tick
+        own = os.times()
+        out["this process"] = own.user + own.system
+        return out
+
     def stop(self) -> None:
         """Stop everything that was started, newest first."""
         self._stopping.set()
