@@ -31,6 +31,12 @@ def main() -> None:
             f"{result['vertices']:,} vertices, {result['bytes']:,} bytes",
             target,
         )
+    cpu = platform.broker_message_cpu()
+    table.add_row(
+        "one broker message: put + get + ack, client CPU",
+        f"{cpu['ours']:.0f} µs with pipeline/broker.py, {cpu['kombu']:.0f} µs with kombu's",
+        "",
+    )
     ceiling = platform.celery_ceiling()
     table.add_row(
         "Celery no-op round trip, prefork ×2, our app config (the ceiling)",

@@ -24,6 +24,29 @@ ROOT = Path(__file__).resolve().parents[1]
 G, V = "dataworkflowservices.github.io", "v1alpha7"
 
 
+def broker_message_cpu(messages: int = 3000) -> dict[str, float]:
+    """CPU µs of one put + get + ack through kombu's Redis transport and through ours
+    (pipeline/broker.py: one Redis client per channel instead of one per command)."""
+    from kombu import Connection
+
+    from pipeline.broker import RedisTransport
+
+    out: dict[str, float] = {}
+    with redis_server() as url:
+        for label, options in (("kombu", {}), ("ours", {"transport": RedisTransport})):
+            with Connection(url, **options) as conn:
+                queue = conn.SimpleQueue(f"bench-{uuid.uuid4().hex[:8]}")
+                for rounds, keep in ((200, False), (messages, True)):  # warm up, then measure
+                    start = time.process_time()
+                    for _ in range(rounds):
+                        queue.put({"n": 1})
+                        queue.get(timeout=10).ack()
+                    if keep:
+                        out[label] = 1e6 * (time.process_time() - start) / rounds
+                queue.close()
+    return out
+
+
 def celery_ceiling(tasks: int = 1000) -> float:
     """No-op round trips per second through a prefork worker on our app config."""
     with redis_server() as url:
