@@ -223,6 +223,8 @@ def describe(f: LifecycleFigures) -> dict[str, Any]:
 
 def cpu_line(f: LifecycleFigures) -> str:
     """``worker 40, kube-api 23, … (total 92)``: where each saturated job's CPU went."""
+    if not f.jobs:
+        return "(no saturated phase)"
     spent = sorted(f.cpu_ms_per_job.items(), key=lambda item: -item[1])
     parts = [f"{name} {ms:.0f}" for name, ms in spent if ms >= 0.5]
     return ", ".join(parts) + f" (total {sum(f.cpu_ms_per_job.values()):.0f})"
