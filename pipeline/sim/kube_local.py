@@ -75,8 +75,8 @@ class _LocalApiClient(client.ApiClient):
     """The official ApiClient, minus its walk over every request body.
 
     ``sanitize_for_serialization`` rebuilds a body dict by dict to turn
-    models and datetimes into JSON; the controller's PUT of a whole Workflow
-    made it a tenth of this process's time. Every body sent from here is
+    models and datetimes into JSON, and the controller PUTs whole Workflows
+    many times per job. Every body sent from here is
     already a JSON value, so it goes as it is; anything else still gets the
     walk. (Should a model or datetime ever hide inside a dict, the store's
     answer would not serialize, and the call would fail loudly.)

@@ -281,7 +281,8 @@ class SimulatedSystem:
         out: dict[str, float] = {}
         for name, pid in pids.items():
             try:
-                # after the ")" that ends the command name: utime and stime are fields 12, 13
+                # after the ")" that ends the command name, utime and stime (fields 14
+                # and 15 in proc(5)) are items 11 and 12
                 fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
             except OSError:  # gone: it used nothing more
                 continue
