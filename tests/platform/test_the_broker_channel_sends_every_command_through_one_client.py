@@ -24,6 +24,14 @@ def connection(redis_url: str) -> Iterator[Connection]:
         yield conn
 
 
+@pytest.fixture
+def raw(redis_url: str) -> Iterator[redis.Redis]:
+    """A plain client of the same Redis, to look at kombu's unacked hash."""
+    client = redis.Redis.from_url(redis_url)
+    yield client
+    client.close()
+
+
 def round_trip(conn: Connection, raw: redis.Redis) -> None:
     """Put one message, take it, and check it is unacked until acknowledged."""
     queue = conn.SimpleQueue(f"broker-test-{uuid.uuid4().hex[:8]}")
@@ -47,14 +55,14 @@ def test_every_command_of_a_channel_goes_through_the_same_client(
         assert first.connection_pool is channel.pool
 
 
-def test_a_message_stays_unacked_until_acknowledged(connection: Connection, redis_url: str) -> None:
-    raw = redis.Redis.from_url(redis_url)
+def test_a_message_stays_unacked_until_acknowledged(
+    connection: Connection, raw: redis.Redis
+) -> None:
     round_trip(connection, raw)
-    raw.close()
 
 
 def test_a_channel_that_drops_its_pool_builds_a_client_for_the_new_one(
-    connection: Connection, redis_url: str
+    connection: Connection, raw: redis.Redis
 ) -> None:
     channel: Any = connection.default_channel
     with channel.conn_or_acquire() as before:
@@ -63,17 +71,15 @@ def test_a_channel_that_drops_its_pool_builds_a_client_for_the_new_one(
     with channel.conn_or_acquire() as after:
         assert after is not before
         assert after.connection_pool is channel.pool
-    raw = redis.Redis.from_url(redis_url)
     round_trip(connection, raw)
-    raw.close()
 
 
-def test_a_client_the_caller_gives_is_used_as_given(connection: Connection, redis_url: str) -> None:
+def test_a_client_the_caller_gives_is_used_as_given(
+    connection: Connection, raw: redis.Redis
+) -> None:
     channel: Any = connection.default_channel
-    own = redis.Redis.from_url(redis_url)
-    with channel.conn_or_acquire(own) as used:
-        assert used is own
-    own.close()
+    with channel.conn_or_acquire(raw) as used:
+        assert used is raw
 
 
 def test_a_sentinel_channel_shares_one_client_of_the_master(
