@@ -9,7 +9,6 @@ import threading
 from typing import Any
 
 from pipeline.cli.common import CommandError, load_mapping
-from pipeline.clients.k8s import DwsClient
 from pipeline.sim import dws_admission
 from pipeline.sim.dws import DwsController
 from pipeline.sim.dws_fixtures import install_cluster
@@ -69,14 +68,14 @@ def register(sub: Any) -> None:
 
 def _start_dws(server: KubeApiServer, args: argparse.Namespace) -> DwsController:
     from pipeline.demo import sample_path
-    from pipeline.sim.kube_local import local_api_client
+    from pipeline.sim.kube_local import local_dws_client
 
     dws_admission.install(server.store)
-    api = local_api_client(server)  # the controller lives here: no HTTP to itself
+    dws = local_dws_client(server)  # the controller lives here: no HTTP to itself
     mapping = load_mapping(args.mapping or str(sample_path("sample-rabbitmapping.json")))
-    install_cluster(DwsClient(api), mapping)
+    install_cluster(dws, mapping)
     return DwsController(
-        api,
+        dws,
         latency_s=args.latency,
         mount_agent=not args.no_mount_agent,
         reconcilers=args.reconcilers,

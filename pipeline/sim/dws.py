@@ -76,7 +76,7 @@ class DwsController:
 
     def __init__(
         self,
-        api: client.ApiClient,
+        api: client.ApiClient | DwsClient,
         *,
         namespace: str = "default",
         latency_s: float = 0.005,
@@ -85,7 +85,11 @@ class DwsController:
         mount_timeout_s: float = 30.0,
         reconcilers: int = 4,
     ) -> None:
-        self.dws = DwsClient(api, namespace=namespace, outage_budget_s=5.0)
+        self.dws = (  # a client of its own, or the caller's (kube_local.local_dws_client)
+            api
+            if isinstance(api, DwsClient)
+            else DwsClient(api, namespace=namespace, outage_budget_s=5.0)
+        )
         self.latency_s = latency_s
         self.faults = faults or Faults()
         self.mount_agent = mount_agent

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
@@ -63,34 +62,19 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
     def _watch(self, route: Route, fault: Fault | None) -> None:
-        query = route.query
-        rv_text = query.get("resourceVersion")
-        since = int(rv_text) if rv_text and rv_text != "0" else None
-        timeout_s = float(query.get("timeoutSeconds") or 3600)
-        until = time.monotonic() + timeout_s
-        events = self.server.routes.store.watch(
-            route.rtype, route.ns, since, query.get("labelSelector"), until
-        )
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-
-        def chunk(data: bytes) -> None:
-            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-            self.wfile.flush()
-
-        api_version = route.api_version
-        try:
-            for event in events:
-                chunk(event.line(api_version))
-                if fault is not None and fault.drop_watch:
-                    self.close_connection = True
-                    return
-                if self.server.stopping:
-                    break
-        except ApiError as exc:
-            chunk(json.dumps({"type": "ERROR", "object": exc.status()}).encode() + b"\n")
+        sent = False
+        for line in self.server.routes.watch_lines(route, fault):
+            self.wfile.write(f"{len(line):x}\r\n".encode() + line + b"\r\n")
+            sent = True
+            if self.server.stopping:
+                break
+        if sent and fault is not None and fault.drop_watch:
+            self.close_connection = True  # mid-stream: the client sees a broken connection
+            return
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 

@@ -8,10 +8,12 @@ so they answer alike, faults included.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
@@ -101,6 +103,23 @@ class Routes:
         if is_status and not rtype.has_status:
             raise ApiError(404, "NotFound", f"{rtype.kind} has no status subresource")
         return Route(rtype, match["version"], match["ns"], match["name"], is_status, query)
+
+    def watch_lines(self, route: Route, fault: Fault | None) -> Iterator[bytes]:
+        """The lines of a watch stream: one JSON event each, an ``ERROR`` event to end on an
+        error (410 for a resourceVersion older than the event log). With a ``drop_watch``
+        fault, the stream ends after its first line; the caller breaks the connection."""
+        query = route.query
+        rv_text = query.get("resourceVersion")
+        since = int(rv_text) if rv_text and rv_text != "0" else None
+        until = time.monotonic() + float(query.get("timeoutSeconds") or 3600)
+        events = self.store.watch(route.rtype, route.ns, since, query.get("labelSelector"), until)
+        try:
+            for event in events:
+                yield event.line(route.api_version)
+                if fault is not None and fault.drop_watch:
+                    return
+        except ApiError as exc:
+            yield json.dumps({"type": "ERROR", "object": exc.status()}).encode() + b"\n"
 
     def answer(self, method: str, route: Route, content_type: str, body: Any) -> tuple[int, Any]:
         """Answer a request that is not a watch: (HTTP code, JSON body). ApiError on failure."""

@@ -127,6 +127,24 @@ def matches_labels(obj: dict[str, Any], selector: str | None) -> bool:
     return True
 
 
+def _labels(obj: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """The ``(label, value)`` pairs of ``obj`` that a selector can match."""
+    labels = ((obj or {}).get("metadata") or {}).get("labels")
+    if not isinstance(labels, dict):
+        return []
+    return [(k, v) for k, v in labels.items() if isinstance(v, str)]
+
+
+def _first_equality(selector: str | None) -> tuple[str, str] | None:
+    """The first ``key=value`` term of a selector: a list needs to look at its matches only."""
+    for raw in (selector or "").split(","):
+        term = raw.strip()
+        if "=" in term and "!=" not in term:
+            key, value = term.replace("==", "=").split("=", 1)
+            return key.strip(), value.strip()
+    return None
+
+
 #: An admission webhook: (operation, type, old object or None, new object) → the object to
 #: store (a mutating hook may change it); raise ApiError to deny.
 Admission = Callable[[str, ResourceType, dict[str, Any] | None, dict[str, Any]], dict[str, Any]]
@@ -137,9 +155,13 @@ class KubeStore:
 
     def __init__(self, event_log_size: int = 20_000) -> None:
         self.admission: list[Admission] = []
-        self._lock = threading.Condition()
+        self._lock = threading.RLock()
         # (group, plural) → (namespace, name) → object: a list reads its own type only
         self._objects: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]] = {}
+        # (group, plural) → (label, value) → keys: a list by label reads its matches only
+        self._labelled: dict[tuple[str, str], dict[tuple[str, str], set[tuple[str, str]]]] = {}
+        # (group, plural) → the condition its watches wait on: an event wakes its own type's
+        self._changed: dict[tuple[str, str], threading.Condition] = {}
         self._events: deque[Event] = deque(maxlen=event_log_size)
         self._rv = 0
         self._closed = False
@@ -152,9 +174,30 @@ class KubeStore:
     def _of(self, rtype: ResourceType) -> dict[tuple[str, str], dict[str, Any]]:
         return self._objects.setdefault((rtype.group, rtype.plural), {})
 
+    def _changed_of(self, rtype: ResourceType) -> threading.Condition:
+        with self._lock:
+            return self._changed.setdefault(
+                (rtype.group, rtype.plural), threading.Condition(self._lock)
+            )
+
+    def _store(self, rtype: ResourceType, key: tuple[str, str], obj: dict[str, Any] | None) -> None:
+        """Keep ``obj`` under ``key`` (None: drop it), and the label index with it."""
+        objects = self._of(rtype)
+        index = self._labelled.setdefault((rtype.group, rtype.plural), {})
+        old = objects.pop(key, None)
+        for label in _labels(old):
+            keys = index[label]
+            keys.discard(key)
+            if not keys:
+                del index[label]
+        if obj is not None:
+            objects[key] = obj
+            for label in _labels(obj):
+                index.setdefault(label, set()).add(key)
+
     def _emit(self, kind: str, rtype: ResourceType, ns: str, obj: dict[str, Any]) -> None:
         self._events.append(Event(int(obj["metadata"]["resourceVersion"]), kind, rtype, ns, obj))
-        self._lock.notify_all()
+        self._changed_of(rtype).notify_all()
 
     @property
     def resource_version(self) -> int:
@@ -170,7 +213,8 @@ class KubeStore:
         """Wake and end every watch (server shutdown)."""
         with self._lock:
             self._closed = True
-            self._lock.notify_all()
+            for changed in self._changed.values():
+                changed.notify_all()
 
     # --- reads ---------------------------------------------------------------
     def get(self, rtype: ResourceType, ns: str, name: str) -> dict[str, Any]:
@@ -188,11 +232,18 @@ class KubeStore:
     ) -> tuple[list[dict[str, Any]], int]:
         """Return matching objects (all namespaces when ``ns`` is None) and the list RV."""
         with self._lock:
-            items = [
-                json_copy(o)
-                for (n, _), o in sorted(self._of(rtype).items())
-                if (ns is None or n == ns) and matches_labels(o, selector)
-            ]
+            objects = self._of(rtype)
+            label = _first_equality(selector)
+            keys = (
+                objects.keys()
+                if label is None
+                else self._labelled.get((rtype.group, rtype.plural), {}).get(label, set())
+            )
+            items = []
+            for key in sorted(keys):
+                obj = objects[key]
+                if (ns is None or key[0] == ns) and matches_labels(obj, selector):
+                    items.append(json_copy(obj))
             return items, self._rv
 
     # --- writes --------------------------------------------------------------
@@ -226,7 +277,7 @@ class KubeStore:
             if not rtype.namespaced:
                 obj["metadata"].pop("namespace")
             obj["metadata"].pop("deletionTimestamp", None)
-            objects[key] = obj
+            self._store(rtype, key, obj)
             self._emit("ADDED", rtype, ns, obj)
             return json_copy(obj)
 
@@ -294,10 +345,10 @@ class KubeStore:
                 meta["generation"] = int(old["metadata"].get("generation", 1)) + 1
             meta["resourceVersion"] = str(self._next_rv())
             if meta.get("deletionTimestamp") and not meta.get("finalizers"):
-                del objects[key]
+                self._store(rtype, key, None)
                 self._emit("DELETED", rtype, ns, obj)
                 return json_copy(obj)
-            objects[key] = obj
+            self._store(rtype, key, obj)
             self._emit("MODIFIED", rtype, ns, obj)
             return json_copy(obj)
 
@@ -314,13 +365,13 @@ class KubeStore:
                     return obj
                 obj["metadata"]["deletionTimestamp"] = _now()
                 obj["metadata"]["resourceVersion"] = str(self._next_rv())
-                objects[key] = obj
+                self._store(rtype, key, obj)
                 self._emit("MODIFIED", rtype, ns, obj)
                 return json_copy(obj)
             obj["metadata"]["resourceVersion"] = str(self._next_rv())
-            del objects[key]
+            self._store(rtype, key, None)
             self._emit("DELETED", rtype, ns, obj)
-            return obj
+            return json_copy(obj)
 
     # --- watch ---------------------------------------------------------------
     def watch(
@@ -356,8 +407,9 @@ class KubeStore:
                 pending = []
         yield from pending
         cursor = since
+        changed = self._changed_of(rtype)
         while True:
-            with self._lock:
+            with changed:
                 while not self._closed:
                     fresh: list[Event] = []
                     for logged in reversed(self._events):  # newest first; stop at the cursor
@@ -370,7 +422,7 @@ class KubeStore:
                     remaining = until - time.monotonic()
                     if remaining <= 0:
                         return
-                    self._lock.wait(min(remaining, 1.0))
+                    changed.wait(min(remaining, 1.0))
                 if self._closed:
                     return
             for event in fresh:

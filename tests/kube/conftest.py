@@ -10,7 +10,7 @@ from kubernetes import client, config
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.sim.kube_api import KubeApiServer
-from pipeline.sim.kube_local import local_api_client
+from pipeline.sim.kube_local import DirectCustomObjects, local_api_client
 
 
 @pytest.fixture(scope="session")
@@ -22,29 +22,35 @@ def kube_server() -> Iterator[KubeApiServer | None]:
         yield server
 
 
-@pytest.fixture(scope="session", params=["http", "in-process"])
-def api_client(
-    request: pytest.FixtureRequest, kube_server: KubeApiServer | None
-) -> Iterator[client.ApiClient]:
-    """Every test here runs over HTTP and again through the in-process client that the
-    simulated DWS controller uses (``pipeline.sim.kube_local``): both must answer alike."""
+@pytest.fixture(scope="session", params=["http", "in-process", "direct"])
+def transport(request: pytest.FixtureRequest) -> str:
+    """How the tests here reach the server: every one runs over HTTP, again through the
+    in-process client that the simulated DWS controller uses (``pipeline.sim.kube_local``),
+    and again through its direct calls: all three must answer alike."""
+    if os.environ.get("CORAL2_TEST_KUBECONFIG") and request.param != "http":
+        pytest.skip("the in-process clients exist only for the simulated API server")
+    return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def api_client(transport: str, kube_server: KubeApiServer | None) -> Iterator[client.ApiClient]:
     kubeconfig = os.environ.get("CORAL2_TEST_KUBECONFIG")
     if kubeconfig:
-        if request.param == "in-process":
-            pytest.skip("the in-process client exists only for the simulated API server")
         api = config.new_client_from_config(config_file=kubeconfig)
     else:
         assert kube_server is not None
-        if request.param == "in-process":
-            api = local_api_client(kube_server)
-        else:
+        if transport == "http":
             api = client.ApiClient(client.Configuration(host=kube_server.url))
+        else:
+            api = local_api_client(kube_server)
     yield api
     api.close()
 
 
 @pytest.fixture
-def custom(api_client: client.ApiClient) -> client.CustomObjectsApi:
+def custom(transport: str, api_client: client.ApiClient) -> client.CustomObjectsApi:
+    if transport == "direct":
+        return DirectCustomObjects(api_client)
     return client.CustomObjectsApi(api_client)
 
 
