@@ -120,15 +120,26 @@ class Deliverer:
             log.warning("%s for job %s: Flux answered: %s", message.kind, message.jobid, exc)
 
     def run_once(self, *, count: int = 100, block_ms: int | None = None) -> int:
-        """Deliver up to ``count`` messages; acknowledge each delivered one; return how many."""
-        done = 0
+        """Deliver up to ``count`` messages in order; return how many were delivered.
+
+        The delivered ones are acknowledged together, in one round trip, once
+        the batch ends — also when it ends early, at Flux unreachable or an
+        error. A crash before that acknowledgement delivers them again, as a
+        crash between a delivery and its own acknowledgement always could:
+        every message is safe to deliver twice (module docstring).
+        """
+        delivered: list[str] = []
         deliveries: list[Delivery] = self.outbox.read(self.consumer, count=count, block_ms=block_ms)
-        for delivery in deliveries:
-            try:
-                self.deliver(delivery.message)
-            except FluxUnreachable as exc:
-                log.warning("Flux unreachable, %s stays in the outbox: %s", delivery.entry_id, exc)
-                break
-            self.outbox.ack(delivery.entry_id)
-            done += 1
-        return done
+        try:
+            for delivery in deliveries:
+                try:
+                    self.deliver(delivery.message)
+                except FluxUnreachable as exc:
+                    log.warning(
+                        "Flux unreachable, %s stays in the outbox: %s", delivery.entry_id, exc
+                    )
+                    break
+                delivered.append(delivery.entry_id)
+        finally:
+            self.outbox.ack(*delivered)
+        return len(delivered)

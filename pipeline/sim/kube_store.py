@@ -175,10 +175,12 @@ class KubeStore:
         return self._objects.setdefault((rtype.group, rtype.plural), {})
 
     def _changed_of(self, rtype: ResourceType) -> threading.Condition:
-        with self._lock:
-            return self._changed.setdefault(
-                (rtype.group, rtype.plural), threading.Condition(self._lock)
-            )
+        key = (rtype.group, rtype.plural)
+        changed = self._changed.get(key)
+        if changed is None:
+            with self._lock:
+                changed = self._changed.setdefault(key, threading.Condition(self._lock))
+        return changed
 
     def _store(self, rtype: ResourceType, key: tuple[str, str], obj: dict[str, Any] | None) -> None:
         """Keep ``obj`` under ``key`` (None: drop it), and the label index with it."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -61,11 +62,19 @@ class Delivery:
     attempt: int
 
 
+# KEYS: the job's marks, the outbox; ARGV: (kind, jobid, payload, mark) per message.
+# Returns, per message, its entry id, or nil when its mark was already set.
 _APPEND_ONCE = """
-if redis.call('hsetnx', KEYS[1], ARGV[4], '1') == 1 then
-  return redis.call('xadd', KEYS[2], '*', 'kind', ARGV[1], 'jobid', ARGV[2], 'payload', ARGV[3])
+local out = {}
+for i = 1, #ARGV, 4 do
+  if redis.call('hsetnx', KEYS[1], ARGV[i + 3], '1') == 1 then
+    out[#out + 1] = redis.call('xadd', KEYS[2], '*',
+      'kind', ARGV[i], 'jobid', ARGV[i + 1], 'payload', ARGV[i + 2])
+  else
+    out[#out + 1] = false
+  end
 end
-return false
+return out
 """
 
 
@@ -88,19 +97,28 @@ class Outbox:
         """
         if message.jobid is None:
             raise InputError("a once-only outbox message needs a jobid")
+        return self.append_all_once(message.jobid, [(message, mark)])[0]
+
+    def append_all_once(
+        self, jobid: int, messages: Sequence[tuple[OutboxMessage, str]]
+    ) -> list[str | None]:
+        """:meth:`append_once` for each ``(message, mark)`` of job ``jobid``, in order, in
+        one round trip (one script: all or none of them are written)."""
+        if any(message.jobid != jobid for message, _ in messages):
+            raise InputError(f"once-only outbox messages of job {jobid} must all carry its jobid")
+        if not messages:
+            return []
+        args: list[str] = []
+        for message, mark in messages:
+            payload = json.dumps(message.payload, separators=(",", ":"))
+            args += [message.kind, str(jobid), payload, mark]
         try:
-            entry: Any = self._append_once(
-                keys=[self.keys.marks(message.jobid), self.keys.outbox],
-                args=[
-                    message.kind,
-                    str(message.jobid),
-                    json.dumps(message.payload, separators=(",", ":")),
-                    mark,
-                ],
+            entries: Any = self._append_once(
+                keys=[self.keys.marks(jobid), self.keys.outbox], args=args
             )
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
-        return None if entry is None else str(entry.decode())
+        return [None if entry is None else str(entry.decode()) for entry in entries]
 
     def append(self, message: OutboxMessage) -> str:
         """Append ``message``; return its stream entry id."""
@@ -185,12 +203,14 @@ class Outbox:
                 out.extend(self._decode(i, f, 1) for i, f in entries)
         return out
 
-    def ack(self, entry_id: str) -> None:
-        """Acknowledge and delete a delivered entry."""
+    def ack(self, *entry_ids: str) -> None:
+        """Acknowledge and delete delivered entries, all in one round trip."""
+        if not entry_ids:
+            return
         try:
             pipe = self.client.pipeline()
-            pipe.xack(self.keys.outbox, GROUP, entry_id)
-            pipe.xdel(self.keys.outbox, entry_id)
+            pipe.xack(self.keys.outbox, GROUP, *entry_ids)
+            pipe.xdel(self.keys.outbox, *entry_ids)
             pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc

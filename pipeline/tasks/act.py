@@ -51,7 +51,14 @@ def perform(
     """
     name = f"fluxjob-{jobid}"
     known = workflow
-    for action in actions:
+    sends: list[tuple[OutboxMessage, str]] = []  # consecutive SendOnce: one round trip
+    for index, action in enumerate(actions):
+        if isinstance(action, SendOnce):
+            sends.append((OutboxMessage(action.kind, jobid, action.payload), action.mark))
+            if index + 1 == len(actions) or not isinstance(actions[index + 1], SendOnce):
+                store.outbox.append_all_once(jobid, sends)
+                sends = []
+            continue
         current = None  # the copy this action may start from: only the first Workflow change's
         if isinstance(action, (PatchDesiredState, RemoveFinalizer, DeleteWorkflow)):
             current, known = known, None
@@ -62,8 +69,6 @@ def perform(
                 )
             except Conflict as exc:
                 log.info("job %s: %s (the workflow moved on)", jobid, exc)
-        elif isinstance(action, SendOnce):
-            store.outbox.append_once(OutboxMessage(action.kind, jobid, action.payload), action.mark)
         elif isinstance(action, PatchComputes):
             dws.patch_computes(name, [{"name": h} for h in action.hosts])
         elif isinstance(action, RemoveFinalizer):

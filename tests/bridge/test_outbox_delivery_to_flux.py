@@ -89,3 +89,28 @@ def test_unreachable_flux_leaves_the_message_for_the_next_delivery(store: Store)
     assert Deliverer(store.outbox, up, "c2", path_of).run_once() == 0
     store.outbox.read("c1", count=10, reclaim_idle_s=0)  # c1's pending entry goes back
     assert store.outbox.backlog() == 1
+
+
+class FluxThatGoesAway(Flux):
+    """Answers ``answered`` RPCs, then is unreachable."""
+
+    def __init__(self, answered: int) -> None:
+        super().__init__()
+        self.answered = answered
+
+    def rpc(self, topic: str, payload: dict[str, Any], nodeid: int = 0) -> dict[str, Any]:
+        if len(self.rpcs) == self.answered:
+            raise FluxUnreachable("broker gone")
+        return super().rpc(topic, payload, nodeid)
+
+
+def test_messages_delivered_before_flux_went_away_are_acknowledged_and_the_rest_stay(
+    store: Store,
+) -> None:
+    for jobid in (5, 6, 7):
+        store.outbox.append(OutboxMessage("epilog-remove", jobid, {"id": jobid}))
+    flux = FluxThatGoesAway(answered=2)
+    assert Deliverer(store.outbox, flux, "c1", path_of).run_once() == 2
+    assert store.outbox.backlog() == 1
+    (left,) = store.outbox.read("c2", reclaim_idle_s=0)
+    assert left.message == OutboxMessage("epilog-remove", 7, {"id": 7})

@@ -31,6 +31,16 @@ def test_acknowledged_messages_are_gone(store: Store) -> None:
     assert store.outbox.read("bridge-1", reclaim_idle_s=0) == []
 
 
+def test_several_entries_are_acknowledged_at_once(store: Store) -> None:
+    for jobid in (1, 2, 3):
+        store.outbox.append(OutboxMessage("epilog-remove", jobid, {"id": jobid}))
+    deliveries = store.outbox.read("bridge-1")
+    store.outbox.ack(*(d.entry_id for d in deliveries[:2]))
+    assert store.outbox.backlog() == 1
+    (left,) = store.outbox.read("bridge-2", reclaim_idle_s=0)
+    assert left.entry_id == deliveries[2].entry_id
+
+
 def test_a_consumer_that_died_before_acking_has_its_messages_redelivered(store: Store) -> None:
     store.outbox.append(MEMO)
     first = store.outbox.read("bridge-dead")
@@ -58,3 +68,24 @@ def test_a_once_only_message_is_appended_once_however_often_it_is_sent(store: St
     assert store.outbox.append_once(message, "prolog-remove") is None
     assert store.marks.is_set(42, "prolog-remove")
     assert [d.message for d in store.outbox.read("bridge")] == [message]
+
+
+def test_once_only_messages_of_a_job_go_together_in_order_each_at_most_once(
+    store: Store,
+) -> None:
+    memo = OutboxMessage("memo", 42, {"id": 42, "memo": {"rabbits": "rabbit1"}})
+    timing = OutboxMessage("kvs-put", 42, {"id": 42, "key": "rabbit_setup_timing", "value": 1})
+    store.outbox.append_once(memo, "memo:rabbits")  # sent before, by an earlier run
+    entries = store.outbox.append_all_once(42, [(memo, "memo:rabbits"), (timing, "timing:setup")])
+    assert entries[0] is None and entries[1] is not None
+    assert [d.message for d in store.outbox.read("bridge")] == [memo, timing]
+    assert store.outbox.append_all_once(42, [(timing, "timing:setup")]) == [None]
+
+
+def test_once_only_messages_of_another_job_are_refused_before_anything_is_written(
+    store: Store,
+) -> None:
+    other = OutboxMessage("memo", 7, {"id": 7, "memo": {}})
+    with pytest.raises(InputError, match="must all carry its jobid"):
+        store.outbox.append_all_once(42, [(MEMO, "memo"), (other, "memo")])
+    assert store.outbox.backlog() == 0
