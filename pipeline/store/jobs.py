@@ -7,6 +7,15 @@ and the function is applied again to the new value, so no update is ever
 lost. Two round trips per change (``WATCH``/``MULTI`` would take three),
 one when nothing changes. Each write bumps ``version``.
 
+Within one thread, an update starts from the record as that thread last
+read or wrote it (:meth:`JobStore.known`: a task holds the job's lock, so
+nobody else should have changed it) and skips the read: one round trip per
+change. The compare-and-set keeps this safe — a record someone else
+changed meanwhile makes it refuse, and the update reads afresh; and an
+update that would change nothing reads once to confirm before it returns.
+A task starts each run with what its first round trip read
+(:meth:`JobStore.start_known`), so nothing carries over between runs.
+
 The index ``<prefix>:jobs`` holds the *tracked* jobs, those whose Workflow
 has not been seen gone; :meth:`JobStore.finish` takes a job out of it and
 gives its record and its one-shot marks a retention period, after which
@@ -16,6 +25,7 @@ history, not every job the machine ever ran.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +37,9 @@ from pipeline.store.connection import store_errors
 from pipeline.store.keys import Keys
 
 MAX_ATTEMPTS = 50
+
+#: The most records a thread remembers (one task touches one or two; a hook process, many).
+KNOWN_MAX = 64
 
 #: KEYS: record, index. ARGV: the record as read ("" = absent), the new record, jobid.
 #: Stores the new record (keeping its expiry) only if the stored one is still as read;
@@ -50,14 +63,36 @@ class JobStore:
         self.client = client
         self.keys = keys
         self._compare_and_set = client.register_script(_COMPARE_AND_SET)
+        self._thread = threading.local()
+
+    def known(self) -> dict[int, bytes]:
+        """This thread's records as it last read or wrote them (jobid → stored JSON)."""
+        known: dict[int, bytes] | None = getattr(self._thread, "records", None)
+        if known is None:
+            known = self._thread.records = {}
+        return known
+
+    def _remember(self, jobid: int, raw: bytes) -> None:
+        known = self.known()
+        if len(known) >= KNOWN_MAX and jobid not in known:  # a process that is no task's
+            known.clear()
+        known[jobid] = raw
+
+    def start_known(self, jobid: int | None = None, raw: bytes | None = None) -> None:
+        """Forget what this thread knew; with ``raw``, know job ``jobid``'s record as that."""
+        self._thread.records = {} if jobid is None or raw is None else {jobid: raw}
 
     def get(self, jobid: int) -> JobRecord | None:
-        """Return the record of ``jobid``, or None."""
+        """Return the record of ``jobid``, or None (always read from Redis)."""
         try:
             raw: Any = self.client.get(self.keys.job(jobid))
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
-        return None if raw is None else JobRecord.model_validate_json(raw)
+        if raw is None:
+            self.known().pop(jobid, None)
+            return None
+        self._remember(jobid, raw)
+        return JobRecord.model_validate_json(raw)
 
     def create(self, record: JobRecord) -> bool:
         """Store ``record`` unless one exists; return whether it was created."""
@@ -68,6 +103,8 @@ class JobStore:
             created, _ = pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
+        if created:
+            self._remember(record.jobid, record.model_dump_json().encode())
         return bool(created)
 
     def update(
@@ -81,32 +118,46 @@ class JobStore:
         it and stores the result (create-or-update in one transaction).
         """
         key = self.keys.job(jobid)
+        known = self.known()
         try:
+            raw: Any = known.pop(jobid, None)
+            trusted = raw is None  # a remembered record is confirmed before a no-op trusts it
+            if raw is None:
+                raw = self.client.get(key)
             for _ in range(MAX_ATTEMPTS):
-                raw: Any = self.client.get(key)
                 if raw is None and default is None:
                     return None
                 current = default if raw is None else JobRecord.model_validate_json(raw)
                 assert current is not None
                 new = change(current.model_copy(deep=True))
                 if raw is not None and (new is None or new == current):
+                    if not trusted:
+                        fresh: Any = self.client.get(key)
+                        if fresh != raw:  # decided on a record changed since: again, afresh
+                            raw, trusted = fresh, True
+                            continue
+                    self._remember(jobid, raw)
                     return current
                 if new is None:
                     new = current
                 elif new != current:
                     new = new.model_copy(update={"version": current.version + 1})
-                read = b"" if raw is None else raw
+                written = new.model_dump_json()
                 stored = self._compare_and_set(
-                    keys=[key, self.keys.jobs_index], args=[read, new.model_dump_json(), jobid]
+                    keys=[key, self.keys.jobs_index],
+                    args=[b"" if raw is None else raw, written, jobid],
                 )
                 if stored:
+                    self._remember(jobid, written.encode())
                     return new
+                raw, trusted = self.client.get(key), True  # it moved: read it and go again
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
         raise StoreConflict(f"job {jobid}: record kept changing during {MAX_ATTEMPTS} attempts")
 
     def delete(self, jobid: int) -> None:
         """Forget ``jobid`` (missing is fine)."""
+        self.known().pop(jobid, None)
         try:
             pipe = self.client.pipeline()
             pipe.delete(self.keys.job(jobid), self.keys.marks(jobid))

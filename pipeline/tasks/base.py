@@ -156,8 +156,9 @@ class PipelineTask(Task):  # type: ignore[misc]
 
     def _begin(self, jobid: int | None, lock_jobid: int | None) -> tuple[int, str | None]:
         """One round trip: count this start of the message, delete the job's key the task
-        ``clears``, and for ``lock_jobid`` try its lock. Return the start count and the
-        lock's token (None: not taken)."""
+        ``clears``, and for ``lock_jobid`` try its lock and read its record (the task's
+        first update of it then needs no read of its own: ``JobStore.start_known``).
+        Return the start count and the lock's token (None: not taken)."""
         keys = self.store.keys
         key = keys.attempts(self.request.id or "eager")
         try:
@@ -167,12 +168,15 @@ class PipelineTask(Task):  # type: ignore[misc]
             token = None
             if lock_jobid is not None:
                 token = self.store.locks.acquire_in(pipe, lock_jobid, ttl_s=LOCK_TTL_S)
+                pipe.get(keys.job(lock_jobid))  # after the lock: what no one else may change
             if self.clears is not None and jobid is not None:
                 pipe.delete(self.clears(keys, jobid))
             replies = pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
-        return int(replies[0]), token if token and replies[2] else None
+        taken = token if token and replies[2] else None
+        self.store.jobs.start_known(lock_jobid, replies[3] if taken else None)
+        return int(replies[0]), taken
 
     def _settle(self, holding: Holding | None = None, *, until: float | None = None) -> None:
         """Close this run in one round trip: release ``holding`` and cross the message

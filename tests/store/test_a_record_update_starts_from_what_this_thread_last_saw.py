@@ -1,0 +1,96 @@
+"""Within a thread, a job-record update starts from the record as that thread last read or
+wrote it — no read of its own — and the compare-and-set still loses nothing to others."""
+
+from __future__ import annotations
+
+import threading
+
+import redis
+
+from pipeline.store import JobRecord, Store
+
+
+def reads(store: Store) -> int:
+    """How many GETs clients have sent so far: the server's count, less the one inside
+    each compare-and-set script."""
+    stats = store.client.info("commandstats")
+
+    def calls(command: str) -> int:
+        return int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
+
+    return calls("get") - calls("evalsha") - calls("eval")
+
+
+def note(state: str) -> object:
+    return lambda r: r.model_copy(update={"state": state})
+
+
+def test_an_update_after_this_threads_own_write_reads_nothing(store: Store) -> None:
+    store.jobs.create(JobRecord(jobid=1))
+    store.jobs.update(1, note("Proposal"))
+    before = reads(store)
+    updated = store.jobs.update(1, note("Setup"))
+    assert reads(store) == before
+    assert updated is not None and updated.state == "Setup"
+    assert store.jobs.get(1) == updated
+
+
+def test_a_change_someone_else_made_meanwhile_is_kept(store: Store, redis_url: str) -> None:
+    other = Store(redis.Redis.from_url(redis_url), store.keys)  # another process
+    store.jobs.create(JobRecord(jobid=2))
+    store.jobs.update(2, note("Proposal"))
+    other.jobs.update(2, lambda r: r.model_copy(update={"failed_nodes": ["c1"]}))
+    updated = store.jobs.update(2, note("Setup"))
+    assert updated is not None
+    assert (updated.state, updated.failed_nodes) == ("Setup", ["c1"])
+    other.client.close()
+
+
+def test_nothing_to_change_is_confirmed_against_the_stored_record(
+    store: Store, redis_url: str
+) -> None:
+    other = Store(redis.Redis.from_url(redis_url), store.keys)
+    store.jobs.create(JobRecord(jobid=3))  # this thread now knows it with no deadlines
+    other.jobs.update(3, lambda r: r.model_copy(update={"deadlines": {"setup": "t1"}}))
+
+    def disarm(record: JobRecord) -> JobRecord | None:
+        if "setup" not in record.deadlines:
+            return None  # as the remembered copy says: nothing to do
+        return record.model_copy(update={"deadlines": {}})
+
+    store.jobs.update(3, disarm)
+    stored = store.jobs.get(3)
+    assert stored is not None and stored.deadlines == {}
+    other.client.close()
+
+
+def test_a_record_deleted_meanwhile_is_not_brought_back(store: Store, redis_url: str) -> None:
+    other = Store(redis.Redis.from_url(redis_url), store.keys)
+    store.jobs.create(JobRecord(jobid=4))
+    other.jobs.delete(4)
+    assert store.jobs.update(4, note("Setup")) is None
+    assert store.jobs.get(4) is None
+    other.client.close()
+
+
+def test_another_thread_reads_for_itself(store: Store) -> None:
+    store.jobs.create(JobRecord(jobid=5))  # known to this thread only
+    counts: list[int] = []
+
+    def elsewhere() -> None:
+        before = reads(store)
+        store.jobs.update(5, note("Setup"))
+        counts.append(reads(store) - before)
+
+    thread = threading.Thread(target=elsewhere)
+    thread.start()
+    thread.join()
+    assert counts == [1]
+
+
+def test_starting_afresh_forgets_what_the_thread_knew(store: Store) -> None:
+    store.jobs.create(JobRecord(jobid=6))
+    store.jobs.start_known()
+    before = reads(store)
+    store.jobs.update(6, note("Setup"))
+    assert reads(store) == before + 1
