@@ -131,7 +131,7 @@ def bench_lifecycle(
     jobs: int = 500,
     in_flight: int = 200,
     dw: str | None = None,
-    concurrency: int = 8,
+    concurrency: int = 4,
     *,
     runtime_s: float = 60.0,
     live_jobs: int | None = None,
@@ -238,7 +238,9 @@ def main() -> None:
     parser.add_argument("--live-jobs", type=int, help="jobs in the live phase (0: skip)")
     parser.add_argument("--workers", type=int, default=1, help="Celery worker processes")
     parser.add_argument("--pool", default="threads", help="their pool: threads or prefork")
-    parser.add_argument("--concurrency", type=int, default=8, help="per worker process")
+    # threads per worker: 4 beat 8 on 2 cores (fewer threads contending for the worker's
+    # interpreter lock; docs/lifecycle.md "Performance" has the runs)
+    parser.add_argument("--concurrency", type=int, default=4, help="per worker process")
     args = parser.parse_args()
     figures = bench_lifecycle(
         args.jobs,

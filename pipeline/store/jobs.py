@@ -41,16 +41,35 @@ MAX_ATTEMPTS = 50
 #: The most records a thread remembers (one task touches one or two; a hook process, many).
 KNOWN_MAX = 64
 
-#: KEYS: record, index. ARGV: the record as read ("" = absent), the new record, jobid.
-#: Stores the new record (keeping its expiry) only if the stored one is still as read;
-#: a record created here joins the index. Returns 1 if it stored, 0 if the record moved.
+#: KEYS: record, index, observed. ARGV: the record as read ("" = absent), the new record,
+#: jobid, the new record's observed entry. Stores the new record (keeping its expiry) only
+#: if the stored one is still as read; a record created here joins the index. A tracked
+#: job's entry in the observed hash follows its record (a finished job's stays gone).
+#: Returns 1 if it stored, 0 if the record moved.
 _COMPARE_AND_SET = """
 local current = redis.call('get', KEYS[1])
 if (current or '') ~= ARGV[1] then return 0 end
 redis.call('set', KEYS[1], ARGV[2], 'KEEPTTL')
 if not current then redis.call('sadd', KEYS[2], ARGV[3]) end
+if redis.call('sismember', KEYS[2], ARGV[3]) == 1 then
+  redis.call('hset', KEYS[3], ARGV[3], ARGV[4])
+end
 return 1
 """
+
+#: KEYS: record, index, observed. ARGV: the record, jobid, its observed entry. Stores the
+#: record and its entry unless a record exists; the job joins the index either way.
+_CREATE = """
+local created = redis.call('set', KEYS[1], ARGV[1], 'NX')
+redis.call('sadd', KEYS[2], ARGV[2])
+if created then redis.call('hset', KEYS[3], ARGV[2], ARGV[3]) return 1 end
+return 0
+"""
+
+
+def observed_entry(record: JobRecord) -> str:
+    """A record's entry in the observed hash: ``"<observed_rv> <observed_at>"``."""
+    return f"{record.observed_rv} {record.observed_at!r}"
 
 
 Updater = Callable[[JobRecord], JobRecord | None]
@@ -63,6 +82,7 @@ class JobStore:
         self.client = client
         self.keys = keys
         self._compare_and_set = client.register_script(_COMPARE_AND_SET)
+        self._create = client.register_script(_CREATE)
         self._thread = threading.local()
 
     def known(self) -> dict[int, bytes]:
@@ -96,15 +116,16 @@ class JobStore:
 
     def create(self, record: JobRecord) -> bool:
         """Store ``record`` unless one exists; return whether it was created."""
+        written = record.model_dump_json()
         try:
-            pipe = self.client.pipeline()
-            pipe.set(self.keys.job(record.jobid), record.model_dump_json(), nx=True)
-            pipe.sadd(self.keys.jobs_index, record.jobid)
-            created, _ = pipe.execute()
+            created: Any = self._create(
+                keys=[self.keys.job(record.jobid), self.keys.jobs_index, self.keys.observed],
+                args=[written, record.jobid, observed_entry(record)],
+            )
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
         if created:
-            self._remember(record.jobid, record.model_dump_json().encode())
+            self._remember(record.jobid, written.encode())
         return bool(created)
 
     def update(
@@ -144,8 +165,8 @@ class JobStore:
                     new = new.model_copy(update={"version": current.version + 1})
                 written = new.model_dump_json()
                 stored = self._compare_and_set(
-                    keys=[key, self.keys.jobs_index],
-                    args=[b"" if raw is None else raw, written, jobid],
+                    keys=[key, self.keys.jobs_index, self.keys.observed],
+                    args=[b"" if raw is None else raw, written, jobid, observed_entry(new)],
                 )
                 if stored:
                     self._remember(jobid, written.encode())
@@ -162,6 +183,7 @@ class JobStore:
             pipe = self.client.pipeline()
             pipe.delete(self.keys.job(jobid), self.keys.marks(jobid))
             pipe.srem(self.keys.jobs_index, jobid)
+            pipe.hdel(self.keys.observed, jobid)
             pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
@@ -178,6 +200,7 @@ class JobStore:
             pipe.pexpire(self.keys.job(jobid), ms)
             pipe.pexpire(self.keys.marks(jobid), ms)
             pipe.hdel(self.keys.workflow_seen, jobid)
+            pipe.hdel(self.keys.observed, jobid)
             pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
@@ -190,6 +213,25 @@ class JobStore:
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
         return [JobRecord.model_validate_json(raw) for raw in raws if raw is not None]
+
+    def observed(self) -> dict[int, tuple[str, float]]:
+        """Each tracked job's last observe, ``(observed_rv, observed_at)``, in one round trip
+        and without reading the records (a job not yet observed: ``("", 0.0)``)."""
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            pipe.smembers(self.keys.jobs_index)
+            pipe.hgetall(self.keys.observed)
+            members, entries = pipe.execute()
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        notes: dict[int, tuple[str, float]] = {}
+        for key, value in entries.items():
+            rv, _, at = value.decode().partition(" ")
+            try:
+                notes[int(key)] = (rv, float(at))
+            except ValueError:  # unreadable: as never observed, so it is observed again
+                continue
+        return {int(m): notes.get(int(m), ("", 0.0)) for m in members}
 
     def jobids(self) -> list[int]:
         """Return the ids of the tracked jobs, ascending."""

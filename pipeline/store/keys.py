@@ -66,6 +66,11 @@ class Keys:
         """Hash jobid → ``"<resourceVersion> <epoch s>"`` of the job's latest Workflow event."""
         return f"{self.prefix}:workflow-seen"
 
+    @property
+    def observed(self) -> str:
+        """Hash jobid → ``"<resourceVersion> <epoch s>"`` of each record's last observe."""
+        return f"{self.prefix}:observed"
+
     def watch_rv(self, plural: str) -> str:
         """The last resourceVersion the watcher processed for ``plural``."""
         return f"{self.prefix}:watch-rv:{plural}"

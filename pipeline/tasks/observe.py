@@ -156,7 +156,10 @@ def resync() -> int:
     ``beat_schedules/schedule.py``) compares, per job, the resourceVersion
     of the latest event the watcher saw (``<prefix>:workflow-seen``) with
     the one its last observe read (``observed_rv``); a difference older than
-    ``RESYNC_AFTER_S`` is a lost observe. Jobs waiting on DWS or on Flux
+    ``RESYNC_AFTER_S`` is a lost observe — both read from compact hashes
+    (``<prefix>:observed`` is kept with each record, ``JobStore.observed``),
+    not from the records, so a pass costs two small reads however many jobs
+    are in flight. Jobs waiting on DWS or on Flux
     cost nothing; a tracked job not observed for ``IDLE_RESYNC_S`` is
     observed anyway, and an event of a job with no tracked record is
     observed so that it is tracked or finished. The coalescing mark keeps
@@ -167,11 +170,11 @@ def resync() -> int:
     now = time.time()
     seen = _seen(store.client.hgetall(store.keys.workflow_seen))
     due: list[int] = []
-    for record in store.jobs.records():
-        rv, at = seen.pop(record.jobid, (record.observed_rv, now))
-        lost = rv != record.observed_rv and now - at > RESYNC_AFTER_S
-        if lost or now - record.observed_at > IDLE_RESYNC_S:
-            due.append(record.jobid)
+    for jobid, (observed_rv, observed_at) in sorted(store.jobs.observed().items()):
+        rv, at = seen.pop(jobid, (observed_rv, now))
+        lost = rv != observed_rv and now - at > RESYNC_AFTER_S
+        if lost or now - observed_at > IDLE_RESYNC_S:
+            due.append(jobid)
     due += [jobid for jobid, (_, at) in seen.items() if now - at > RESYNC_AFTER_S]
     count = 0
     for jobid in due:

@@ -60,3 +60,23 @@ def test_deleting_forgets_the_record(store: Store) -> None:
     store.jobs.delete(3)
     assert store.jobs.get(3) is None
     assert store.jobs.jobids() == []
+
+
+def test_each_records_last_observe_is_read_without_reading_the_records(store: Store) -> None:
+    store.jobs.create(JobRecord(jobid=11, observed_rv="7", observed_at=100.5))
+    store.jobs.create(JobRecord(jobid=12))
+    store.jobs.update(
+        12, lambda r: r.model_copy(update={"observed_rv": "9", "observed_at": 200.25})
+    )
+    store.jobs.create(JobRecord(jobid=13))
+    store.jobs.finish(13, retain_s=60)  # no longer tracked
+    assert store.jobs.observed() == {11: ("7", 100.5), 12: ("9", 200.25)}
+
+
+def test_a_finished_job_updated_later_does_not_come_back_to_the_observed_hash(
+    store: Store,
+) -> None:
+    store.jobs.create(JobRecord(jobid=14))
+    store.jobs.finish(14, retain_s=60)
+    store.jobs.update(14, lambda r: r.model_copy(update={"observed_rv": "3", "deleted": True}))
+    assert not store.client.hexists(store.keys.observed, "14")
