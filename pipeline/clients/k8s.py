@@ -36,7 +36,12 @@ class DwsClient(KubeClient):
             try:
                 for plural in ("storages", "systemstatuses", "systemconfigurations"):
                     self.custom.list_namespaced_custom_object(
-                        DWS_GROUP, version, "default", plural, limit=2
+                        DWS_GROUP,
+                        version,
+                        "default",
+                        plural,
+                        limit=2,
+                        _request_timeout=self.request_timeout_s,
                     )
             except (ApiException, Urllib3Error, OSError):
                 continue
@@ -52,7 +57,12 @@ class DwsClient(KubeClient):
         ns = self.namespace
         result: dict[str, Any] = self._call(
             lambda: self.custom.create_namespaced_custom_object(
-                DWS_GROUP, self.version, ns, "workflows", body
+                DWS_GROUP,
+                self.version,
+                ns,
+                "workflows",
+                body,
+                _request_timeout=self.request_timeout_s,
             ),
             retry=False,
         )
@@ -189,7 +199,12 @@ class DwsClient(KubeClient):
         )
         result: dict[str, Any] = self._call(
             lambda: self.custom.list_cluster_custom_object(
-                NNF_GROUP, NNF_VERSIONS[0], "nnfdatamovements", label_selector=selector, limit=limit
+                NNF_GROUP,
+                NNF_VERSIONS[0],
+                "nnfdatamovements",
+                label_selector=selector,
+                limit=limit,
+                _request_timeout=self.request_timeout_s,
             )
         )
         return list(result.get("items") or [])
@@ -200,7 +215,11 @@ class DwsClient(KubeClient):
         if not ref.get("secretName"):
             return None
         ns, name = ref.get("secretNamespace") or self.namespace, ref["secretName"]
-        secret = self._call(lambda: self.core.read_namespaced_secret(name, ns))
+        secret = self._call(
+            lambda: self.core.read_namespaced_secret(
+                name, ns, _request_timeout=self.request_timeout_s
+            )
+        )
         token = (secret.data or {}).get("token")
         return base64.b64decode(token).decode() if token else None
 

@@ -29,6 +29,12 @@ log = logging.getLogger("coral2_pipeline.k8s")
 
 DWS_VERSIONS = ("v1alpha7", "v1alpha6")
 
+#: The longest one API call (not a watch) may take, connecting and reading (s). A call
+#: that gets no answer in time counts as the API server being unreachable: retried
+#: within the outage budget, then the task's own retry — never a thread held forever
+#: (the threads pool enforces no task time limit).
+REQUEST_TIMEOUT_S = 30.0
+
 
 def api_client(*, host: str | None = None, kubeconfig: str | None = None) -> client.ApiClient:
     """Return an ApiClient for ``host`` (plain URL) or a kubeconfig (default locations if None)."""
@@ -82,8 +88,10 @@ class KubeClient:
         namespace: str = "default",
         version: str | None = None,
         outage_budget_s: float = 10.0,
+        request_timeout_s: float = REQUEST_TIMEOUT_S,
     ) -> None:
         self.api = api
+        self.request_timeout_s = request_timeout_s
         self.custom = client.CustomObjectsApi(api)
         self.core = client.CoreV1Api(api)
         self.namespace = namespace
@@ -113,7 +121,7 @@ class KubeClient:
         ns = namespace or self.namespace
         result: dict[str, Any] = self._call(
             lambda: self.custom.get_namespaced_custom_object(
-                DWS_GROUP, self.version, ns, plural, name
+                DWS_GROUP, self.version, ns, plural, name, _request_timeout=self.request_timeout_s
             )
         )
         return result
@@ -125,7 +133,7 @@ class KubeClient:
         ns = namespace or self.namespace
         result: dict[str, Any] = self._call(
             lambda: self.custom.create_namespaced_custom_object(
-                DWS_GROUP, self.version, ns, plural, body
+                DWS_GROUP, self.version, ns, plural, body, _request_timeout=self.request_timeout_s
             ),
             retry=False,
         )
@@ -138,7 +146,13 @@ class KubeClient:
         ns = namespace or self.namespace
         result: dict[str, Any] = self._call(
             lambda: self.custom.replace_namespaced_custom_object(
-                DWS_GROUP, self.version, ns, plural, name, body
+                DWS_GROUP,
+                self.version,
+                ns,
+                plural,
+                name,
+                body,
+                _request_timeout=self.request_timeout_s,
             ),
             retry=False,
         )
@@ -150,7 +164,12 @@ class KubeClient:
         try:
             self._call(
                 lambda: self.custom.delete_namespaced_custom_object(
-                    DWS_GROUP, self.version, ns, plural, name
+                    DWS_GROUP,
+                    self.version,
+                    ns,
+                    plural,
+                    name,
+                    _request_timeout=self.request_timeout_s,
                 )
             )
         except NotFound:
@@ -174,7 +193,15 @@ class KubeClient:
             else self.custom.patch_namespaced_custom_object
         )
         result: dict[str, Any] = self._call(
-            lambda: fn(DWS_GROUP, self.version, ns, plural, name, body)
+            lambda: fn(
+                DWS_GROUP,
+                self.version,
+                ns,
+                plural,
+                name,
+                body,
+                _request_timeout=self.request_timeout_s,
+            )
         )
         return result
 
@@ -190,14 +217,23 @@ class KubeClient:
         if all_namespaces:
             result: dict[str, Any] = self._call(
                 lambda: self.custom.list_cluster_custom_object(
-                    DWS_GROUP, self.version, plural, label_selector=selector or ""
+                    DWS_GROUP,
+                    self.version,
+                    plural,
+                    label_selector=selector or "",
+                    _request_timeout=self.request_timeout_s,
                 )
             )
         else:
             ns = namespace or self.namespace
             result = self._call(
                 lambda: self.custom.list_namespaced_custom_object(
-                    DWS_GROUP, self.version, ns, plural, label_selector=selector or ""
+                    DWS_GROUP,
+                    self.version,
+                    ns,
+                    plural,
+                    label_selector=selector or "",
+                    _request_timeout=self.request_timeout_s,
                 )
             )
         return list(result.get("items", [])), str(result["metadata"]["resourceVersion"])
