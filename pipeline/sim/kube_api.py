@@ -42,6 +42,12 @@ class _Handler(BaseHTTPRequestHandler):
         # keep-alive stream, where it would be parsed as the next request
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        try:
+            self._answer(method, raw)
+        except (BrokenPipeError, ConnectionResetError):  # the client left (timed out): so do we
+            self.close_connection = True
+
+    def _answer(self, method: str, raw: bytes) -> None:
         routes = self.server.routes
         try:
             fault = routes.take_fault(method)
@@ -58,8 +64,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(*routes.answer(method, route, content_type, body))
         except ApiError as exc:
             self._send(exc.code, exc.status())
-        except (BrokenPipeError, ConnectionResetError):
-            pass
 
     def _watch(self, route: Route, fault: Fault | None) -> None:
         self.send_response(200)
