@@ -54,19 +54,7 @@ class DwsClient(KubeClient):
     # --- Workflows -------------------------------------------------------------
     def create_workflow(self, body: dict[str, Any]) -> dict[str, Any]:
         """Create a Workflow; raises AlreadyExists if it exists (a retried create is done)."""
-        ns = self.namespace
-        result: dict[str, Any] = self._call(
-            lambda: self.custom.create_namespaced_custom_object(
-                DWS_GROUP,
-                self.version,
-                ns,
-                "workflows",
-                body,
-                _request_timeout=self.request_timeout_s,
-            ),
-            retry=False,
-        )
-        return result
+        return self.create("workflows", body)
 
     def get_workflow(self, name: str) -> dict[str, Any]:
         """Get a Workflow."""

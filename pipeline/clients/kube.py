@@ -115,14 +115,24 @@ class KubeClient:
             time.sleep(delay)
             delay = min(delay * 2, 2.0)
 
+    def _on_object(
+        self, fn: Callable[..., Any], ns: str, plural: str, *args: Any, retry: bool = True
+    ) -> Any:
+        """Call ``fn(group, version, ns, plural, *args)`` with the request timeout, through
+        :meth:`_call` (``retry``: safe to repeat)."""
+        return self._call(
+            lambda: fn(
+                DWS_GROUP, self.version, ns, plural, *args, _request_timeout=self.request_timeout_s
+            ),
+            retry=retry,
+        )
+
     # --- generic -------------------------------------------------------------
     def get(self, plural: str, name: str, namespace: str | None = None) -> dict[str, Any]:
         """Get one object."""
         ns = namespace or self.namespace
-        result: dict[str, Any] = self._call(
-            lambda: self.custom.get_namespaced_custom_object(
-                DWS_GROUP, self.version, ns, plural, name, _request_timeout=self.request_timeout_s
-            )
+        result: dict[str, Any] = self._on_object(
+            self.custom.get_namespaced_custom_object, ns, plural, name
         )
         return result
 
@@ -131,11 +141,8 @@ class KubeClient:
     ) -> dict[str, Any]:
         """Create an object; raises AlreadyExists when it exists."""
         ns = namespace or self.namespace
-        result: dict[str, Any] = self._call(
-            lambda: self.custom.create_namespaced_custom_object(
-                DWS_GROUP, self.version, ns, plural, body, _request_timeout=self.request_timeout_s
-            ),
-            retry=False,
+        result: dict[str, Any] = self._on_object(
+            self.custom.create_namespaced_custom_object, ns, plural, body, retry=False
         )
         return result
 
@@ -144,17 +151,8 @@ class KubeClient:
     ) -> dict[str, Any]:
         """PUT the whole object; its ``metadata.resourceVersion`` guards against lost updates."""
         ns = namespace or self.namespace
-        result: dict[str, Any] = self._call(
-            lambda: self.custom.replace_namespaced_custom_object(
-                DWS_GROUP,
-                self.version,
-                ns,
-                plural,
-                name,
-                body,
-                _request_timeout=self.request_timeout_s,
-            ),
-            retry=False,
+        result: dict[str, Any] = self._on_object(
+            self.custom.replace_namespaced_custom_object, ns, plural, name, body, retry=False
         )
         return result
 
@@ -162,16 +160,7 @@ class KubeClient:
         """Delete an object; return False when it was already gone."""
         ns = namespace or self.namespace
         try:
-            self._call(
-                lambda: self.custom.delete_namespaced_custom_object(
-                    DWS_GROUP,
-                    self.version,
-                    ns,
-                    plural,
-                    name,
-                    _request_timeout=self.request_timeout_s,
-                )
-            )
+            self._on_object(self.custom.delete_namespaced_custom_object, ns, plural, name)
         except NotFound:
             return False
         return True
@@ -192,17 +181,7 @@ class KubeClient:
             if status
             else self.custom.patch_namespaced_custom_object
         )
-        result: dict[str, Any] = self._call(
-            lambda: fn(
-                DWS_GROUP,
-                self.version,
-                ns,
-                plural,
-                name,
-                body,
-                _request_timeout=self.request_timeout_s,
-            )
-        )
+        result: dict[str, Any] = self._on_object(fn, ns, plural, name, body)
         return result
 
     def list_objects(
