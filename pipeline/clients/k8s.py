@@ -17,7 +17,7 @@ from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError as Urllib3Error
 
 from pipeline.clients.kube import DWS_VERSIONS, KubeClient, WatchEvent, api_client
-from pipeline.errors import ApiVersionNotFound, Conflict
+from pipeline.errors import ApiVersionNotFound, Conflict, Invalid
 from pipeline.model.workflow import DWS_GROUP, WLM_FINALIZER, WORKFLOW_LABEL
 
 NNF_GROUP = "nnf.cray.hpe.com"
@@ -72,25 +72,40 @@ class DwsClient(KubeClient):
         """Move ``desiredState`` to ``desired`` if ``status.state`` is ``expected_state``.
 
         ``expected_state=None`` accepts any state (Teardown may be asked from
-        anywhere). The patch carries the resourceVersion read, so a concurrent
-        change cannot make us act on stale state: on a resourceVersion
+        anywhere); otherwise ``desiredState`` must be ``expected_state`` too, so
+        a Workflow asked for Teardown meanwhile is never moved back. The
+        patch carries the resourceVersion read, so a concurrent change
+        cannot make us act on stale state: on a resourceVersion
         conflict (DWS wrote the status meanwhile) the Workflow is read again
         and checked again, up to ``attempts`` times. A Workflow in another
         state raises Conflict; one already asking for ``desired`` is returned
         unchanged. ``current``: the Workflow as just read (the copy the
         decision was made on); the first attempt starts from it instead of
-        reading it again.
+        reading it again. Without it, one JSON Patch first tries the move,
+        guarded by ``test``s that ``status.state`` and ``desiredState`` are
+        both ``expected_state`` (the API server applies all or nothing); only
+        a Workflow found elsewhere costs the read.
         """
+        if current is None and expected_state is not None:
+            try:  # the common case in one request: both fields still at the expected state
+                return self.json_patch("workflows", name, _move(expected_state, desired))
+            except Invalid:
+                pass  # elsewhere (or refused): read it, and decide as below
         known = current  # the copy the caller decided on: used once, read afresh after
         for attempt in range(attempts):
             current, known = known or self.get_workflow(name), None
-            if current.get("spec", {}).get("desiredState") == desired:
+            asked = current.get("spec", {}).get("desiredState")
+            if asked == desired:
                 return current
             state = current.get("status", {}).get("state", "")
             if expected_state is not None and state != expected_state:
                 raise Conflict(
                     f"workflow {name} is in state {state!r}, not {expected_state!r}; "
                     f"not moving it to {desired}"
+                )
+            if expected_state is not None and asked != expected_state:
+                raise Conflict(
+                    f"workflow {name} is already asked for {asked!r}; not moving it to {desired}"
                 )
             body = {
                 "metadata": {"resourceVersion": current["metadata"]["resourceVersion"]},
@@ -210,6 +225,16 @@ class DwsClient(KubeClient):
         )
         token = (secret.data or {}).get("token")
         return base64.b64decode(token).decode() if token else None
+
+
+def _move(expected: str, desired: str) -> list[dict[str, Any]]:
+    """The JSON Patch moving ``desiredState`` from ``expected`` to ``desired`` only while
+    ``status.state`` is ``expected`` too."""
+    return [
+        {"op": "test", "path": "/status/state", "value": expected},
+        {"op": "test", "path": "/spec/desiredState", "value": expected},
+        {"op": "replace", "path": "/spec/desiredState", "value": desired},
+    ]
 
 
 __all__ = [

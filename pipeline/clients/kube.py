@@ -116,13 +116,25 @@ class KubeClient:
             delay = min(delay * 2, 2.0)
 
     def _on_object(
-        self, fn: Callable[..., Any], ns: str, plural: str, *args: Any, retry: bool = True
+        self,
+        fn: Callable[..., Any],
+        ns: str,
+        plural: str,
+        *args: Any,
+        retry: bool = True,
+        **options: Any,
     ) -> Any:
-        """Call ``fn(group, version, ns, plural, *args)`` with the request timeout, through
-        :meth:`_call` (``retry``: safe to repeat)."""
+        """Call ``fn(group, version, ns, plural, *args, **options)`` with the request
+        timeout, through :meth:`_call` (``retry``: safe to repeat)."""
         return self._call(
             lambda: fn(
-                DWS_GROUP, self.version, ns, plural, *args, _request_timeout=self.request_timeout_s
+                DWS_GROUP,
+                self.version,
+                ns,
+                plural,
+                *args,
+                _request_timeout=self.request_timeout_s,
+                **options,
             ),
             retry=retry,
         )
@@ -182,6 +194,28 @@ class KubeClient:
             else self.custom.patch_namespaced_custom_object
         )
         result: dict[str, Any] = self._on_object(fn, ns, plural, name, body)
+        return result
+
+    def json_patch(
+        self,
+        plural: str,
+        name: str,
+        operations: list[dict[str, Any]],
+        *,
+        namespace: str | None = None,
+    ) -> dict[str, Any]:
+        """Apply an RFC 6902 JSON Patch to one object, all operations or none. A failed
+        ``test`` operation raises Invalid (HTTP 422), so ``test``s guard the changes after
+        them in the same request: safe to repeat."""
+        ns = namespace or self.namespace
+        result: dict[str, Any] = self._on_object(
+            self.custom.patch_namespaced_custom_object,
+            ns,
+            plural,
+            name,
+            operations,
+            _content_type="application/json-patch+json",
+        )
         return result
 
     def list_objects(

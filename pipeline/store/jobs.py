@@ -114,6 +114,16 @@ class JobStore:
         self._remember(jobid, raw)
         return JobRecord.model_validate_json(raw)
 
+    def latest(self, jobid: int) -> JobRecord | None:
+        """The record as this thread last read or wrote it, else as :meth:`get` reads it.
+
+        For a task holding the job's lock: the copy its start read along with the lock
+        (``start_known``) or its own last write, which no other lock holder can have
+        changed since. No round trip when the thread knows the record.
+        """
+        raw = self.known().get(jobid)
+        return self.get(jobid) if raw is None else JobRecord.model_validate_json(raw)
+
     def create(self, record: JobRecord) -> bool:
         """Store ``record`` unless one exists; return whether it was created."""
         written = record.model_dump_json()

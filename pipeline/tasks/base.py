@@ -31,7 +31,7 @@ import time
 import uuid
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 import redis
@@ -133,12 +133,14 @@ class PipelineTask(Task):  # type: ignore[misc]
     #: A key of the job (``Keys`` method of the jobid) deleted as each run starts.
     clears: Callable[[Keys, int], str] | None = None
 
-    @property
+    # Each app has its own instance of each task, and an app's settings do not change once
+    # its tasks run: resolved once per instance, not through the settings' lookups per use.
+    @cached_property
     def store(self) -> Store:
         """The Redis store of the app's settings (one client per process)."""
         return store_of(self.app)
 
-    @property
+    @cached_property
     def dws(self) -> DwsClient:
         """The DWS client of the app's settings (one per process)."""
         conf = self.app.conf
@@ -246,6 +248,8 @@ class PipelineTask(Task):  # type: ignore[misc]
 def pipeline_task(name: str, **options: Any) -> Callable[[Callable[..., Any]], Any]:
     """Register a task under ``name`` with validated options.
 
+    The function gets its task (a :class:`PipelineTask`) as its first argument,
+    as with Celery's ``bind=True``, then the message's arguments.
     ``queue`` (required): one of ``lifecycle``, ``timeouts``, ``housekeeping``,
     or ``node`` for node-pinned tasks (sent with ``queue=node_queue(host)``).
     ``lock_job``: hold the per-job lock. ``max_attempts``, ``time_limit_s``,
@@ -278,6 +282,7 @@ def pipeline_task(name: str, **options: Any) -> Callable[[Callable[..., Any]], A
         # a plain function as a class attribute would be bound to the task: keep it unbound
         "clears": staticmethod(options["clears"]) if options.get("clears") else None,
         "ignore_result": not options.get("keep_result", False),
+        "bind": True,  # the function's first argument is its task: no proxy lookup per use
     }
     if "time_limit_s" in options:
         celery_options["time_limit"] = float(options["time_limit_s"])

@@ -67,7 +67,7 @@ def _fail(task: PipelineTask, jobid: int, kind: str, message: str) -> None:
 def teardown_now(task: PipelineTask, jobid: int) -> None:
     """flux-coral2's ``check_existence_and_move_to_teardown``."""
     store: Store = task.store
-    record = store.jobs.get(jobid) or JobRecord(jobid=jobid)
+    record = store.jobs.latest(jobid) or JobRecord(jobid=jobid)
     try:
         workflow = task.dws.get_workflow(f"fluxjob-{jobid}")
     except NotFound:
@@ -88,6 +88,7 @@ def teardown_now(task: PipelineTask, jobid: int) -> None:
 
 @pipeline_task("dws.create", queue="lifecycle", lock_job=True)
 def create(
+    task: PipelineTask,
     jobid: int,
     userid: int,
     directives: list[str],
@@ -95,7 +96,6 @@ def create(
     failure_tolerance: int,
 ) -> bool:
     """Create ``fluxjob-<jobid>``; enqueued by the ``dws.create`` hook (job in DEPEND)."""
-    task: PipelineTask = create
     store = task.store
     store.jobs.create(
         JobRecord(
@@ -131,9 +131,8 @@ def create(
 
 
 @pipeline_task("dws.setup", queue="lifecycle", lock_job=True)
-def setup(jobid: int, R: dict[str, Any]) -> bool:
+def setup(task: PipelineTask, jobid: int, R: dict[str, Any]) -> bool:
     """Fill Servers from R and move to Setup; enqueued by ``dws.setup`` when the job reaches RUN."""
-    task: PipelineTask = setup
     store, dws, settings = task.store, task.dws, rabbit_settings(task)
     if not settings.mapping:
         _fail(task, jobid, "dws-setup", "rabbit.mapping is not configured")
@@ -179,10 +178,9 @@ def setup(jobid: int, R: dict[str, Any]) -> bool:
 
 
 @pipeline_task("dws.post_run", queue="lifecycle", lock_job=True)
-def post_run(jobid: int, run_started: bool) -> None:
+def post_run(task: PipelineTask, jobid: int, run_started: bool) -> None:
     """Move to PostRun (Teardown if the job never ran); enqueued by ``dws.post_run``."""
-    task: PipelineTask = post_run
-    record = task.store.jobs.get(jobid)
+    record = task.store.jobs.latest(jobid)
     if record is not None and record.toredown:
         return
     if not run_started:
@@ -206,18 +204,16 @@ def post_run(jobid: int, run_started: bool) -> None:
 
 
 @pipeline_task("dws.teardown", queue="lifecycle", lock_job=True)
-def teardown(jobid: int) -> None:
+def teardown(task: PipelineTask, jobid: int) -> None:
     """Move to Teardown unless already done; enqueued by ``dws.teardown`` (epilog exception)."""
-    task: PipelineTask = teardown
-    record = task.store.jobs.get(jobid)
+    record = task.store.jobs.latest(jobid)
     if record is None or not record.toredown:
         teardown_now(task, jobid)
 
 
 @pipeline_task("dws.abort", queue="lifecycle", lock_job=True)
-def abort(jobid: int) -> None:
+def abort(task: PipelineTask, jobid: int) -> None:
     """Give up the epilog and tear down; enqueued by ``dws.abort`` (``dws-epilog-timeout``)."""
-    task: PipelineTask = abort
     store = task.store
     store.jobs.create(JobRecord(jobid=jobid))
     record = store.jobs.update(jobid, lambda r: r.model_copy(update={"epilog_removed": True}))

@@ -11,7 +11,7 @@ log = logging.getLogger("coral2_pipeline.housekeeping")
 
 
 @pipeline_task("housekeeping.ping", queue="housekeeping", max_attempts=3, keep_result=True)
-def ping(token: str) -> str:
+def ping(task: PipelineTask, token: str) -> str:
     """Echo ``token``; used by ``coral2-pipeline`` health checks and the benchmark ceiling.
 
     Enqueued by operators and benchmarks, who wait for its result; does no work.
@@ -20,7 +20,7 @@ def ping(token: str) -> str:
 
 
 @pipeline_task("housekeeping.redeliver", queue="housekeeping", max_attempts=3)
-def redeliver() -> int:
+def redeliver(task: PipelineTask) -> int:
     """Send again each ledger entry whose task has had no outcome for its wait; return how many.
 
     Beat runs it every 5 s (``beat_schedules/schedule.py``). The first wait
@@ -30,7 +30,6 @@ def redeliver() -> int:
     in between leaves it due, never lost. A duplicate of a message that was
     only slow is an idempotent no-op.
     """
-    task: PipelineTask = redeliver
     ledger = task.store.ledger
     resend_after_s = float(task.app.conf.coral2_resend_after_s)
     now = time.time()

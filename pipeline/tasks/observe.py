@@ -34,12 +34,11 @@ def jobid_of(workflow_name: str) -> int | None:
 
 
 @pipeline_task("dws.observe", queue="lifecycle", lock_job=True, clears=Keys.observe_pending)
-def observe(jobid: int) -> str | None:
+def observe(task: PipelineTask, jobid: int) -> str | None:
     """Re-read ``fluxjob-<jobid>`` and record its DWS state; return it (None when gone).
 
     Enqueued by the watcher on every Workflow event (coalesced per job).
     """
-    task: PipelineTask = observe
     store = task.store
     try:
         workflow = task.dws.get_workflow(f"fluxjob-{jobid}")
@@ -90,12 +89,11 @@ def _snapshot(task: PipelineTask, workflow: dict[str, Any]) -> Snapshot:
 
 
 @pipeline_task("storage.observe", queue="housekeeping")
-def observe_storage(name: str) -> dict[str, Any] | None:
+def observe_storage(task: PipelineTask, name: str) -> dict[str, Any] | None:
     """Record the health of rabbit ``name`` (overall status, computes not Ready).
 
     Enqueued by the watcher on every Storage event.
     """
-    task: PipelineTask = observe_storage
     store = task.store
     try:
         storage = task.dws.get("storages", name)
@@ -145,7 +143,7 @@ def _seen(raw: dict[Any, Any]) -> dict[int, tuple[str, float]]:
 
 
 @pipeline_task("dws.resync", queue="housekeeping", max_attempts=3)
-def resync() -> int:
+def resync(task: PipelineTask) -> int:
     """Enqueue ``dws.observe`` for each job whose latest Workflow event went unobserved.
 
     The watcher is edge-triggered: one lost observe (a worker killed before
@@ -165,7 +163,6 @@ def resync() -> int:
     observed so that it is tracked or finished. The coalescing mark keeps
     a job from being queued twice. Returns how many were enqueued.
     """
-    task: PipelineTask = resync
     store = task.store
     now = time.time()
     seen = _seen(store.client.hgetall(store.keys.workflow_seen))

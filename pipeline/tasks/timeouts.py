@@ -73,7 +73,7 @@ def disarm(store: Store, jobid: int, kind: str) -> None:
 
 
 @pipeline_task("timeouts.sweep", queue="timeouts", max_attempts=3)
-def sweep(limit: int = 500) -> int:
+def sweep(task: PipelineTask, limit: int = 500) -> int:
     """Claim due deadlines and send one ``timeouts.fire`` each; return how many.
 
     Enqueued every second by beat (``beat_schedules/schedule.py``). The
@@ -81,7 +81,6 @@ def sweep(limit: int = 500) -> int:
     Redis step, so a sweep killed before it sends them loses none:
     ``housekeeping.redeliver`` sends them later.
     """
-    task: PipelineTask = sweep
     store = task.store
     resend_after_s = float(task.app.conf.coral2_resend_after_s)
     due = store.deadlines.claim_due(
@@ -101,14 +100,13 @@ def sweep(limit: int = 500) -> int:
 
 
 @pipeline_task(FIRE, queue="timeouts", lock_job=True)
-def fire(jobid: int, kind: str, token: str, due: float) -> bool:
+def fire(task: PipelineTask, jobid: int, kind: str, token: str, due: float) -> bool:
     """Run the handler of one due deadline unless it is stale; return whether it ran.
 
     Enqueued by ``timeouts.sweep``. Holds the job's lock.
     """
-    task: PipelineTask = fire
     store = task.store
-    record = store.jobs.get(jobid)
+    record = store.jobs.latest(jobid)
     if record is None or record.deadlines.get(kind) != token:
         log.info("deadline %s of job %s is stale; ignored", kind, jobid)
         return False

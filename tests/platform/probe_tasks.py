@@ -6,37 +6,32 @@ They keep their results (``keep_result=True``): the tests wait for them.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from pipeline.errors import PermanentError, TemporaryError
-from pipeline.tasks.base import pipeline_task
-
-
-def _client(task: Any) -> Any:
-    return task.store.client
+from pipeline.tasks.base import PipelineTask, pipeline_task
 
 
 @pipeline_task(
     "probe.flaky", queue="housekeeping", retry_base_s=0.01, retry_cap_s=0.05, keep_result=True
 )
-def flaky(key: str, failures: int) -> int:
+def flaky(task: PipelineTask, key: str, failures: int) -> int:
     """Fail ``failures`` times with a TemporaryError, then return the number of runs."""
-    runs = int(_client(flaky).incr(key))
+    runs = int(task.store.client.incr(key))
     if runs <= failures:
         raise TemporaryError(f"run {runs} fails", delay_s=0.01)
     return runs
 
 
 @pipeline_task("probe.permanent", queue="housekeeping", keep_result=True)
-def permanent(jobid: int) -> None:
+def permanent(task: PipelineTask, jobid: int) -> None:
     """Always fail permanently."""
     raise PermanentError(f"job {jobid} cannot be helped")
 
 
 @pipeline_task("probe.locked", queue="lifecycle", lock_job=True, keep_result=True)
-def locked(jobid: int, key: str) -> None:
+def locked(task: PipelineTask, jobid: int, key: str) -> None:
     """Mark the job busy for a while; count an overlap if it already was."""
-    client = _client(locked)
+    client = task.store.client
     if client.getset(key, 1) == b"1":
         client.incr(key + ":overlaps")
     time.sleep(0.02)
@@ -44,9 +39,9 @@ def locked(jobid: int, key: str) -> None:
 
 
 @pipeline_task("probe.slow_once", queue="housekeeping", keep_result=True)
-def slow_once(key: str) -> int:
+def slow_once(task: PipelineTask, key: str) -> int:
     """Sleep long on the first start (to be killed), finish at once after; count both."""
-    client = _client(slow_once)
+    client = task.store.client
     starts = int(client.incr(key + ":starts"))
     if starts == 1:
         time.sleep(120)
@@ -55,7 +50,7 @@ def slow_once(key: str) -> int:
 
 
 @pipeline_task("probe.broken", queue="housekeeping", keep_result=True)
-def broken(key: str) -> None:
+def broken(task: PipelineTask, key: str) -> None:
     """Count the start, then fail as a bug would (neither temporary nor permanent)."""
-    _client(broken).incr(key)
+    task.store.client.incr(key)
     raise RuntimeError("a bug")

@@ -94,3 +94,26 @@ def test_starting_afresh_forgets_what_the_thread_knew(store: Store) -> None:
     before = reads(store)
     store.jobs.update(6, note("Setup"))
     assert reads(store) == before + 1
+
+
+def test_the_latest_record_is_the_one_the_task_read_with_its_lock_without_a_read(
+    store: Store,
+) -> None:
+    store.jobs.create(JobRecord(jobid=7, state="PreRun:ready"))
+    raw = store.client.get(store.keys.job(7))  # as a task's start reads it with the lock
+    store.jobs.start_known(7, raw)
+    before = reads(store)
+    latest = store.jobs.latest(7)
+    assert reads(store) == before
+    assert latest is not None and latest.state == "PreRun:ready"
+
+
+def test_the_latest_record_of_a_job_this_thread_does_not_know_is_read(store: Store) -> None:
+    store.jobs.create(JobRecord(jobid=8, state="Setup:ready"))
+    store.jobs.start_known()  # a new task: it knows nothing yet
+    before = reads(store)
+    latest = store.jobs.latest(8)
+    assert reads(store) == before + 1
+    assert latest is not None and latest.state == "Setup:ready"
+    store.jobs.start_known()
+    assert store.jobs.latest(9) is None  # no record: read, and None
