@@ -129,7 +129,7 @@ def json_patch(target: Any, operations: Any) -> Any:
             _remove(doc, path)
         elif kind == "test":
             if _get(doc, path) != op.get("value"):
-                raise PatchError(f"test failed at {path!r}")
+                raise PatchError(f"testing value {path} failed: test failed")  # as the API server
         elif kind in ("copy", "move"):
             value = _get(doc, op.get("from", ""))
             if kind == "move":
