@@ -44,6 +44,7 @@ class TransitionClock:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=3)
+        self.dws.close()
 
     def _record(self, name: str, state: str, now: float) -> None:
         key = (name, state)

@@ -98,6 +98,10 @@ class KubeClient:
         self.version = version or DWS_VERSIONS[0]
         self.outage_budget_s = outage_budget_s
 
+    def close(self) -> None:
+        """Close the client's connections (idempotent); a later call opens new ones."""
+        self.api.close()  # type: ignore[no-untyped-call]
+
     # --- plumbing ------------------------------------------------------------
     def _call(self, fn: Callable[[], Any], *, retry: bool = True) -> Any:
         deadline = time.monotonic() + self.outage_budget_s

@@ -228,6 +228,35 @@ def _labels_match(required: Sequence[str], labels: Mapping[str, str]) -> bool:
     return True
 
 
+def storages_of(breakdowns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """What ``dws.setup`` needs of each DirectiveBreakdown, in order: its Servers
+    ``reference`` and ``allocationSets`` (``status.storage``). Breakdowns without
+    storage (a persistent instance's destroy, say) have no Servers and are left out."""
+    storages = [(breakdown.get("status") or {}).get("storage") for breakdown in breakdowns]
+    return [
+        {"reference": storage.get("reference"), "allocationSets": storage.get("allocationSets")}
+        for storage in storages
+        if storage
+    ]
+
+
+def servers_of(
+    storage: Mapping[str, Any], nodes_per_rabbit: Mapping[str, int], compute_count: int
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One breakdown's Servers reference and the ``spec.allocationSets`` to fill it with.
+
+    Raises BreakdownError when DWS left the storage without a Servers reference or
+    allocation sets (it always gives both once the Proposal is complete).
+    """
+    reference, sets = storage.get("reference"), storage.get("allocationSets")
+    if not isinstance(reference, Mapping) or not reference.get("name") or sets is None:
+        raise BreakdownError(
+            "a DirectiveBreakdown's storage names no Servers object or allocation sets; "
+            "DWS has not completed the Proposal (check the Workflow's DirectiveBreakdowns)"
+        )
+    return dict(reference), build_allocation_sets(sets, nodes_per_rabbit, compute_count)
+
+
 def build_allocation_sets(
     allocation_sets: Sequence[Mapping[str, Any] | AllocationSet],
     nodes_per_rabbit: Mapping[str, int],

@@ -26,6 +26,11 @@ class JobRecord(BaseModel):
     hosts: list[str] = Field(default_factory=list, description="computes of R (dws.setup)")
     failed_nodes: list[str] = Field(default_factory=list, description="nodes lost so far")
     rabbits: list[str] = Field(default_factory=list)
+    storages: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="each DirectiveBreakdown's Servers reference and allocation sets, as the "
+        "Proposal observe read them (dws.setup fills Servers from them; None: not read yet)",
+    )
     timings: dict[str, float] = Field(default_factory=dict)
     state: str | None = None
     observed_at: float = Field(default=0.0, description="time of the last dws.observe (epoch s)")

@@ -306,6 +306,8 @@ class SimulatedSystem:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        if self.dws is not None:
+            self.dws.close()  # its connections to the API server stopped above
         if self.redis is not None:
             # results this process awaited unsubscribe when the garbage collector frees
             # them: let that happen while Redis still answers, not in a __del__ after it

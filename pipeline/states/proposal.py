@@ -5,10 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.errors import BreakdownError, BreakdownNotReady
-from pipeline.model.breakdown import ResourceLimits, apply_breakdowns, summarize_breakdowns
+from pipeline.model.breakdown import (
+    ResourceLimits,
+    apply_breakdowns,
+    storages_of,
+    summarize_breakdowns,
+)
 from pipeline.model.job import JobRecord
 from pipeline.settings import RabbitSettings
-from pipeline.states.actions import Action, SendOnce, kvs_put, timing
+from pipeline.states.actions import Action, SendOnce, UpdateJob, kvs_put, timing
 from pipeline.states.snapshot import Snapshot
 
 NOT_BADRABBIT = {"not": [{"properties": ["badrabbit"]}]}
@@ -43,6 +48,8 @@ def advance(
         return []  # already applied: the jobspec carries its ssd request
     payload["resources"] = resources
     return [
+        # before Flux hears of it: dws.setup reads the breakdowns' storage from the record
+        UpdateJob({"storages": storages_of(snapshot.breakdowns)}),
         SendOnce("resource-update", payload, "resource-update"),
         kvs_put(job.jobid, "rabbit_workflow", snapshot.workflow),
         *timing(job.jobid, "Proposal", snapshot.workflow),

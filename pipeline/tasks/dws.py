@@ -13,8 +13,9 @@ import time
 from functools import cache
 from typing import Any
 
+from pipeline.clients.k8s import DwsClient
 from pipeline.errors import AlreadyExists, Conflict, Forbidden, InputError, NotFound
-from pipeline.model.breakdown import build_allocation_sets
+from pipeline.model.breakdown import servers_of, storages_of
 from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.job import JobRecord
 from pipeline.model.rabbitmap import RabbitMapping
@@ -132,49 +133,73 @@ def create(
 
 @pipeline_task("dws.setup", queue="lifecycle", lock_job=True)
 def setup(task: PipelineTask, jobid: int, R: dict[str, Any]) -> bool:
-    """Fill Servers from R and move to Setup; enqueued by ``dws.setup`` when the job reaches RUN."""
+    """Fill Servers from R and move to Setup; enqueued by ``dws.setup`` when the job reaches RUN.
+
+    The DirectiveBreakdowns' storage comes from the job record, where the Proposal
+    observe saved it as it read them; the move to Setup is then one guarded patch, and
+    only a Workflow found elsewhere (a duplicate ``dws.setup``) is read.
+    """
     store, dws, settings = task.store, task.dws, rabbit_settings(task)
     if not settings.mapping:
         _fail(task, jobid, "dws-setup", "rabbit.mapping is not configured")
         return False
+    name = f"fluxjob-{jobid}"
     try:
         mapping = mapping_of(settings.mapping)
         hosts = ResourceSet.parse(R).unique_hosts()
         computes = [h for h in hosts if not mapping.is_rabbit(h)]
         counts = mapping.nodes_per_rabbit(computes)
-        workflow = dws.get_workflow(f"fluxjob-{jobid}")
-        if (workflow.get("spec") or {}).get("desiredState") != "Proposal":
-            return True  # a duplicate dws.setup: this one already moved the Workflow on
-        servers = []
-        for breakdown in dws.directive_breakdowns(workflow):
-            storage = (breakdown.get("status") or {}).get("storage")
-            if storage:
-                sets = build_allocation_sets(storage["allocationSets"], counts, len(computes))
-                servers.append((storage["reference"], sets))
+        record = store.jobs.latest(jobid)
+        storages = None if record is None else record.storages
+        workflow = None
+        if storages is None:  # saved by an older release's observe, or not at all: read
+            workflow = dws.get_workflow(name)
+            if (workflow.get("spec") or {}).get("desiredState") != "Proposal":
+                return True  # a duplicate dws.setup: this one already moved the Workflow on
+            storages = storages_of(dws.directive_breakdowns(workflow))
+        servers = [servers_of(storage, counts, len(computes)) for storage in storages]
     except NotFound:
-        _fail(task, jobid, "dws-setup", f"workflow fluxjob-{jobid} does not exist")
+        _fail(task, jobid, "dws-setup", f"workflow {name} does not exist")
         return False
     except InputError as exc:
         _fail(task, jobid, "dws-setup", str(exc))
         return False
-    store.jobs.create(JobRecord(jobid=jobid, workflow=f"fluxjob-{jobid}"))
+    store.jobs.create(JobRecord(jobid=jobid, workflow=name))
     store.jobs.update(
         jobid, lambda r: r.model_copy(update={"hosts": computes, "rabbits": list(counts)})
     )
-    for reference, sets in servers:
-        dws.patch_servers(reference["name"], sets, namespace=reference.get("namespace"))
+    try:
+        for reference, sets in servers:  # the same sets again on a duplicate: no change
+            dws.patch_servers(reference["name"], sets, namespace=reference.get("namespace"))
+    except NotFound:
+        if _asked(dws, name) is None:
+            _fail(task, jobid, "dws-setup", f"workflow {name} does not exist")
+            return False
+        raise
     memo = {"id": jobid, "memo": {"rabbits": encode_hostlist(list(counts))}}
     perform(store, dws, jobid, [SendOnce("memo", memo, "memo:rabbits")])
     try:
-        dws.patch_desired_state(
-            f"fluxjob-{jobid}", "Setup", expected_state="Proposal", current=workflow
-        )
+        dws.patch_desired_state(name, "Setup", expected_state="Proposal", current=workflow)
+    except NotFound:
+        _fail(task, jobid, "dws-setup", f"workflow {name} does not exist")
+        return False
     except Conflict as exc:
-        _fail(task, jobid, "dws-setup", str(exc))
+        asked = _asked(dws, name)
+        if asked not in (None, "Proposal"):
+            return True  # a duplicate dws.setup: the Workflow has moved on
+        _fail(task, jobid, "dws-setup", str(exc) if asked else f"workflow {name} does not exist")
         return False
     if settings.setup_timeout > 0:
         timeouts.arm(store, jobid, "setup_timeout", time.time() + settings.setup_timeout, "setup")
     return True
+
+
+def _asked(dws: DwsClient, name: str) -> str | None:
+    """The Workflow's ``desiredState`` as read now; None when it does not exist."""
+    try:
+        return str((dws.get_workflow(name).get("spec") or {}).get("desiredState", ""))
+    except NotFound:
+        return None
 
 
 @pipeline_task("dws.post_run", queue="lifecycle", lock_job=True)

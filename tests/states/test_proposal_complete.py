@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.states import decide
-from pipeline.states.actions import SendOnce
+from pipeline.states.actions import SendOnce, UpdateJob
 from tests.states.factory import NODE_JOB, job, settings, snapshot, xfs_breakdown
 
 
@@ -106,3 +106,17 @@ def test_a_proposal_not_yet_ready_does_nothing() -> None:
     assert (
         decide(snapshot("Proposal", ready=False, status="DriverWait"), job(), 0.0, settings()) == []
     )
+
+
+def test_the_breakdowns_storage_is_saved_for_setup_before_flux_hears_of_it() -> None:
+    breakdown = xfs_breakdown(10)
+    breakdown["status"]["storage"]["reference"] = {"kind": "Servers", "name": "fluxjob-42-0"}
+    actions = decide(snapshot("Proposal", breakdowns=(breakdown,)), job(), 0.0, settings())
+    saves = [
+        i for i, a in enumerate(actions) if isinstance(a, UpdateJob) and "storages" in a.changes
+    ]
+    update = actions.index(sent(actions, "resource-update")[0])
+    assert len(saves) == 1 and saves[0] < update
+    [storage] = actions[saves[0]].changes["storages"]
+    assert storage["reference"]["name"] == "fluxjob-42-0"
+    assert storage["allocationSets"][0]["label"] == "xfs"
