@@ -250,6 +250,7 @@ def pipeline_task(name: str, **options: Any) -> Callable[[Callable[..., Any]], A
 
     The function gets its task (a :class:`PipelineTask`) as its first argument,
     as with Celery's ``bind=True``, then the message's arguments.
+
     ``queue`` (required): one of ``lifecycle``, ``timeouts``, ``housekeeping``,
     or ``node`` for node-pinned tasks (sent with ``queue=node_queue(host)``).
     ``lock_job``: hold the per-job lock. ``max_attempts``, ``time_limit_s``,
