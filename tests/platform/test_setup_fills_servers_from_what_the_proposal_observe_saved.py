@@ -21,17 +21,21 @@ from pipeline.store import JobRecord, Keys, Store
 from tests.conftest import make_r
 
 TiB = 2**40
-STORAGE = {
-    "reference": {"kind": "Servers", "name": "PLACEHOLDER", "namespace": "default"},
-    "allocationSets": [
-        {
-            "label": "xfs",
-            "allocationStrategy": "AllocatePerCompute",
-            "minimumCapacity": 10 * 2**30,
-            "constraints": {},
-        }
-    ],
-}
+
+
+def storage(servers: str) -> dict[str, Any]:
+    """A DirectiveBreakdown's storage: the Servers ``servers`` and one xfs allocation set."""
+    return {
+        "reference": {"kind": "Servers", "name": servers, "namespace": "default"},
+        "allocationSets": [
+            {
+                "label": "xfs",
+                "allocationStrategy": "AllocatePerCompute",
+                "minimumCapacity": 10 * 2**30,
+                "constraints": {},
+            }
+        ],
+    }
 
 
 @pytest.fixture
@@ -58,12 +62,12 @@ def proposal_done(dws: DwsClient, jobid: int, *, breakdown: bool) -> dict[str, A
     """A Workflow at Proposal (complete), its Servers, and with ``breakdown`` its
     DirectiveBreakdown; return the storage its breakdown describes."""
     name = f"fluxjob-{jobid}"
-    storage = json.loads(json.dumps(STORAGE).replace("PLACEHOLDER", f"{name}-0"))
+    described = storage(f"{name}-0")
     dws.create_workflow({"metadata": {"name": name}, "spec": {"desiredState": "Proposal"}})
     dws.create("servers", {"metadata": {"name": f"{name}-0"}, "spec": {}})
     if breakdown:
         dws.create("directivebreakdowns", {"metadata": {"name": f"{name}-0"}, "spec": {}})
-        status = {"storage": storage}
+        status = {"storage": described}
         dws.patch("directivebreakdowns", f"{name}-0", {"status": status}, status=True)
     status = {
         "state": "Proposal",
@@ -72,7 +76,7 @@ def proposal_done(dws: DwsClient, jobid: int, *, breakdown: bool) -> dict[str, A
         "directiveBreakdowns": [{"name": f"{name}-0", "namespace": "default"}],
     }
     dws.patch("workflows", name, {"status": status})
-    return storage
+    return described
 
 
 def run_setup(app: Celery, jobid: int) -> Any:
@@ -90,8 +94,8 @@ def test_setup_reads_neither_the_workflow_nor_its_breakdowns_when_the_record_has
 ) -> None:
     server, dws = kube
     store = store_of(app)
-    storage = proposal_done(dws, 61, breakdown=False)  # reading the breakdown would fail
-    store.jobs.create(JobRecord(jobid=61, workflow="fluxjob-61", storages=[storage]))
+    described = proposal_done(dws, 61, breakdown=False)  # reading the breakdown would fail
+    store.jobs.create(JobRecord(jobid=61, workflow="fluxjob-61", storages=[described]))
     server.inject(code=500, method="GET", times=100)  # any read would take these faults
     assert run_setup(app, 61) is True
     server.routes.faults.clear()
@@ -120,8 +124,8 @@ def test_a_duplicate_setup_after_the_workflow_moved_on_changes_nothing(
 ) -> None:
     _, dws = kube
     store = store_of(app)
-    storage = proposal_done(dws, 63, breakdown=False)
-    store.jobs.create(JobRecord(jobid=63, workflow="fluxjob-63", storages=[storage]))
+    described = proposal_done(dws, 63, breakdown=False)
+    store.jobs.create(JobRecord(jobid=63, workflow="fluxjob-63", storages=[described]))
     assert run_setup(app, 63) is True
     dws.patch("workflows", "fluxjob-63", {"status": {"state": "Setup", "ready": True}})
     dws.patch("workflows", "fluxjob-63", {"spec": {"desiredState": "DataIn"}})
@@ -139,8 +143,9 @@ def test_setup_of_a_workflow_that_is_gone_fails_the_job_as_flux_coral2_does(
     app: Celery, kube: tuple[KubeApiServer, DwsClient]
 ) -> None:
     store = store_of(app)
-    storage = json.loads(json.dumps(STORAGE).replace("PLACEHOLDER", "fluxjob-64-0"))
-    store.jobs.create(JobRecord(jobid=64, workflow="fluxjob-64", storages=[storage]))
+    store.jobs.create(
+        JobRecord(jobid=64, workflow="fluxjob-64", storages=[storage("fluxjob-64-0")])
+    )
     assert run_setup(app, 64) is False
     [raised] = exceptions(store, 64)
     assert raised["type"] == "dws-setup"
