@@ -43,10 +43,15 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "accept_content": ["json"],
         # No "task-sent" events: each would cost every sender (the watcher, the hooks)
         # one more publish per task than the task itself — measured, the larger part of
-        # the watcher's send. The ledger holds what was sent and not yet done, and Flower
-        # follows every task from "received" on (the worker's events).
+        # the watcher's send. The ledger holds what was sent and not yet done.
         "task_send_sent_event": False,
-        "worker_send_task_events": True,
+        # No task events until a monitor asks (Celery's default): each task's "received",
+        # "started" and "succeeded" cost the worker's consumer thread — the one that
+        # hands every message to the pool — about 1.6 synchronous publishes a task, a
+        # sixth of the worker's CPU per job with nobody listening. Flower turns them on
+        # while it runs (its enable_events option, on by default); by hand:
+        # `celery -A pipeline.app control enable_events`, or start a worker with -E.
+        "worker_send_task_events": False,
         "result_expires": 3600,
         "broker_connection_retry_on_startup": True,
         "task_queues": [

@@ -143,7 +143,6 @@ class SimulatedSystem:
                     "lifecycle,timeouts,housekeeping",
                     f"--pool={self.worker_pool}",
                     f"--concurrency={self.worker_concurrency}",
-                    "-E",
                     "--without-gossip",
                     "--without-mingle",
                     "--loglevel=WARNING",

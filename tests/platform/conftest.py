@@ -43,6 +43,9 @@ def worker(celery_app: Celery) -> Iterator[None]:
         perform_ping_check=False,
         queues=["lifecycle", "timeouts", "housekeeping"],
         shutdown_timeout=30,
+        # heartbeats on, as a deployed worker has them: its event dispatcher is then
+        # live, and a monitor's enable_events turns task events on
+        without_heartbeat=False,
     ):
         yield
 

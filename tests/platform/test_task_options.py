@@ -44,4 +44,4 @@ def test_the_celery_config_is_safe_for_at_least_once_delivery() -> None:
     assert conf["accept_content"] == ["json"]
     assert conf["broker_transport_options"]["visibility_timeout"] > conf["task_time_limit"]
     assert conf["broker_transport_options"]["unacked_restore_interval"] == 10
-    assert conf["worker_send_task_events"] is True
+    assert conf["worker_send_task_events"] is False  # until a monitor enables them
