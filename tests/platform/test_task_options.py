@@ -40,7 +40,7 @@ def test_the_celery_config_is_safe_for_at_least_once_delivery() -> None:
     conf = celery_config(load_settings(env={}))
     assert conf["task_acks_late"] is True
     assert conf["task_reject_on_worker_lost"] is True
-    assert conf["worker_prefetch_multiplier"] == 1
+    assert conf["worker_prefetch_multiplier"] == 2  # milliseconds-long tasks
     assert conf["accept_content"] == ["json"]
     assert conf["broker_transport_options"]["visibility_timeout"] > conf["task_time_limit"]
     assert conf["broker_transport_options"]["unacked_restore_interval"] == 10
