@@ -36,6 +36,7 @@ from pipeline.clients.k8s import DwsClient
 from pipeline.sim.kube_api import KubeApiServer
 from pipeline.sim.kube_routes import Fault, Routes
 from pipeline.sim.kube_store import ApiError
+from pipeline.sim.patch import json_copy
 
 
 @dataclass
@@ -75,8 +76,10 @@ class LocalRest(rest.RESTClientObject):
                 return wire
             self.routes.take_fault(method)
             content_type = ((headers or {}).get("Content-Type") or "").split(";")[0].strip()
-            # the store copies what it keeps and what it returns, so body is never shared
-            code, answer = self.routes.answer(method, route, content_type, body)
+            # the store may keep what it is handed: the caller's body stays the caller's
+            # (the answer is serialized below, which copies it)
+            given = None if body is None else json_copy(body)
+            code, answer = self.routes.answer(method, route, content_type, given)
         except ApiError as exc:
             code, answer = exc.code, exc.status()
         data = json.dumps(answer).encode()
@@ -150,7 +153,7 @@ class _WatchStream:
 class DirectCustomObjects(client.CustomObjectsApi):
     """``CustomObjectsApi`` whose common calls go straight to the routes (module docstring).
 
-    Results are the store's fresh copies, as a parsed HTTP answer would be;
+    Results are copies, as a parsed HTTP answer would be;
     errors are the ``ApiException`` the official client raises, with the
     same status and ``Status`` body. Options the simulated server does not
     act on (``dry_run``, ``_request_timeout``, …) are ignored, as it ignores
@@ -180,7 +183,10 @@ class DirectCustomObjects(client.CustomObjectsApi):
             fault = self.routes.take_fault(method)
             if method == "GET" and route.is_watch:
                 return _WatchStream(self.routes.watch_lines(route, fault), fault)
-            return self.routes.answer(method, route, content_type, body)[1]
+            # the store may keep what it is handed, and its answer shares what it keeps:
+            # a copy each way, as the wire would make
+            given = None if body is None else json_copy(body)
+            return json_copy(self.routes.answer(method, route, content_type, given)[1])
         except ApiError as exc:
             error = ApiException(status=exc.code, reason=HTTPStatus(exc.code).phrase)
             error.body = json.dumps(exc.status())

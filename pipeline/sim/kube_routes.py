@@ -122,37 +122,38 @@ class Routes:
             yield json.dumps({"type": "ERROR", "object": exc.status()}).encode() + b"\n"
 
     def answer(self, method: str, route: Route, content_type: str, body: Any) -> tuple[int, Any]:
-        """Answer a request that is not a watch: (HTTP code, JSON body). ApiError on failure."""
+        """Answer a request that is not a watch: (HTTP code, JSON body). ApiError on failure.
+
+        ``body`` is handed over: the store may keep it, so a caller that goes on
+        using it passes a copy. The answer shares the stored objects: serialize it,
+        or copy it before changing it (:mod:`pipeline.sim.kube_store`).
+        """
         store, rtype, namespace, name = self.store, route.rtype, route.ns or "", route.name
+        version = route.api_version
         if method == "GET" and name is None:
-            items, rv = store.list(rtype, route.ns, route.query.get("labelSelector"))
-            for item in items:
-                item["apiVersion"] = route.api_version
-                item.setdefault("kind", rtype.kind)
+            items, rv = store.list(rtype, route.ns, route.query.get("labelSelector"), copy=False)
             return 200, {
-                "apiVersion": route.api_version,
+                "apiVersion": version,
                 "kind": f"{rtype.kind}List",
                 "metadata": {"resourceVersion": str(rv)},
-                "items": items,
+                "items": [{"kind": rtype.kind, **item, "apiVersion": version} for item in items],
             }
         if method == "POST" and name is None:
             if not isinstance(body, dict):
                 raise ApiError(400, "BadRequest", "the body must be an object")
-            body = {**body, "apiVersion": route.api_version, "kind": rtype.kind}
-            return 201, store.create(rtype, namespace, body)
+            body = {**body, "apiVersion": version, "kind": rtype.kind}
+            return 201, store.create(rtype, namespace, body, copy=False)
         if name is None:
             raise ApiError(405, "MethodNotAllowed", f"{method} needs a resource name")
         if method == "GET":
-            obj = store.get(rtype, namespace, name)
-            obj["apiVersion"] = route.api_version
-            return 200, obj
+            return 200, {**store.get(rtype, namespace, name, copy=False), "apiVersion": version}
         if method == "DELETE":
-            return 200, store.delete(rtype, namespace, name)
+            return 200, store.delete(rtype, namespace, name, copy=False)
         if method == "PUT":
             if not isinstance(body, dict):
                 raise ApiError(400, "BadRequest", "the body must be an object")
             return 200, store.replace(
-                rtype, namespace, name, body, status=route.is_status, require_rv=True
+                rtype, namespace, name, body, status=route.is_status, require_rv=True, copy=False
             )
         if method == "PATCH":
             return 200, self._patch(route, body, content_type)
@@ -166,7 +167,7 @@ class Routes:
         if isinstance(patch, dict):
             given_rv = (patch.get("metadata") or {}).get("resourceVersion")
         for _ in range(20):
-            current = store.get(rtype, namespace, name)
+            current = store.get(rtype, namespace, name, copy=False)  # the patch copies it
             try:
                 if content_type == "application/json-patch+json":
                     new = json_patch(current, patch)
@@ -188,7 +189,9 @@ class Routes:
                     "resourceVersion"
                 ]
             try:
-                return store.replace(rtype, namespace, name, new, status=route.is_status)
+                return store.replace(
+                    rtype, namespace, name, new, status=route.is_status, copy=False
+                )
             except ApiError as exc:
                 if exc.code != 409 or given_rv:
                     raise

@@ -6,6 +6,15 @@ bounded log that watches replay from. Semantics follow the API server
 (runtime-notes.md): server-set metadata, generation bumped on spec changes,
 no event for a no-op write, optimistic concurrency on ``resourceVersion``,
 status subresources per type, finalizers and ``deletionTimestamp``.
+
+A stored object is never changed in place: a write stores a new
+top-level dict with new metadata, sharing the parts it did not change with
+the version before (the watch log shares them too). So reads and writes
+copy only at the edge: by default every method copies what it keeps and
+what it returns; ``copy=False`` — for the server's own routes, whose
+answers are serialized or copied at their edge — hands the body over to
+the store and returns the stored object itself, which the caller must
+not change.
 """
 
 from __future__ import annotations
@@ -146,7 +155,8 @@ def _first_equality(selector: str | None) -> tuple[str, str] | None:
 
 
 #: An admission webhook: (operation, type, old object or None, new object) → the object to
-#: store (a mutating hook may change it); raise ApiError to deny.
+#: store (a mutating hook may change a copy of the new one, never the old one); raise
+#: ApiError to deny.
 Admission = Callable[[str, ResourceType, dict[str, Any] | None, dict[str, Any]], dict[str, Any]]
 
 
@@ -219,18 +229,23 @@ class KubeStore:
                 changed.notify_all()
 
     # --- reads ---------------------------------------------------------------
-    def get(self, rtype: ResourceType, ns: str, name: str) -> dict[str, Any]:
-        """Return a copy of one object or raise 404."""
+    def get(self, rtype: ResourceType, ns: str, name: str, *, copy: bool = True) -> dict[str, Any]:
+        """Return one object (a copy unless ``copy`` is False) or raise 404."""
         with self._lock:
             obj = self._of(rtype).get((ns, name))
             if obj is None:
                 raise ApiError(
                     404, "NotFound", f'{rtype.plural}.{rtype.group or "core"} "{name}" not found'
                 )
-            return json_copy(obj)
+            return json_copy(obj) if copy else obj
 
     def list(
-        self, rtype: ResourceType, ns: str | None, selector: str | None = None
+        self,
+        rtype: ResourceType,
+        ns: str | None,
+        selector: str | None = None,
+        *,
+        copy: bool = True,
     ) -> tuple[list[dict[str, Any]], int]:
         """Return matching objects (all namespaces when ``ns`` is None) and the list RV."""
         with self._lock:
@@ -245,11 +260,13 @@ class KubeStore:
             for key in sorted(keys):
                 obj = objects[key]
                 if (ns is None or key[0] == ns) and matches_labels(obj, selector):
-                    items.append(json_copy(obj))
+                    items.append(json_copy(obj) if copy else obj)
             return items, self._rv
 
     # --- writes --------------------------------------------------------------
-    def create(self, rtype: ResourceType, ns: str, body: dict[str, Any]) -> dict[str, Any]:
+    def create(
+        self, rtype: ResourceType, ns: str, body: dict[str, Any], *, copy: bool = True
+    ) -> dict[str, Any]:
         """Create an object; 409 if it exists."""
         meta = body.get("metadata") or {}
         name = meta.get("name")
@@ -263,7 +280,7 @@ class KubeStore:
                 raise ApiError(
                     409, "AlreadyExists", f'{rtype.plural}.{rtype.group} "{name}" already exists'
                 )
-            obj = json_copy(body)
+            obj = json_copy(body) if copy else dict(body)
             if rtype.has_status:
                 obj.pop("status", None)
             for hook in self.admission:
@@ -281,7 +298,7 @@ class KubeStore:
             obj["metadata"].pop("deletionTimestamp", None)
             self._store(rtype, key, obj)
             self._emit("ADDED", rtype, ns, obj)
-            return json_copy(obj)
+            return json_copy(obj) if copy else obj
 
     def replace(
         self,
@@ -292,6 +309,7 @@ class KubeStore:
         *,
         status: bool = False,
         require_rv: bool = False,
+        copy: bool = True,
     ) -> dict[str, Any]:
         """Store ``new`` for an existing object (PUT and PATCH end here)."""
         with self._lock:
@@ -315,16 +333,16 @@ class KubeStore:
                     "the object has been modified; please apply your changes to the latest "
                     "version and try again",
                 )
-            obj = json_copy(new)
+            obj = json_copy(new) if copy else dict(new)
             if rtype.has_status:
                 if status:
-                    obj = {**json_copy(old), "status": obj.get("status")}
+                    obj = {**old, "status": obj.get("status")}
                     if obj["status"] is None:
                         obj.pop("status")
                 else:
                     obj.pop("status", None)
                     if "status" in old:
-                        obj["status"] = json_copy(old["status"])
+                        obj["status"] = old["status"]
             meta = dict(obj.get("metadata") or {})
             for fixed in ("uid", "creationTimestamp", "generation", "namespace", "name"):
                 if fixed in old["metadata"]:
@@ -338,42 +356,44 @@ class KubeStore:
             meta["resourceVersion"] = old["metadata"]["resourceVersion"]
             obj["metadata"] = meta
             if obj == old:
-                return json_copy(old)
+                return json_copy(old) if copy else old
             for hook in self.admission:
-                obj = hook("UPDATE", rtype, json_copy(old), obj)
+                obj = hook("UPDATE", rtype, old, obj)
             if obj == old:
-                return json_copy(old)
+                return json_copy(old) if copy else old
             if obj.get("spec") != old.get("spec"):
                 meta["generation"] = int(old["metadata"].get("generation", 1)) + 1
             meta["resourceVersion"] = str(self._next_rv())
             if meta.get("deletionTimestamp") and not meta.get("finalizers"):
                 self._store(rtype, key, None)
                 self._emit("DELETED", rtype, ns, obj)
-                return json_copy(obj)
+                return json_copy(obj) if copy else obj
             self._store(rtype, key, obj)
             self._emit("MODIFIED", rtype, ns, obj)
-            return json_copy(obj)
+            return json_copy(obj) if copy else obj
 
-    def delete(self, rtype: ResourceType, ns: str, name: str) -> dict[str, Any]:
+    def delete(
+        self, rtype: ResourceType, ns: str, name: str, *, copy: bool = True
+    ) -> dict[str, Any]:
         """Delete, or mark for deletion while finalizers remain."""
         with self._lock:
             objects, key = self._of(rtype), (ns, name)
             old = objects.get(key)
             if old is None:
                 raise ApiError(404, "NotFound", f'{rtype.plural}.{rtype.group} "{name}" not found')
-            obj = json_copy(old)
-            if obj["metadata"].get("finalizers"):
-                if obj["metadata"].get("deletionTimestamp"):
-                    return obj
-                obj["metadata"]["deletionTimestamp"] = _now()
-                obj["metadata"]["resourceVersion"] = str(self._next_rv())
+            meta = old["metadata"]
+            if meta.get("finalizers") and meta.get("deletionTimestamp"):
+                return json_copy(old) if copy else old
+            meta = {**meta, "resourceVersion": str(self._next_rv())}
+            obj = {**old, "metadata": meta}
+            if meta.get("finalizers"):
+                meta["deletionTimestamp"] = _now()
                 self._store(rtype, key, obj)
                 self._emit("MODIFIED", rtype, ns, obj)
-                return json_copy(obj)
-            obj["metadata"]["resourceVersion"] = str(self._next_rv())
-            self._store(rtype, key, None)
-            self._emit("DELETED", rtype, ns, obj)
-            return json_copy(obj)
+            else:
+                self._store(rtype, key, None)
+                self._emit("DELETED", rtype, ns, obj)
+            return json_copy(obj) if copy else obj
 
     # --- watch ---------------------------------------------------------------
     def watch(
