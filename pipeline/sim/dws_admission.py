@@ -14,7 +14,8 @@ from typing import Any
 
 from pipeline.errors import DirectiveError
 from pipeline.model.directives import parse_directive, parse_directives
-from pipeline.sim.kube_store import DWS, ApiError, KubeStore, ResourceType
+from pipeline.sim.kube_store import KubeStore
+from pipeline.sim.kube_types import DWS, ApiError, ResourceType
 from pipeline.sim.patch import json_copy
 
 STATES = ("Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown")

@@ -18,7 +18,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pipeline.sim.kube_routes import Fault, Route, Routes
-from pipeline.sim.kube_store import ApiError, KubeStore
+from pipeline.sim.kube_store import KubeStore
+from pipeline.sim.kube_types import ApiError
 
 
 class _Handler(BaseHTTPRequestHandler):

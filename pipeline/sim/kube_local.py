@@ -35,7 +35,7 @@ from urllib3.exceptions import ProtocolError
 from pipeline.clients.k8s import DwsClient
 from pipeline.sim.kube_api import KubeApiServer
 from pipeline.sim.kube_routes import Fault, Routes
-from pipeline.sim.kube_store import ApiError
+from pipeline.sim.kube_types import ApiError
 from pipeline.sim.patch import json_copy
 
 

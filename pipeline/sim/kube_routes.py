@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
-from pipeline.sim.kube_store import TYPES, ApiError, KubeStore, ResourceType
+from pipeline.sim.kube_store import KubeStore
+from pipeline.sim.kube_types import TYPES, ApiError, ResourceType
 from pipeline.sim.patch import PatchError, json_patch, merge_patch
 
 _CUSTOM = re.compile(

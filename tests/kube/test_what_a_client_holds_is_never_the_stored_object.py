@@ -14,7 +14,7 @@ from typing import Any
 from kubernetes import client
 
 from pipeline.sim.kube_api import KubeApiServer
-from pipeline.sim.kube_store import TYPES
+from pipeline.sim.kube_types import TYPES
 from tests.kube.test_api_conformance import NS, G, V, unique, workflow
 
 
