@@ -52,6 +52,7 @@ __all__ = [
     "dispatch",
     "node_queue",
     "pipeline_task",
+    "reprs",
     "store_of",
 ]
 
@@ -103,7 +104,7 @@ def dispatch(
     )
     options: dict[str, Any] = {"queue": queue} if queue else {}
     try:
-        app.tasks[name].apply_async(kwargs=kwargs, task_id=task_id, **options)
+        app.tasks[name].apply_async(kwargs=kwargs, task_id=task_id, **options, **reprs(kwargs))
     except BaseException:
         try:
             store.ledger.done(task_id)
@@ -111,6 +112,15 @@ def dispatch(
             log.warning("sending %s failed, and so did crossing it out: %s", name, exc)
         raise
     return task_id
+
+
+def reprs(kwargs: dict[str, Any]) -> dict[str, str]:
+    """``apply_async`` options that name a message's arguments for monitors (Flower,
+    ``celery inspect``): built-in ``repr``, cut to Celery's 1,024 characters. Left to
+    Celery, its pure-Python ``saferepr`` costs 10-70 µs a message — every sender pays
+    it, the watcher once per Workflow it observes."""
+    text = repr(kwargs)
+    return {"argsrepr": "()", "kwargsrepr": text if len(text) <= 1024 else text[:1021] + "..."}
 
 
 @cache

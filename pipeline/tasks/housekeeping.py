@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 
-from pipeline.tasks.base import PipelineTask, pipeline_task
+from pipeline.tasks.base import PipelineTask, pipeline_task, reprs
 
 log = logging.getLogger("coral2_pipeline.housekeeping")
 
@@ -42,7 +42,7 @@ def redeliver(task: PipelineTask) -> int:
         ledger.postpone(entry.task_id, now + entry.next_wait(now, resend_after_s))
         options = {"queue": entry.queue} if entry.queue else {}
         task.app.tasks[entry.name].apply_async(
-            kwargs=entry.kwargs, task_id=entry.task_id, **options
+            kwargs=entry.kwargs, task_id=entry.task_id, **options, **reprs(entry.kwargs)
         )
         log.warning(
             "%s (task %s) has no outcome %.0f s after it was sent; sent again",

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pipeline.errors import PermanentError
 from pipeline.store import Deadline, JobRecord, Store
 from pipeline.store.deadlines import noted_id
-from pipeline.tasks.base import PipelineTask, pipeline_task
+from pipeline.tasks.base import PipelineTask, pipeline_task, reprs
 
 log = logging.getLogger("coral2_pipeline.timeouts")
 
@@ -87,14 +87,14 @@ def sweep(task: PipelineTask, limit: int = 500) -> int:
         time.time(), limit=limit, note_as=FIRE, resend_after_s=resend_after_s
     )
     for deadline in due:
+        kwargs = {
+            "jobid": deadline.jobid,
+            "kind": deadline.kind,
+            "token": deadline.token,
+            "due": deadline.due,
+        }
         task.app.tasks[FIRE].apply_async(
-            kwargs={
-                "jobid": deadline.jobid,
-                "kind": deadline.kind,
-                "token": deadline.token,
-                "due": deadline.due,
-            },
-            task_id=noted_id(FIRE, deadline),
+            kwargs=kwargs, task_id=noted_id(FIRE, deadline), **reprs(kwargs)
         )
     return len(due)
 
