@@ -13,6 +13,7 @@ from types import TracebackType
 import redis
 
 from pipeline.errors import ConfigError
+from pipeline.sim.children import die_with_parent
 
 
 def free_port() -> int:
@@ -40,19 +41,21 @@ class RedisServer:
                 "redis-server is not installed; `make test` and `make demo` install it "
                 "(apt-get install redis-server)"
             )
-        argv = [
-            binary,
-            "--port",
-            str(self.port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(self.workdir),
-        ]
+        argv = die_with_parent(
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.workdir),
+            ]
+        )
         if self.log is not None:
             with self.log.open("wb") as out:
                 self.process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)

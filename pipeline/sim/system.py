@@ -35,6 +35,7 @@ from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.jgf import containment_path
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.settings import Settings
+from pipeline.sim.children import die_with_parent
 from pipeline.sim.flux import JobManager
 from pipeline.sim.perilog import CeleryPerilog
 from pipeline.sim.redis_server import RedisServer, free_port
@@ -107,7 +108,11 @@ class SimulatedSystem:
     def _popen(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
         with (self.workdir / f"{name}.log").open("ab") as log:  # the child keeps its own fd
             return subprocess.Popen(
-                argv, env=self.env(), stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir
+                die_with_parent(argv),
+                env=self.env(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.workdir,
             )
 
     def kill(self, name: str) -> None:
