@@ -64,6 +64,7 @@ class LifecycleFigures:
     worker_rss_mib: tuple[float, float] = (0.0, 0.0)
     cpu_ms_per_job: dict[str, float] = field(default_factory=dict)  # saturated phase
     cores_busy: float = 0.0  # saturated phase: CPU seconds per second of wall time
+    ceiling_cpu_ms_per_task: dict[str, float] = field(default_factory=dict)  # no-op samples
 
     @property
     def ratio(self) -> float:
@@ -108,11 +109,26 @@ def _ceiling(system: SimulatedSystem, tasks: int) -> float:
     return tasks / (time.perf_counter() - start)
 
 
-def _ceilings(system: SimulatedSystem, samples: int = 3, tasks: int = 1000) -> list[float]:
-    """``samples`` ceiling measurements in a row. One lasts 2-4 s, and the VM's speed
-    swings by a fifth within minutes (steal): one sample is noise, the median of several
-    from both sides of the phase is the figure."""
-    return [_ceiling(system, tasks) for _ in range(samples)]
+@dataclass
+class Ceiling:
+    """The no-op samples so far, and the CPU seconds each process spent on them."""
+
+    samples: list[float] = field(default_factory=list)
+    tasks: int = 0
+    cpu_s: dict[str, float] = field(default_factory=dict)
+
+    def measure(self, system: SimulatedSystem, samples: int = 3, tasks: int = 1000) -> None:
+        """``samples`` ceiling measurements in a row. One lasts 2-4 s, and the VM's speed
+        swings by a fifth within minutes (steal): one sample is noise, the median of
+        several from both sides of the phase is the figure."""
+        before = system.cpu_seconds()
+        self.samples += [_ceiling(system, tasks) for _ in range(samples)]
+        for name, seconds in system.cpu_seconds().items():
+            self.cpu_s[name] = self.cpu_s.get(name, 0.0) + seconds - before.get(name, 0.0)
+        self.tasks += samples * (tasks + 1)  # and a warm-up ping each
+
+    def cpu_ms_per_task(self) -> dict[str, float]:
+        return {name: 1000 * s / max(self.tasks, 1) for name, s in self.cpu_s.items()}
 
 
 def _run(
@@ -171,7 +187,8 @@ def bench_lifecycle(
     ) as system:
         assert system.flux is not None and system.kube is not None
         flux = system.flux
-        ceilings = _ceilings(system)
+        ceiling = Ceiling()
+        ceiling.measure(system)
         threads_before, rss_before = system.footprint("worker")
         clock = TransitionClock(system.kube.url).start()
         before = _task_count(system)
@@ -184,7 +201,7 @@ def bench_lifecycle(
         tasks = _task_count(system) - before
         clock.stop()
         samples = clock.all_samples()
-        ceilings += _ceilings(system)
+        ceiling.measure(system)
         live_ids: list[int] = []
         live: list[float] = []
         if live_jobs:
@@ -204,8 +221,9 @@ def bench_lifecycle(
         tasks_per_job=tasks / jobs if jobs else 0.0,
         p50_ms=percentile(samples, 50),
         p99_ms=percentile(samples, 99),
-        ceiling_tasks_per_s=statistics.median(ceilings),
-        ceiling_samples=ceilings,
+        ceiling_tasks_per_s=statistics.median(ceiling.samples),
+        ceiling_samples=ceiling.samples,
+        ceiling_cpu_ms_per_task=ceiling.cpu_ms_per_task(),
         leaks=found,
         live_jobs=live_jobs,
         live_transitions=len(live),
@@ -236,6 +254,7 @@ def describe(f: LifecycleFigures) -> dict[str, Any]:
         "worker_threads": "{} → {}".format(*f.worker_threads),
         "worker_rss_mib": "{:.0f} → {:.0f}".format(*f.worker_rss_mib),
         "cpu_ms_per_job": cpu_line(f),
+        "cpu_ms_per_task": task_cpu_line(f),
         "cores_busy": f"{f.cores_busy:.2f} of {os.cpu_count()}",
         "leaks": f.leaks,
     }
@@ -248,6 +267,21 @@ def cpu_line(f: LifecycleFigures) -> str:
     spent = sorted(f.cpu_ms_per_job.items(), key=lambda item: -item[1])
     parts = [f"{name} {ms:.0f}" for name, ms in spent if ms >= 0.5]
     return ", ".join(parts) + f" (total {sum(f.cpu_ms_per_job.values()):.0f})"
+
+
+def task_cpu_line(f: LifecycleFigures) -> str:
+    """``lifecycle 9.5 (worker 4.1), no-op 4.2 (worker 2.3)``: the CPU of one task of the
+    saturated phase against one of the ceiling's no-op tasks, all processes together. The
+    two are measured in the same run, so their ratio shows how much heavier a lifecycle
+    task is, whatever the VM's speed at the time."""
+    if not f.jobs or not f.tasks_per_job or not f.ceiling_cpu_ms_per_task:
+        return "(no saturated phase)"
+    ours = {name: ms / f.tasks_per_job for name, ms in f.cpu_ms_per_job.items()}
+    noop = f.ceiling_cpu_ms_per_task
+    return (
+        f"lifecycle {sum(ours.values()):.1f} (worker {ours.get('worker', 0.0):.1f}), "
+        f"no-op {sum(noop.values()):.1f} (worker {noop.get('worker', 0.0):.1f})"
+    )
 
 
 def main() -> None:
