@@ -77,6 +77,11 @@ def main() -> None:
         f"{lifecycle.cpu_line(f)}; {f.cores_busy:.2f} cores busy",
         "",
     )
+    table.add_row(
+        "lifecycle, saturated: CPU ms per task against a no-op's, same run",
+        lifecycle.task_cpu_line(f),
+        "",
+    )
     console.print(table)
 
 
