@@ -270,7 +270,7 @@ def cpu_line(f: LifecycleFigures) -> str:
 
 
 def task_cpu_line(f: LifecycleFigures) -> str:
-    """``lifecycle 9.5 (worker 4.1), no-op 4.2 (worker 2.3)``: the CPU of one task of the
+    """``lifecycle 9.5 (workers 4.1), no-op 4.2 (workers 2.3)``: the CPU of one task of the
     saturated phase against one of the ceiling's no-op tasks, all processes together. The
     two are measured in the same run, so their ratio shows how much heavier a lifecycle
     task is, whatever the VM's speed at the time."""
@@ -278,9 +278,13 @@ def task_cpu_line(f: LifecycleFigures) -> str:
         return "(no saturated phase)"
     ours = {name: ms / f.tasks_per_job for name, ms in f.cpu_ms_per_job.items()}
     noop = f.ceiling_cpu_ms_per_task
+
+    def workers(spent: dict[str, float]) -> float:  # "worker", "worker-2", …
+        return sum(ms for name, ms in spent.items() if name.startswith("worker"))
+
     return (
-        f"lifecycle {sum(ours.values()):.1f} (worker {ours.get('worker', 0.0):.1f}), "
-        f"no-op {sum(noop.values()):.1f} (worker {noop.get('worker', 0.0):.1f})"
+        f"lifecycle {sum(ours.values()):.1f} (workers {workers(ours):.1f}), "
+        f"no-op {sum(noop.values()):.1f} (workers {workers(noop):.1f})"
     )
 
 
