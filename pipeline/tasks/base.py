@@ -36,6 +36,7 @@ from typing import Any
 
 import redis
 from celery import Celery, Task, shared_task
+from celery.app.amqp import AMQP
 
 from pipeline.clients.k8s import DwsClient, api_client
 from pipeline.errors import PermanentError, StoreUnavailable, TemporaryError
@@ -116,11 +117,12 @@ def dispatch(
 
 def reprs(kwargs: dict[str, Any]) -> dict[str, str]:
     """``apply_async`` options that name a message's arguments for monitors (Flower,
-    ``celery inspect``): built-in ``repr``, cut to Celery's 1,024 characters. Left to
-    Celery, its pure-Python ``saferepr`` costs 10-70 µs a message — every sender pays
-    it, the watcher once per Workflow it observes."""
-    text = repr(kwargs)
-    return {"argsrepr": "()", "kwargsrepr": text if len(text) <= 1024 else text[:1021] + "..."}
+    ``celery inspect``): built-in ``repr``, cut to Celery's own limit. Left to Celery,
+    its pure-Python ``saferepr`` costs 10-70 µs a message — every sender pays it, the
+    watcher once per Workflow it observes."""
+    text, limit = repr(kwargs), AMQP.kwargsrepr_maxsize
+    shown = text if len(text) <= limit else text[: limit - 3] + "..."
+    return {"argsrepr": "()", "kwargsrepr": shown}
 
 
 @cache
