@@ -21,6 +21,7 @@ from pipeline.cli import (
     hook_cmd,
     node_worker_cmd,
     sim_cmd,
+    status_cmd,
     watch_cmd,
 )
 from pipeline.cli.common import CommandError
@@ -29,6 +30,7 @@ from pipeline.errors import PipelineError
 COMMANDS = (
     dws2jgf_cmd,
     getrabbit_cmd,
+    status_cmd,
     breakdown_cmd,
     hook_cmd,
     demo_cmd,

@@ -133,6 +133,21 @@ class Ledger:
         task_ids = [t.decode() if isinstance(t, bytes) else str(t) for t in ids]
         return [(t, _parse(t, v)) for t, v in zip(task_ids, raw, strict=True)]
 
+    def scan(self, limit: int) -> tuple[list[Entry], bool]:
+        """Up to ``limit`` entries in no particular order (reports: nothing is crossed out),
+        and whether that was all of them. Unreadable ones are left out."""
+        out: list[Entry] = []
+        try:
+            for task_id, value in self.client.hscan_iter(self.keys.ledger, count=500):
+                if len(out) == limit:
+                    return out, False
+                entry = _parse(task_id.decode(), value)
+                if entry is not None:
+                    out.append(entry)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return out, True
+
     def pending(self) -> int:
         """How many sent task messages have no outcome yet."""
         try:

@@ -215,6 +215,27 @@ class Outbox:
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
 
+    def peek(self, limit: int) -> tuple[list[Delivery], bool]:
+        """The first ``limit`` entries, delivered or not, read only (reports); and whether
+        that was all of them."""
+        try:
+            rows: Any = self.client.xrange(self.keys.outbox, count=limit + 1)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return [self._decode(i, f, 0) for i, f in rows[:limit] if f], len(rows) <= limit
+
+    def unacked(self) -> int:
+        """How many entries a reader took and has not acknowledged (0: no reader yet)."""
+        try:
+            summary: Any = self.client.xpending(self.keys.outbox, GROUP)
+        except redis.ResponseError as exc:
+            if "NOGROUP" in str(exc):
+                return 0
+            raise store_errors(exc) from exc
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return int(summary["pending"])
+
     def backlog(self) -> int:
         """Return how many entries are in the stream (delivered-but-unacked included)."""
         try:

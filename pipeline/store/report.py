@@ -1,0 +1,267 @@
+"""Read-only reports of what the store holds: the whole pipeline, or one job.
+
+``coral2-pipeline status`` prints them (``pipeline/cli/status_cmd.py``). Nothing
+here writes, and every read is bounded: a report costs a few round trips and
+reads at most ``scan_limit`` entries of each hash or stream it searches, so an
+admin may run it in a loop against production Redis.
+
+The fields are what the keys hold (docs/platform.md, "Redis keys"); judging
+them — how old is too old — is the caller's.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pydantic
+import redis
+
+from pipeline.model.job import JobRecord
+from pipeline.store.connection import store_errors
+from pipeline.store.deadlines import Deadline
+from pipeline.store.keys import Keys
+from pipeline.store.ledger import Entry
+
+if TYPE_CHECKING:
+    from pipeline.store import Store
+    from pipeline.store.outbox import Delivery
+
+#: How many entries of a hash or stream a report reads at most when it searches one.
+SCAN_LIMIT = 10_000
+
+#: Records read per round trip when a report counts states.
+_BATCH = 500
+
+#: What the watcher watches (each resumes from its own resourceVersion).
+_WATCHED = ("workflows", "storages")
+
+#: The state shown for a record that cannot be read (see the job's own report).
+UNREADABLE = "(unreadable record)"
+
+
+@dataclass(frozen=True)
+class JobView:
+    """Everything the store holds about one job."""
+
+    jobid: int
+    record: JobRecord | None
+    record_error: str | None  # why the stored record could not be read (None: it could)
+    tracked: bool  # in the index: its Workflow has not been seen gone
+    marks: list[str]  # one-shot marks set: messages sent to Flux, actions taken once
+    lock_ttl_ms: int | None  # the job's lock expires in this long; None when free
+    observe_pending: bool  # an observe of it is queued
+    seen: tuple[str, float] | None  # the watcher's latest event: (resourceVersion, epoch s)
+    deadlines: list[Deadline]
+    outbox: list[Delivery]  # its messages Flux has not acknowledged
+    ledger: list[Entry]  # its sent tasks without an outcome
+    failures: list[dict[str, Any]]  # its tasks that failed for good
+    searched_all: bool = True  # False: a searched hash or stream was longer than the limit
+
+    @property
+    def known(self) -> bool:
+        """Whether the store holds anything at all about the job."""
+        return bool(
+            self.record is not None
+            or self.record_error
+            or self.tracked
+            or self.marks
+            or self.seen
+            or self.deadlines
+            or self.outbox
+            or self.ledger
+            or self.failures
+        )
+
+
+@dataclass(frozen=True)
+class PipelineView:
+    """The state of the whole pipeline, as the store shows it."""
+
+    at: float  # when it was read (epoch s)
+    tracked: int
+    states: dict[str, int]  # the tracked records' last observed state → how many
+    stalest: list[tuple[int, str | None, float | None]]  # (jobid, state, observed at)
+    unobserved: list[tuple[int, str, float]]  # events no observe read: (jobid, rv, seen at)
+    outbox_backlog: int
+    outbox_unacked: int  # taken by a reader, not yet acknowledged
+    outbox_oldest_at: float | None  # when the oldest entry was appended (epoch s)
+    ledger_pending: int
+    ledger_oldest: list[Entry]
+    failures: int
+    recent_failures: list[dict[str, Any]]  # newest first
+    deadlines: int
+    next_deadline: Deadline | None
+    locks_held: int
+    watcher_leader: str | None
+    watch_resume: dict[str, str] = field(default_factory=dict)  # plural → resourceVersion
+    rabbits: dict[str, dict[str, Any]] = field(default_factory=dict)  # name → health
+
+
+def job_view(store: Store, jobid: int, *, scan_limit: int = SCAN_LIMIT) -> JobView:
+    """Read what ``store`` holds about ``jobid``."""
+    keys, client = store.keys, store.client
+    try:
+        pipe = client.pipeline(transaction=False)
+        pipe.get(keys.job(jobid))
+        pipe.sismember(keys.jobs_index, str(jobid))
+        pipe.hkeys(keys.marks(jobid))
+        pipe.pttl(keys.lock(jobid))
+        pipe.exists(keys.observe_pending(jobid))
+        pipe.hget(keys.workflow_seen, str(jobid))
+        pipe.zrange(keys.deadlines, 0, -1, withscores=True)
+        raw, tracked, marks, ttl, pending, seen, deadlines = pipe.execute()
+        failures, failures_all = _scan(client, keys.failures, scan_limit)
+    except redis.RedisError as exc:
+        raise store_errors(exc) from exc
+    outbox, outbox_all = store.outbox.peek(scan_limit)
+    ledger, ledger_all = store.ledger.scan(scan_limit)
+    record, error = _record(raw)
+    prefix = f"{jobid}:"
+    return JobView(
+        jobid=jobid,
+        record=record,
+        record_error=error,
+        tracked=bool(tracked),
+        marks=sorted(_text(m) for m in marks),
+        lock_ttl_ms=int(ttl) if int(ttl) >= 0 else None,
+        observe_pending=bool(pending),
+        seen=_note(seen),
+        deadlines=[
+            Deadline.parse(_text(m), float(s)) for m, s in deadlines if _text(m).startswith(prefix)
+        ],
+        outbox=[d for d in outbox if d.message.jobid == jobid],
+        ledger=[e for e in ledger if _jobid_of(e.kwargs) == jobid],
+        failures=[f for f in map(_json, (v for _, v in failures)) if _jobid_of(f) == jobid],
+        searched_all=outbox_all and ledger_all and failures_all,
+    )
+
+
+def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT) -> PipelineView:
+    """Read the state of the whole pipeline from ``store``; each list holds at most ``limit``."""
+    keys, client = store.keys, store.client
+    try:
+        pipe = client.pipeline(transaction=False)
+        pipe.smembers(keys.jobs_index)
+        pipe.hgetall(keys.observed)
+        pipe.hgetall(keys.workflow_seen)
+        pipe.xlen(keys.outbox)
+        pipe.xrange(keys.outbox, count=1)
+        pipe.zcard(keys.deadlines)
+        pipe.zrange(keys.deadlines, 0, 0, withscores=True)
+        pipe.hlen(keys.failures)
+        pipe.get(keys.watcher_leader)
+        pipe.mget([keys.watch_rv(plural) for plural in _WATCHED])
+        pipe.hgetall(keys.rabbits)
+        (index, observed, seen, backlog, first, deadlines, due, failed, leader, rvs, rabbits) = (
+            pipe.execute()
+        )
+        locks = sum(1 for _ in client.scan_iter(f"{keys.prefix}:lock:*", count=1000))
+        jobids = sorted(int(j) for j in index)
+        states = _states(client, keys, jobids)
+        failures, _ = _scan(client, keys.failures, scan_limit)
+    except redis.RedisError as exc:
+        raise store_errors(exc) from exc
+    last = {int(j): _note(v) for j, v in observed.items()}
+    stalest = sorted(
+        ((j, states.get(j), note[1] if (note := last.get(j)) else None) for j in jobids),
+        key=lambda row: row[2] or 0.0,  # never observed: first
+    )
+    unobserved: list[tuple[int, str, float]] = []
+    for j, raw in seen.items():
+        event, read = _note(raw), last.get(int(j))
+        if event is not None and (read is None or read[0] != event[0]):
+            unobserved.append((int(j), event[0], event[1]))
+    recent = sorted(map(_json, (v for _, v in failures)), key=_failed_at, reverse=True)
+    return PipelineView(
+        at=time.time(),
+        tracked=len(jobids),
+        states=dict(Counter(s or "(not observed yet)" for s in states.values())),
+        stalest=stalest[:limit],
+        unobserved=sorted(unobserved, key=lambda row: row[2])[:limit],
+        outbox_backlog=int(backlog),
+        outbox_unacked=store.outbox.unacked(),
+        outbox_oldest_at=int(_text(first[0][0]).split("-")[0]) / 1000 if first else None,
+        ledger_pending=store.ledger.pending(),
+        ledger_oldest=store.ledger.unsettled(limit),
+        failures=int(failed),
+        recent_failures=recent[:limit],
+        deadlines=int(deadlines),
+        next_deadline=Deadline.parse(_text(due[0][0]), float(due[0][1])) if due else None,
+        locks_held=locks,
+        watcher_leader=None if leader is None else _text(leader),
+        watch_resume={p: _text(rv) for p, rv in zip(_WATCHED, rvs, strict=True) if rv},
+        rabbits={_text(name): _json(health) for name, health in rabbits.items()},
+    )
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _note(raw: Any) -> tuple[str, float] | None:
+    """Parse ``"<resourceVersion> <epoch s>"`` (the watcher's and the observe's notes)."""
+    if raw is None:
+        return None
+    rv, _, at = _text(raw).partition(" ")
+    try:
+        return rv, float(at)
+    except ValueError:
+        return None
+
+
+def _record(raw: Any) -> tuple[JobRecord | None, str | None]:
+    if raw is None:
+        return None, None
+    try:
+        return JobRecord.model_validate_json(raw), None
+    except pydantic.ValidationError as exc:
+        return None, f"{exc.error_count()} problem(s), first: {exc.errors()[0]['msg']}"
+
+
+def _json(value: Any) -> dict[str, Any]:
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        parsed = None
+    return parsed if isinstance(parsed, dict) else {"unreadable": _text(value)}
+
+
+def _jobid_of(values: dict[str, Any]) -> int | None:
+    try:
+        return int(values["jobid"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _failed_at(failure: dict[str, Any]) -> float:
+    try:
+        return float(failure.get("time") or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _scan(client: redis.Redis, key: str, limit: int) -> tuple[list[tuple[Any, Any]], bool]:
+    """Up to ``limit`` fields of hash ``key``; and whether that was all of them."""
+    out: list[tuple[Any, Any]] = []
+    for item in client.hscan_iter(key, count=500):
+        if len(out) == limit:
+            return out, False
+        out.append(item)
+    return out, True
+
+
+def _states(client: redis.Redis, keys: Keys, jobids: list[int]) -> dict[int, str | None]:
+    """Jobid → the state its record's last observe saw (records read in batches)."""
+    out: dict[int, str | None] = {}
+    for start in range(0, len(jobids), _BATCH):
+        batch = jobids[start : start + _BATCH]
+        raws: Any = client.mget([keys.job(j) for j in batch])
+        for jobid, raw in zip(batch, raws, strict=True):
+            if raw is not None:
+                record, error = _record(raw)
+                out[jobid] = UNREADABLE if error else record.state if record else None
+    return out

@@ -1,0 +1,112 @@
+"""`coral2-pipeline status` sums up the whole pipeline and flags what an admin should check."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from pipeline.store import JobRecord, OutboxMessage, Store
+from tests.cli.status_fixtures import aim, status, status_json
+
+
+def lead(store: Store) -> None:
+    store.client.set(store.keys.watcher_leader, "watcher-a", px=60_000)
+
+
+def test_an_idle_pipeline_with_a_leading_watcher_has_nothing_to_look_at(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    redis_url: str,
+    store: Store,
+) -> None:
+    aim(monkeypatch, redis_url, store)
+    lead(store)
+    code, out, _ = status(capsys)
+    assert code == 0
+    assert "watcher-a" in out
+    assert "nothing to look at" in out
+
+
+def test_no_leading_watcher_is_flagged(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    redis_url: str,
+    store: Store,
+) -> None:
+    aim(monkeypatch, redis_url, store)
+    code, report = status_json(capsys)
+    assert code == 1
+    assert report["watcher_leader"] is None
+    assert any("no watcher leads" in flag for flag in report["flags"])
+
+
+def test_jobs_are_counted_by_state_and_the_stalest_come_first(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    redis_url: str,
+    store: Store,
+) -> None:
+    aim(monkeypatch, redis_url, store)
+    lead(store)
+    now = time.time()
+    store.jobs.create(JobRecord(jobid=1, state="Setup:ready", observed_at=now - 5, observed_rv="1"))
+    store.jobs.create(JobRecord(jobid=2, state="Setup:ready", observed_at=now - 9, observed_rv="2"))
+    store.jobs.create(JobRecord(jobid=3))  # created, never observed
+    code, report = status_json(capsys)
+    assert code == 0, report["flags"]
+    assert report["tracked"] == 3
+    assert report["states"] == {"Setup:ready": 2, "(not observed yet)": 1}
+    assert [row[0] for row in report["stalest"]] == [3, 2, 1]
+
+
+def test_a_lost_observe_a_stuck_outbox_an_old_sent_task_and_failures_are_flagged(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    redis_url: str,
+    store: Store,
+) -> None:
+    aim(monkeypatch, redis_url, store)
+    lead(store)
+    now = time.time()
+    store.jobs.create(JobRecord(jobid=4, state="Proposal:ready", observed_at=now, observed_rv="7"))
+    store.client.hset(store.keys.workflow_seen, "4", f"8 {now - 30:.3f}")  # rv 8 never read
+    store.outbox.append(OutboxMessage("memo", 4, {"id": 4, "memo": {"rabbits": "rabbit1"}}))
+    store.outbox.append(OutboxMessage("memo", 5, {"id": 5, "memo": {"rabbits": "rabbit2"}}))
+    store.outbox.read("bridge-1", count=1)  # one taken, not acknowledged
+    store.ledger.note("old", "dws.setup", {"jobid": 4}, now=now - 120, resend_after_s=30)
+    failure = {"task": "dws.create", "jobid": 6, "reason": "refused", "time": now}
+    store.client.hset(store.keys.failures, "t-6", json.dumps(failure))
+    code, report = status_json(capsys)
+    assert code == 1
+    assert [row[:2] for row in report["unobserved"]] == [[4, "8"]]
+    assert (report["outbox_backlog"], report["outbox_unacked"]) == (2, 1)
+    assert report["ledger_pending"] == 1
+    assert report["ledger_oldest"][0]["name"] == "dws.setup"
+    assert [f["reason"] for f in report["recent_failures"]] == ["refused"]
+    flags = " | ".join(report["flags"])
+    assert "unobserved for over 10 s" in flags
+    assert "no outcome for over a minute" in flags
+    assert "failed for good" in flags
+
+
+def test_rabbits_that_are_not_ready_are_listed(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    redis_url: str,
+    store: Store,
+) -> None:
+    aim(monkeypatch, redis_url, store)
+    lead(store)
+    health = {"status": "Degraded", "state": "Enabled", "not_ready": ["compute07"]}
+    store.client.hset(store.keys.rabbits, "rabbit3", json.dumps(health))
+    store.client.hset(
+        store.keys.rabbits,
+        "rabbit4",
+        json.dumps({"status": "Ready", "state": "Enabled", "not_ready": []}),
+    )
+    code, out, _ = status(capsys)
+    assert code == 0
+    assert "2 seen, 1 not Ready" in out
+    assert "rabbit3" in out and "compute07" in out
