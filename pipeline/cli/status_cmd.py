@@ -104,8 +104,6 @@ def _job(view: JobView, as_json: bool) -> int:
             table.add_row(
                 "TransientCondition", f"since {_ago(now, record.tc_since)}: {record.tc_message}"
             )
-        timings = ", ".join(f"{k} {v:.3f} s" for k, v in sorted(record.timings.items()))
-        table.add_row("timings", timings or "-")
     table.add_row("tracked", "yes" if view.tracked else "no (its Workflow was seen gone)")
     if view.seen:
         table.add_row("latest event", f"rv {view.seen[0]}, {_ago(now, view.seen[1])}")
