@@ -10,14 +10,14 @@ import pytest
 from pipeline.model.jobid import encode_f58
 from pipeline.store import JobRecord, OutboxMessage, Store
 from pipeline.store.deadlines import Deadline
-from tests.cli.status_fixtures import aim, status, status_json
+from tests.cli.status_helpers import Status, as_json
 
 
 @pytest.fixture
-def job_in_prerun(store: Store) -> int:
+def job_in_prerun(aimed: Store) -> int:
     """Job 7 in PreRun: its record, marks, a queued outbox message, a deadline, a sent task."""
     now = time.time()
-    store.jobs.create(
+    aimed.jobs.create(
         JobRecord(
             jobid=7,
             workflow="fluxjob-7",
@@ -28,25 +28,20 @@ def job_in_prerun(store: Store) -> int:
             observed_rv="40",
         )
     )
-    store.outbox.append_all_once(
+    aimed.outbox.append_all_once(
         7, [(OutboxMessage("prolog-remove", 7, {"id": 7, "variables": {}}), "prolog-remove")]
     )
-    store.deadlines.add(Deadline(7, "prolog-timeout", "t1", now + 300))
-    store.ledger.note("task-a", "dws.observe", {"jobid": 7}, now=now - 1, resend_after_s=30)
-    store.ledger.note("task-b", "dws.observe", {"jobid": 8}, now=now - 1, resend_after_s=30)
-    store.client.hset(store.keys.workflow_seen, "7", f"41 {now - 0.5:.3f}")
+    aimed.deadlines.add(Deadline(7, "prolog-timeout", "t1", now + 300))
+    aimed.ledger.note("task-a", "dws.observe", {"jobid": 7}, now=now - 1, resend_after_s=30)
+    aimed.ledger.note("task-b", "dws.observe", {"jobid": 8}, now=now - 1, resend_after_s=30)
+    aimed.client.hset(aimed.keys.workflow_seen, "7", f"41 {now - 0.5:.3f}")
     return 7
 
 
 def test_the_json_report_holds_the_record_marks_outbox_deadlines_and_sent_tasks(
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    redis_url: str,
-    store: Store,
-    job_in_prerun: int,
+    status: Status, job_in_prerun: int
 ) -> None:
-    aim(monkeypatch, redis_url, store)
-    code, report = status_json(capsys, "-j", encode_f58(job_in_prerun))
+    code, report = as_json(status, "-j", encode_f58(job_in_prerun))
     assert code == 0, report["flags"]
     assert report["record"]["state"] == "PreRun:pending"
     assert report["record"]["hosts"] == ["compute01", "compute02"]
@@ -60,15 +55,10 @@ def test_the_json_report_holds_the_record_marks_outbox_deadlines_and_sent_tasks(
 
 
 def test_the_table_names_the_job_in_both_forms_and_folds_its_hosts(
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    redis_url: str,
-    store: Store,
-    job_in_prerun: int,
+    status: Status, aimed: Store, job_in_prerun: int
 ) -> None:
-    aim(monkeypatch, redis_url, store)
-    store.locks.acquire(job_in_prerun, ttl_s=30)
-    code, out, _ = status(capsys, "-j", str(job_in_prerun))
+    aimed.locks.acquire(job_in_prerun, ttl_s=30)
+    code, out, _ = status("-j", str(job_in_prerun))
     assert code == 0
     assert f"job 7 ({encode_f58(7)})" in out
     assert "compute[01-02]" in out
@@ -77,32 +67,21 @@ def test_the_table_names_the_job_in_both_forms_and_folds_its_hosts(
 
 
 def test_a_failed_task_and_an_event_unobserved_past_the_resync_grace_are_flagged(
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    redis_url: str,
-    store: Store,
-    job_in_prerun: int,
+    status: Status, aimed: Store, job_in_prerun: int
 ) -> None:
-    aim(monkeypatch, redis_url, store)
     failure = {"task": "dws.setup", "jobid": 7, "reason": "boom", "time": time.time()}
-    store.client.hset(store.keys.failures, "task-c", json.dumps(failure))
-    store.client.hset(store.keys.workflow_seen, "7", f"41 {time.time() - 60:.3f}")
-    code, report = status_json(capsys, "-j", "7")
+    aimed.client.hset(aimed.keys.failures, "task-c", json.dumps(failure))
+    aimed.client.hset(aimed.keys.workflow_seen, "7", f"41 {time.time() - 60:.3f}")
+    code, report = as_json(status, "-j", "7")
     assert code == 1
     assert [f["reason"] for f in report["failures"]] == ["boom"]
     assert any("went unobserved" in flag for flag in report["flags"])
     assert any("failed for good" in flag for flag in report["flags"])
 
 
-def test_an_unreadable_record_is_reported_not_raised(
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    redis_url: str,
-    store: Store,
-) -> None:
-    aim(monkeypatch, redis_url, store)
-    store.client.set(store.keys.job(9), '{"jobid": "nine"}')
-    code, out, err = status(capsys, "-j", "9")
+def test_an_unreadable_record_is_reported_not_raised(status: Status, aimed: Store) -> None:
+    aimed.client.set(aimed.keys.job(9), '{"jobid": "nine"}')
+    code, out, err = status("-j", "9")
     assert code == 1
     assert "unreadable" in out
     assert "Traceback" not in out + err
