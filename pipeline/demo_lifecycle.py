@@ -160,6 +160,12 @@ def _keep_running(system: SimulatedSystem, console: Console) -> None:
     console.print(f"Flower:     http://127.0.0.1:{port}/")
     console.print(f"API server: {system.kube.url}   Redis: {system.redis_url}")
     console.print(f"logs:       {system.workdir}")
+    console.print(
+        f"status:     CORAL2_PIPELINE_PIPELINE__BROKER_URL={system.redis_url} "
+        f"CORAL2_PIPELINE_PIPELINE__KEY_PREFIX={system.prefix} coral2-pipeline status",
+        soft_wrap=True,
+        highlight=False,
+    )
     console.print("running; Ctrl-C stops every process the demo started")
     while True:
         time.sleep(3600)
