@@ -54,26 +54,27 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--limit must be at least 1, got {args.limit}")
     settings = settings_of(args)
     store = Store.from_url(settings.store_url, settings.pipeline.key_prefix)
+    resend_after = settings.pipeline.resend_after
     try:
         if args.jobid is not None:
             try:
                 jobid = decode_jobid(args.jobid)
             except InputError as exc:
                 raise CommandError(f"{exc} (give it in decimal or F58, e.g. ƒ2n6QhDjk)") from None
-            return _job(job_view(store, jobid), args.json)
-        return _pipeline(pipeline_view(store, limit=args.limit), args.json)
+            return _job(job_view(store, jobid), args.json, resend_after)
+        return _pipeline(pipeline_view(store, limit=args.limit), args.json, resend_after)
     finally:
         store.client.close()
 
 
 # --- one job -----------------------------------------------------------------------
-def _job(view: JobView, as_json: bool) -> int:
+def _job(view: JobView, as_json: bool, resend_after_s: float) -> int:
     if not view.known:
         raise CommandError(
             f"no trace of job {view.jobid} in the job store: never seen by the pipeline, "
             "or forgotten pipeline.retention after its Workflow was deleted"
         )
-    flags = _job_flags(view, time.time())
+    flags = _job_flags(view, time.time(), resend_after_s)
     if as_json:
         print(json.dumps({**_plain(view), "flags": flags}, default=_plain, sort_keys=True))
         return 1 if flags else 0
@@ -131,7 +132,7 @@ def _job(view: JobView, as_json: bool) -> int:
     return 1 if flags else 0
 
 
-def _job_flags(view: JobView, now: float) -> list[str]:
+def _job_flags(view: JobView, now: float, resend_after_s: float) -> list[str]:
     flags: list[str] = []
     if view.record_error:
         flags.append(f"its record cannot be read ({view.record_error}): a task of it will fail")
@@ -144,20 +145,17 @@ def _job_flags(view: JobView, now: float) -> list[str]:
         )
     if view.failures:
         flags.append(f"{len(view.failures)} of its tasks failed for good (see failures)")
-    overdue = [e for e in view.ledger if now - e.first_sent > 60]
+    overdue = [e.name for e in view.ledger if now - e.first_sent > resend_after_s]
     if overdue:
-        flags.append(
-            f"{len(overdue)} of its sent tasks have had no outcome for over a minute: "
-            "are the workers of their queues running?"
-        )
+        flags.append(_overdue(", ".join(sorted(set(overdue))), resend_after_s))
     if not view.searched_all:
         flags.append("the outbox, ledger or failures list is longer than the search limit")
     return flags
 
 
 # --- the whole pipeline --------------------------------------------------------------
-def _pipeline(view: PipelineView, as_json: bool) -> int:
-    flags = _pipeline_flags(view)
+def _pipeline(view: PipelineView, as_json: bool, resend_after_s: float) -> int:
+    flags = _pipeline_flags(view, resend_after_s)
     if as_json:
         print(json.dumps({**_plain(view), "flags": flags}, default=_plain, sort_keys=True))
         return 1 if flags else 0
@@ -232,7 +230,7 @@ def _pipeline(view: PipelineView, as_json: bool) -> int:
     return 1 if flags else 0
 
 
-def _pipeline_flags(view: PipelineView) -> list[str]:
+def _pipeline_flags(view: PipelineView, resend_after_s: float) -> list[str]:
     now = view.at
     flags: list[str] = []
     if view.watcher_leader is None:
@@ -248,11 +246,9 @@ def _pipeline_flags(view: PipelineView) -> list[str]:
             f"the outbox's oldest entry is {now - view.outbox_oldest_at:.0f} s old: "
             "is `coral2-pipeline flux-bridge` running and Flux answering?"
         )
-    if view.ledger_oldest and now - view.ledger_oldest[0].first_sent > 60:
-        flags.append(
-            "a sent task has had no outcome for over a minute: are the workers of every "
-            "queue running? (`celery -A pipeline.app inspect active_queues`)"
-        )
+    overdue = [e.name for e in view.ledger_oldest if now - e.first_sent > resend_after_s]
+    if overdue:
+        flags.append(_overdue(", ".join(sorted(set(overdue))), resend_after_s))
     if view.failures:
         flags.append(
             f"{view.failures} task(s) failed for good: `coral2-pipeline status -j JOBID` for one"
@@ -261,6 +257,15 @@ def _pipeline_flags(view: PipelineView) -> list[str]:
 
 
 # --- helpers ------------------------------------------------------------------------------
+def _overdue(names: str, resend_after_s: float) -> str:
+    return (
+        f"sent tasks ({names}) have had no outcome for over {resend_after_s:.0f} s "
+        "(pipeline.resend_after), so they are being sent again: are the workers of every "
+        "queue running (`celery -A pipeline.app inspect active_queues`; node tasks need "
+        "their node's node-worker)? A node prolog waiting for its mounts may run that long."
+    )
+
+
 def _rows(
     console: Console, title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]
 ) -> None:

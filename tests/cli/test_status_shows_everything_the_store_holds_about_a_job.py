@@ -66,17 +66,19 @@ def test_the_table_names_the_job_in_both_forms_and_folds_its_hosts(
     assert "nothing to look at" in out
 
 
-def test_a_failed_task_and_an_event_unobserved_past_the_resync_grace_are_flagged(
+def test_a_failed_task_an_unobserved_event_and_a_task_without_outcome_are_flagged(
     status: Status, aimed: Store, job_in_prerun: int
 ) -> None:
     failure = {"task": "dws.setup", "jobid": 7, "reason": "boom", "time": time.time()}
     aimed.client.hset(aimed.keys.failures, "task-c", json.dumps(failure))
     aimed.client.hset(aimed.keys.workflow_seen, "7", f"41 {time.time() - 60:.3f}")
+    aimed.ledger.note("old", "node.prolog", {"jobid": 7}, now=time.time() - 600, resend_after_s=5)
     code, report = as_json(status, "-j", "7")
     assert code == 1
     assert [f["reason"] for f in report["failures"]] == ["boom"]
     assert any("went unobserved" in flag for flag in report["flags"])
     assert any("failed for good" in flag for flag in report["flags"])
+    assert any("(node.prolog) have had no outcome" in flag for flag in report["flags"])
 
 
 def test_an_unreadable_record_is_reported_not_raised(status: Status, aimed: Store) -> None:

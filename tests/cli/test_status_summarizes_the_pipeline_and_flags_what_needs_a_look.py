@@ -53,7 +53,7 @@ def test_a_lost_observe_a_stuck_outbox_an_old_sent_task_and_failures_are_flagged
     aimed.outbox.append(OutboxMessage("memo", 4, {"id": 4, "memo": {"rabbits": "rabbit1"}}))
     aimed.outbox.append(OutboxMessage("memo", 5, {"id": 5, "memo": {"rabbits": "rabbit2"}}))
     aimed.outbox.read("bridge-1", count=1)  # one taken, not acknowledged
-    aimed.ledger.note("old", "dws.setup", {"jobid": 4}, now=now - 120, resend_after_s=30)
+    aimed.ledger.note("old", "dws.setup", {"jobid": 4}, now=now - 600, resend_after_s=30)
     failure = {"task": "dws.create", "jobid": 6, "reason": "refused", "time": now}
     aimed.client.hset(aimed.keys.failures, "t-6", json.dumps(failure))
     code, report = as_json(status)
@@ -65,7 +65,7 @@ def test_a_lost_observe_a_stuck_outbox_an_old_sent_task_and_failures_are_flagged
     assert [f["reason"] for f in report["recent_failures"]] == ["refused"]
     flags = " | ".join(report["flags"])
     assert "unobserved for over 10 s" in flags
-    assert "no outcome for over a minute" in flags
+    assert "no outcome for over 120 s (pipeline.resend_after)" in flags
     assert "failed for good" in flags
 
 
