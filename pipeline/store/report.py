@@ -42,6 +42,9 @@ _WATCHED = ("workflows", "storages")
 #: The state shown for a record that cannot be read (see the job's own report).
 UNREADABLE = "(unreadable record)"
 
+#: The state shown for a tracked job whose record is gone (a lost create, or an admin's DEL).
+NO_RECORD = "(no record)"
+
 
 @dataclass(frozen=True)
 class JobView:
@@ -255,13 +258,13 @@ def _scan(client: redis.Redis, key: str, limit: int) -> tuple[list[tuple[Any, An
 
 
 def _states(client: redis.Redis, keys: Keys, jobids: list[int]) -> dict[int, str | None]:
-    """Jobid → the state its record's last observe saw (records read in batches)."""
+    """Jobid → the state its record's last observe saw, None if none has yet (records read
+    in batches)."""
     out: dict[int, str | None] = {}
     for start in range(0, len(jobids), _BATCH):
         batch = jobids[start : start + _BATCH]
         raws: Any = client.mget([keys.job(j) for j in batch])
         for jobid, raw in zip(batch, raws, strict=True):
-            if raw is not None:
-                record, error = _record(raw)
-                out[jobid] = UNREADABLE if error else record.state if record else None
+            record, error = _record(raw)
+            out[jobid] = UNREADABLE if error else record.state if record else NO_RECORD
     return out

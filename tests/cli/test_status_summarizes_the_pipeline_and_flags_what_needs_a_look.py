@@ -36,11 +36,12 @@ def test_jobs_are_counted_by_state_and_the_stalest_come_first(status: Status, ai
     aimed.jobs.create(JobRecord(jobid=1, state="Setup:ready", observed_at=now - 5, observed_rv="1"))
     aimed.jobs.create(JobRecord(jobid=2, state="Setup:ready", observed_at=now - 9, observed_rv="2"))
     aimed.jobs.create(JobRecord(jobid=3))  # created, never observed
+    aimed.client.sadd(aimed.keys.jobs_index, "4")  # tracked, its record gone
     code, report = as_json(status)
     assert code == 0, report["flags"]
-    assert report["tracked"] == 3
-    assert report["states"] == {"Setup:ready": 2, "(not observed yet)": 1}
-    assert [row[0] for row in report["stalest"]] == [3, 2, 1]
+    assert report["tracked"] == 4
+    assert report["states"] == {"Setup:ready": 2, "(not observed yet)": 1, "(no record)": 1}
+    assert [row[0] for row in report["stalest"]] == [3, 4, 2, 1]
 
 
 def test_a_lost_observe_a_stuck_outbox_an_old_sent_task_and_failures_are_flagged(
