@@ -217,12 +217,18 @@ class Outbox:
 
     def peek(self, limit: int) -> tuple[list[Delivery], bool]:
         """The first ``limit`` entries, delivered or not, read only (reports); and whether
-        that was all of them."""
+        that was all of them. Entries that cannot be read are left out."""
         try:
             rows: Any = self.client.xrange(self.keys.outbox, count=limit + 1)
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
-        return [self._decode(i, f, 0) for i, f in rows[:limit] if f], len(rows) <= limit
+        out: list[Delivery] = []
+        for entry_id, fields in rows[:limit]:
+            try:
+                out.append(self._decode(entry_id, fields, 0))
+            except (KeyError, ValueError, InputError):  # not ours to judge here: a report
+                continue
+        return out, len(rows) <= limit
 
     def unacked(self) -> int:
         """How many entries a reader took and has not acknowledged (0: no reader yet)."""

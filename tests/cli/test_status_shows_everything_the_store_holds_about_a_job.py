@@ -87,3 +87,12 @@ def test_an_unreadable_record_is_reported_not_raised(status: Status, aimed: Stor
     assert code == 1
     assert "unreadable" in out
     assert "Traceback" not in out + err
+
+
+def test_an_unreadable_outbox_entry_is_left_out_not_raised(
+    status: Status, aimed: Store, job_in_prerun: int
+) -> None:
+    aimed.client.xadd(aimed.keys.outbox, {"kind": "bogus", "jobid": "7", "payload": "{"})
+    code, report = as_json(status, "-j", str(job_in_prerun))
+    assert code == 0, report["flags"]
+    assert [d["message"]["kind"] for d in report["outbox"]] == ["prolog-remove"]
