@@ -74,11 +74,11 @@ def _job(view: JobView, as_json: bool, resend_after_s: float) -> int:
             f"no trace of job {view.jobid} in the job store: never seen by the pipeline, "
             "or forgotten pipeline.retention after its Workflow was deleted"
         )
-    flags = _job_flags(view, time.time(), resend_after_s)
+    now = time.time()
+    flags = _job_flags(view, now, resend_after_s)
     if as_json:
         print(json.dumps({**_plain(view), "flags": flags}, default=_plain, sort_keys=True))
         return 1 if flags else 0
-    now = time.time()
     table = Table(title=f"job {view.jobid} ({encode_f58(view.jobid)})", show_header=False)
     table.add_column(style="bold")
     table.add_column()
@@ -147,7 +147,7 @@ def _job_flags(view: JobView, now: float, resend_after_s: float) -> list[str]:
         flags.append(f"{len(view.failures)} of its tasks failed for good (see failures)")
     overdue = [e.name for e in view.ledger if now - e.first_sent > resend_after_s]
     if overdue:
-        flags.append(_overdue(", ".join(sorted(set(overdue))), resend_after_s))
+        flags.append(_overdue(overdue, resend_after_s))
     if not view.searched_all:
         flags.append("the outbox, ledger or failures list is longer than the search limit")
     return flags
@@ -248,7 +248,7 @@ def _pipeline_flags(view: PipelineView, resend_after_s: float) -> list[str]:
         )
     overdue = [e.name for e in view.ledger_oldest if now - e.first_sent > resend_after_s]
     if overdue:
-        flags.append(_overdue(", ".join(sorted(set(overdue))), resend_after_s))
+        flags.append(_overdue(overdue, resend_after_s))
     if view.failures:
         flags.append(
             f"{view.failures} task(s) failed for good: `coral2-pipeline status -j JOBID` for one"
@@ -257,9 +257,10 @@ def _pipeline_flags(view: PipelineView, resend_after_s: float) -> list[str]:
 
 
 # --- helpers ------------------------------------------------------------------------------
-def _overdue(names: str, resend_after_s: float) -> str:
+def _overdue(names: list[str], resend_after_s: float) -> str:
+    tasks = ", ".join(sorted(set(names)))
     return (
-        f"sent tasks ({names}) have had no outcome for over {resend_after_s:.0f} s "
+        f"sent tasks ({tasks}) have had no outcome for over {resend_after_s:.0f} s "
         "(pipeline.resend_after), so they are being sent again: are the workers of every "
         "queue running (`celery -A pipeline.app inspect active_queues`; node tasks need "
         "their node's node-worker)? A node prolog waiting for its mounts may run that long."

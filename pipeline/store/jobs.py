@@ -26,7 +26,7 @@ history, not every job the machine ever ran.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import redis
@@ -73,6 +73,20 @@ def observed_entry(record: JobRecord) -> str:
 
 
 Updater = Callable[[JobRecord], JobRecord | None]
+
+
+def parse_notes(raw: Mapping[Any, Any]) -> dict[int, tuple[str, float]]:
+    """Read a hash of jobid → ``"<resourceVersion> <epoch s>"`` (``<prefix>:observed``,
+    ``<prefix>:workflow-seen``) as jobid → (resourceVersion, epoch s); an entry that cannot
+    be read is left out."""
+    out: dict[int, tuple[str, float]] = {}
+    for key, value in raw.items():
+        rv, _, at = (value.decode() if isinstance(value, bytes) else str(value)).partition(" ")
+        try:
+            out[int(key)] = (rv, float(at))
+        except ValueError:
+            continue
+    return out
 
 
 class JobStore:
@@ -234,13 +248,7 @@ class JobStore:
             members, entries = pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
-        notes: dict[int, tuple[str, float]] = {}
-        for key, value in entries.items():
-            rv, _, at = value.decode().partition(" ")
-            try:
-                notes[int(key)] = (rv, float(at))
-            except ValueError:  # unreadable: as never observed, so it is observed again
-                continue
+        notes = parse_notes(entries)  # unreadable: as never observed, so observed again
         return {int(m): notes.get(int(m), ("", 0.0)) for m in members}
 
     def jobids(self) -> list[int]:

@@ -23,6 +23,7 @@ import redis
 from pipeline.model.job import JobRecord
 from pipeline.store.connection import store_errors
 from pipeline.store.deadlines import Deadline
+from pipeline.store.jobs import parse_notes
 from pipeline.store.keys import Keys
 from pipeline.store.ledger import Entry
 
@@ -132,7 +133,7 @@ def job_view(store: Store, jobid: int, *, scan_limit: int = SCAN_LIMIT) -> JobVi
         marks=sorted(_text(m) for m in marks),
         lock_ttl_ms=int(ttl) if int(ttl) >= 0 else None,
         observe_pending=bool(pending),
-        seen=_note(seen),
+        seen=parse_notes({jobid: seen}).get(jobid) if seen is not None else None,
         deadlines=[
             Deadline.parse(_text(m), float(s)) for m, s in deadlines if _text(m).startswith(prefix)
         ],
@@ -148,8 +149,6 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
     keys, client = store.keys, store.client
     try:
         pipe = client.pipeline(transaction=False)
-        pipe.smembers(keys.jobs_index)
-        pipe.hgetall(keys.observed)
         pipe.hgetall(keys.workflow_seen)
         pipe.xlen(keys.outbox)
         pipe.xrange(keys.outbox, count=1)
@@ -159,25 +158,21 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
         pipe.get(keys.watcher_leader)
         pipe.mget([keys.watch_rv(plural) for plural in _WATCHED])
         pipe.hgetall(keys.rabbits)
-        (index, observed, seen, backlog, first, deadlines, due, failed, leader, rvs, rabbits) = (
-            pipe.execute()
-        )
+        (seen, backlog, first, deadlines, due, failed, leader, rvs, rabbits) = pipe.execute()
         locks = sum(1 for _ in client.scan_iter(f"{keys.prefix}:lock:*", count=1000))
-        jobids = sorted(int(j) for j in index)
+        last = store.jobs.observed()  # every tracked job: ("", 0.0) when never observed
+        jobids = sorted(last)
         states = _states(client, keys, jobids)
         failures, _ = _scan(client, keys.failures, scan_limit)
     except redis.RedisError as exc:
         raise store_errors(exc) from exc
-    last = {int(j): _note(v) for j, v in observed.items()}
     stalest = sorted(
-        ((j, states.get(j), note[1] if (note := last.get(j)) else None) for j in jobids),
+        ((j, states.get(j), last[j][1] or None) for j in jobids),
         key=lambda row: row[2] or 0.0,  # never observed: first
     )
-    unobserved: list[tuple[int, str, float]] = []
-    for j, raw in seen.items():
-        event, read = _note(raw), last.get(int(j))
-        if event is not None and (read is None or read[0] != event[0]):
-            unobserved.append((int(j), event[0], event[1]))
+    unobserved = [
+        (j, rv, at) for j, (rv, at) in parse_notes(seen).items() if rv != last.get(j, ("", 0))[0]
+    ]
     recent = sorted(map(_json, (v for _, v in failures)), key=_failed_at, reverse=True)
     return PipelineView(
         at=time.time(),
@@ -203,17 +198,6 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def _note(raw: Any) -> tuple[str, float] | None:
-    """Parse ``"<resourceVersion> <epoch s>"`` (the watcher's and the observe's notes)."""
-    if raw is None:
-        return None
-    rv, _, at = _text(raw).partition(" ")
-    try:
-        return rv, float(at)
-    except ValueError:
-        return None
 
 
 def _record(raw: Any) -> tuple[JobRecord | None, str | None]:

@@ -19,6 +19,7 @@ from typing import Any
 from pipeline.errors import KubeError, NotFound
 from pipeline.states import Snapshot, WorkflowState, decide
 from pipeline.store import JobRecord, Keys
+from pipeline.store.jobs import parse_notes
 from pipeline.tasks.act import perform
 from pipeline.tasks.base import PipelineTask, pipeline_task
 
@@ -131,17 +132,6 @@ def seen_entry(workflow: dict[str, Any], now: float) -> str:
     return f"{workflow['metadata'].get('resourceVersion', '')} {now:.3f}"
 
 
-def _seen(raw: dict[Any, Any]) -> dict[int, tuple[str, float]]:
-    out: dict[int, tuple[str, float]] = {}
-    for key, value in raw.items():
-        rv, _, at = (value.decode() if isinstance(value, bytes) else str(value)).partition(" ")
-        try:
-            out[int(key)] = (rv, float(at))
-        except ValueError:  # not ours to judge: a later event overwrites it
-            continue
-    return out
-
-
 @pipeline_task("dws.resync", queue="housekeeping", max_attempts=3)
 def resync(task: PipelineTask) -> int:
     """Enqueue ``dws.observe`` for each job whose latest Workflow event went unobserved.
@@ -165,7 +155,7 @@ def resync(task: PipelineTask) -> int:
     """
     store = task.store
     now = time.time()
-    seen = _seen(store.client.hgetall(store.keys.workflow_seen))
+    seen = parse_notes(store.client.hgetall(store.keys.workflow_seen))
     due: list[int] = []
     for jobid, (observed_rv, observed_at) in sorted(store.jobs.observed().items()):
         rv, at = seen.pop(jobid, (observed_rv, now))
