@@ -1,4 +1,1 @@
-"""The Celery beat schedule table (deadline sweep and housekeeping duties).
-
-Filled by the platform issue.
-"""
+"""The Celery beat schedule table: the deadline sweep, the resync and the redelivery."""

@@ -1,6 +1,6 @@
 """The beat schedule: one entry per periodic duty, each saying why it exists.
 
-Deadlines are data in Redis (DESIGN.md §5), so beat needs only a short
+Deadlines are data in Redis, so beat needs only a short
 table of sweeps; run exactly one beat (``celery -A pipeline.app beat``).
 """
 

@@ -34,14 +34,14 @@ def main() -> None:
     cpu = platform.broker_message_cpu()
     table.add_row(
         "one broker message: put + get + ack, client CPU",
-        f"{cpu['ours']:.0f} µs with pipeline/broker.py, {cpu['kombu']:.0f} µs with kombu's",
+        f"{cpu['ours']:.0f} µs with our broker transport, {cpu['kombu']:.0f} µs with kombu's",
         "",
     )
     ceiling = platform.celery_ceiling()
     table.add_row(
         "Celery no-op round trip, prefork ×2, our app config (the ceiling)",
         f"{ceiling:.0f} tasks/s",
-        "runtime-notes: ≈630/s",
+        "bare Celery on 2 cores: ≈630/s",
     )
     gets, patches = platform.api_rates()
     table.add_row(

@@ -30,8 +30,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.demo_metrics import TransitionClock, leaks, percentile
 from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.sim.demo.metrics import TransitionClock, leaks, percentile
 from pipeline.sim.system import SimulatedSystem
 
 TiB = 2**40

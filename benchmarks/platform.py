@@ -16,9 +16,9 @@ from kubernetes import client
 
 from benchmarks.servers import percentile, redis_server
 from pipeline.clients.k8s import DwsClient
-from pipeline.sim.kube_api import KubeApiServer
+from pipeline.services.watcher import Watcher
+from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import Store
-from pipeline.watch import Watcher
 
 ROOT = Path(__file__).resolve().parents[1]
 G, V = "dataworkflowservices.github.io", "v1alpha7"
@@ -26,10 +26,10 @@ G, V = "dataworkflowservices.github.io", "v1alpha7"
 
 def broker_message_cpu(messages: int = 3000) -> dict[str, float]:
     """CPU µs of one put + get + ack through kombu's Redis transport and through ours
-    (pipeline/broker.py: one Redis client per channel instead of one per command)."""
+    (pipeline/platform/broker.py: one Redis client per channel instead of one per command)."""
     from kombu import Connection
 
-    from pipeline.broker import RedisTransport
+    from pipeline.platform.broker import RedisTransport
 
     out: dict[str, float] = {}
     with redis_server() as url:
@@ -66,7 +66,7 @@ def celery_ceiling(tasks: int = 1000) -> float:
             stderr=subprocess.DEVNULL,
         )
         try:
-            from pipeline.app import create_app
+            from pipeline.platform.app import create_app
             from pipeline.settings import load_settings
 
             app = create_app(
@@ -113,7 +113,7 @@ def watch_to_observe(events: int = 200, interval_s: float = 0.02) -> tuple[float
     """
     from celery.contrib.testing.worker import start_worker
 
-    from pipeline.app import create_app
+    from pipeline.platform.app import create_app
     from pipeline.settings import load_settings
 
     with redis_server() as url, KubeApiServer() as server:

@@ -1,57 +1,56 @@
 """The node worker process: a Celery worker on ``node.<hostname>`` queues.
 
 ``coral2-pipeline node-worker --hostname H`` runs one per compute node in
-production (``--backend systemd``). One process may serve a hostlist of
-nodes: the demo and the tests run a single ``--backend simulated`` worker
-for every compute, which then also plays the clientmount daemon
-(:class:`node_worker.agent.SimulatedAgent`).
+production, with the systemd ``nnf-clientmount`` unit. One process may
+serve a hostlist of nodes: the demo and the tests run a single worker for
+every compute, given the simulated service and clientmount daemon by the
+command line (``--backend simulated``, ``pipeline.sim.node``).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from celery import Celery
 
 from node_worker import perilog
-from node_worker.agent import SimulatedAgent
-from node_worker.service import ClientmountService, SystemdService
-from pipeline.celery_config import celery_config
+from node_worker.service import ClientmountService
 from pipeline.clients.k8s import DwsClient, api_client
-from pipeline.routing import node_queue
+from pipeline.platform.config import celery_config
+from pipeline.platform.routing import node_queue
 from pipeline.settings import Settings
 from pipeline.store import Store
 
-BACKENDS = ("systemd", "simulated")
+
+class Companion(Protocol):
+    """Something that runs beside the worker (the simulated clientmount daemon)."""
+
+    def start(self) -> object: ...
+
+    def stop(self) -> None: ...
 
 
 class NodeWorker:
     """The Celery app with the node tasks for ``hosts``, and what they need."""
 
     def __init__(
-        self, settings: Settings, hosts: list[str], backend: str, sim_root: Path | None = None
+        self,
+        settings: Settings,
+        hosts: list[str],
+        service: ClientmountService,
+        *,
+        dws: DwsClient | None = None,
+        companion: Companion | None = None,
     ) -> None:
-        if backend not in BACKENDS:
-            raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
         self.settings = settings
         self.hosts = hosts
         self.queues = [settings.pipeline.queues.node_prefix + h for h in hosts]
         for host in hosts:
             node_queue(host)  # refuses a hostname that cannot name a queue
         self.store = Store.from_url(settings.store_url, settings.pipeline.key_prefix)
-        kubeconfig = settings.pipeline.kubeconfig or settings.rabbit.kubeconfig
-        self.dws = DwsClient(
-            api_client(host=settings.pipeline.api_host, kubeconfig=kubeconfig),
-            namespace=settings.pipeline.namespace,
-        )
-        self.agent: SimulatedAgent | None = None
-        self.service: ClientmountService
-        if backend == "simulated":
-            self.agent = SimulatedAgent(self.dws, hosts, sim_root or Path("/tmp/coral2-mounts"))
-            self.service = self.agent.service
-        else:
-            self.service = SystemdService()
+        self.dws = dws or dws_client(settings)
+        self.service = service
+        self.companion = companion
         self.app = self._app()
 
     def _check(self, hostname: str) -> None:
@@ -90,8 +89,8 @@ class NodeWorker:
 
     def run(self, concurrency: int, loglevel: str = "WARNING") -> Any:
         """Run the worker until it is told to stop (SIGTERM/SIGINT)."""
-        if self.agent is not None:
-            self.agent.start()
+        if self.companion is not None:
+            self.companion.start()
         try:
             return self.app.worker_main(
                 [
@@ -108,5 +107,14 @@ class NodeWorker:
                 ]
             )
         finally:
-            if self.agent is not None:
-                self.agent.stop()
+            if self.companion is not None:
+                self.companion.stop()
+
+
+def dws_client(settings: Settings) -> DwsClient:
+    """The DWS client of ``settings``."""
+    kubeconfig = settings.pipeline.kubeconfig or settings.rabbit.kubeconfig
+    return DwsClient(
+        api_client(host=settings.pipeline.api_host, kubeconfig=kubeconfig),
+        namespace=settings.pipeline.namespace,
+    )

@@ -1,5 +1,5 @@
 """The clientmount node prolog and epilog (flux-coral2's ``zstop_nnf_clientmount.sh`` and
-``start_nnf_clientmount.sh``, reference §9.4).
+``start_nnf_clientmount.sh``).
 
 * Prolog of a DW job: start the clientmount service, wait until the job's
   Workflow completes PreRun — every ClientMount of the job, this node's

@@ -1,15 +1,12 @@
 """The ``nnf-clientmount`` service of a node: started so mounts can happen, stopped after.
 
-``systemd`` controls the real unit with ``systemctl``; ``simulated`` keeps a
-running flag per node that the simulated clientmount agent
-(:mod:`node_worker.agent`) obeys.
+:class:`SystemdService` controls the real unit with ``systemctl``; the
+simulated system brings its own (``pipeline.sim.node.service``).
 """
 
 from __future__ import annotations
 
 import subprocess
-import threading
-from collections.abc import Callable
 from typing import Protocol
 
 from pipeline.errors import TemporaryError
@@ -53,26 +50,3 @@ class SystemdService:
 
     def stop(self, host: str) -> None:
         self._run("stop")
-
-
-class SimulatedService:
-    """A running flag per node; ``on_start`` tells the agent to look at the node again."""
-
-    def __init__(self, on_start: Callable[[str], None] | None = None) -> None:
-        self._running: set[str] = set()
-        self._lock = threading.Lock()
-        self.on_start = on_start
-
-    def running(self, host: str) -> bool:
-        with self._lock:
-            return host in self._running
-
-    def start(self, host: str) -> None:
-        with self._lock:
-            self._running.add(host)
-        if self.on_start is not None:
-            self.on_start(host)
-
-    def stop(self, host: str) -> None:
-        with self._lock:
-            self._running.discard(host)

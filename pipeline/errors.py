@@ -25,11 +25,14 @@ The tree::
     │   │       ├── DaemonNotAllowed
     │   │       └── PlacementError
     │   ├── NotFound, AlreadyExists, Forbidden, Invalid, ApiVersionNotFound   (KubeError)
+    │   └── VniError                    the VNI pool refuses (flux-coral2's vnipool messages)
     └── TemporaryError(delay_s)         try again later
         ├── BreakdownNotReady
         ├── Conflict, Gone, Unavailable (KubeError: 409 race, 410, outages)
         ├── StoreUnavailable            Redis cannot be reached
-        └── StoreConflict               an optimistic update kept losing the race
+        ├── StoreConflict               an optimistic update kept losing the race
+        └── FluxUnreachable             Flux cannot be reached; deliver again later
+    FluxError                           Flux answered a request with an error (PermanentError)
 
 ``InputError`` subclasses ``ValueError`` so that code written against
 flux-coral2 (which raises ``ValueError``) keeps working, and so that the
@@ -166,3 +169,18 @@ class Unavailable(KubeError, TemporaryError):
 
 class ApiVersionNotFound(KubeError, PermanentError):
     """Raised when no candidate API version of a group is served."""
+
+
+class FluxError(PermanentError):
+    """Raised when Flux answers a request with an error (the text is Flux's error string)."""
+
+
+class FluxUnreachable(TemporaryError):
+    """Raised when Flux cannot be reached; the message is delivered again later."""
+
+    def __init__(self, message: str, *, delay_s: float = 1.0) -> None:
+        super().__init__(message, delay_s=delay_s)
+
+
+class VniError(PermanentError):
+    """Raised when the VNI pool cannot do what is asked; the text is flux-coral2's."""

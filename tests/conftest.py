@@ -1,4 +1,4 @@
-"""Shared fixtures: paths to test data and a helper to build R objects."""
+"""Shared fixtures: the session's redis-server, Celery worker and API servers, test data, R."""
 
 from __future__ import annotations
 
@@ -9,9 +9,26 @@ import pytest
 
 from pipeline.model.hostlist import expand_hostlist
 from pipeline.model.idset import encode_idset
+from tests.celery_fixtures import celery_app, kube, kube_api, worker
+from tests.kube_fixtures import api_client, custom, dws, kube_server, server, simulated, transport
 from tests.redis_server import redis_url, store
 
-__all__ = ["make_r", "redis_url", "store"]
+__all__ = [
+    "api_client",
+    "celery_app",
+    "custom",
+    "dws",
+    "kube",
+    "kube_api",
+    "kube_server",
+    "make_r",
+    "redis_url",
+    "server",
+    "simulated",
+    "store",
+    "transport",
+    "worker",
+]
 
 DATA = Path(__file__).parent / "data"
 

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from pipeline.cli.common import CommandError
-from pipeline.demo import run_demo
+from pipeline.sim.demo.model import run_demo
 
 
 def register(sub: Any) -> None:

@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from pipeline.cli.common import add_verbose, load_mapping, settings_of, setup_logging
-from pipeline.hooks import Hooks
+from pipeline.services.hooks import Hooks
 from pipeline.store import Store
 
 
@@ -31,11 +31,12 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run until the reactor stops."""
     setup_logging(args.verbose)
-    from pipeline.bridge.flux_handle import import_flux, run_bridge
+    from pipeline.clients.flux import import_flux
+    from pipeline.services.bridge.main import run_bridge
 
     import_flux()  # fail first, with what to install, before touching anything else
     settings = settings_of(args)
-    from pipeline.app import create_app, sender
+    from pipeline.platform.app import create_app, sender
 
     app = create_app(settings)
     owner = settings.pipeline.owner_uid

@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from pipeline.cli.common import CommandError, read_json, settings_of
-from pipeline.hooks import Hooks
+from pipeline.services.hooks import Hooks
 
 TOPICS = ("dws.create", "dws.setup", "dws.post_run", "dws.teardown", "dws.abort")
 
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     payload = read_json(args.payload, f"{args.topic} payload")
     if not isinstance(payload, dict):
         raise CommandError(f"the {args.topic} payload must be a JSON object")
-    from pipeline.app import create_app, sender
+    from pipeline.platform.app import create_app, sender
 
     app = create_app(settings, set_current=False)
     owner = args.owner_uid if args.owner_uid is not None else settings.pipeline.owner_uid

@@ -54,15 +54,19 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--hostname: {exc}") from exc
     if not hosts:
         raise CommandError("--hostname names no node")
-    from node_worker.app import NodeWorker
+    from node_worker.app import NodeWorker, dws_client
+    from node_worker.service import SystemdService
 
+    settings = settings_of(args)
     try:
-        worker = NodeWorker(
-            settings_of(args),
-            hosts,
-            args.backend,
-            Path(args.sim_root) if args.sim_root else None,
-        )
+        dws = dws_client(settings)
+        if args.backend == "simulated":
+            from pipeline.sim.node.agent import SimulatedAgent
+
+            agent = SimulatedAgent(dws, hosts, Path(args.sim_root or "/tmp/coral2-mounts"))
+            worker = NodeWorker(settings, hosts, agent.service, dws=dws, companion=agent)
+        else:
+            worker = NodeWorker(settings, hosts, SystemdService(), dws=dws)
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
     concurrency = args.concurrency or min(256, 4 * len(hosts))

@@ -9,10 +9,10 @@ import threading
 from typing import Any
 
 from pipeline.cli.common import CommandError, load_mapping
-from pipeline.sim import dws_admission
-from pipeline.sim.dws import DwsController
-from pipeline.sim.dws_fixtures import install_cluster
-from pipeline.sim.kube_api import KubeApiServer
+from pipeline.sim.dws import admission as dws_admission
+from pipeline.sim.dws.controller import DwsController
+from pipeline.sim.dws.fixtures import install_cluster
+from pipeline.sim.kube.api import KubeApiServer
 
 
 def register(sub: Any) -> None:
@@ -67,8 +67,8 @@ def register(sub: Any) -> None:
 
 
 def _start_dws(server: KubeApiServer, args: argparse.Namespace) -> DwsController:
-    from pipeline.demo import sample_path
-    from pipeline.sim.kube_local import local_dws_client
+    from pipeline.sim.demo.model import sample_path
+    from pipeline.sim.kube.local import local_dws_client
 
     dws_admission.install(server.store)
     dws = local_dws_client(server)  # the controller lives here: no HTTP to itself

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
             return _job(job_view(store, jobid), args.json, resend_after)
         return _pipeline(pipeline_view(store, limit=args.limit), args.json, resend_after)
     finally:
-        store.client.close()
+        store.close()
 
 
 # --- one job -----------------------------------------------------------------------
@@ -99,8 +99,7 @@ def _job(view: JobView, as_json: bool, resend_after_s: float) -> int:
         table.add_row("rabbits", unique_hostlist(record.rabbits) or "-")
         if record.failed_nodes:
             table.add_row("failed nodes", unique_hostlist(record.failed_nodes))
-        done = [n for n in ("toredown", "deleted", "epilog_removed") if getattr(record, n)]
-        table.add_row("done", ", ".join(done) or "-")
+        table.add_row("teardown", f"{record.teardown}, epilog {record.epilog}")
         if record.tc_since:
             table.add_row(
                 "TransientCondition", f"since {_ago(now, record.tc_since)}: {record.tc_message}"

@@ -9,8 +9,8 @@ from typing import Any
 
 from pipeline.cli.common import add_verbose, settings_of, setup_logging
 from pipeline.clients.k8s import DwsClient, api_client
+from pipeline.services.watcher import Watcher
 from pipeline.store import Store
-from pipeline.watch import Watcher
 
 
 def register(sub: Any) -> None:
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     """Watch until SIGINT/SIGTERM."""
     setup_logging(args.verbose)
     settings = settings_of(args)
-    from pipeline.app import create_app, sender
+    from pipeline.platform.app import create_app, sender
 
     app = create_app(settings)
     store = Store.from_url(settings.store_url, settings.pipeline.key_prefix)

@@ -312,7 +312,7 @@ class KubeClient:
         Objects already there arrive as ``ADDED``. The watch resumes from the
         last resourceVersion, relists when that version is gone (410), and
         rides out API-server outages; for the controllers and agents that
-        are not the pipeline's watcher (:mod:`pipeline.watch` keeps its
+        are not the pipeline's watcher (:mod:`pipeline.services.watcher` keeps its
         version in Redis and elects a leader).
         """
         rv = ""

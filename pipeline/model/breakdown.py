@@ -1,9 +1,9 @@
 """DirectiveBreakdowns → jobspec resources and Servers allocation sets.
 
-Compatible with flux-coral2's ``flux_k8s/directivebreakdown.py`` (reference
-§4.1-4.3): the same numbers and the same messages. Where upstream loops
-forever or ignores the DWS contract, this module does better, as documented
-in ``docs/placement.md``:
+Compatible with flux-coral2's ``flux_k8s/directivebreakdown.py``: the same
+numbers and the same messages. Where upstream loops forever or ignores the
+DWS contract, this module does better, as documented in
+``docs/placement.md``:
 
 * :func:`build_allocation_sets` terminates on an empty rabbit map;
 * it honours ``colocation`` (sets with the same key never on the same rabbit),
@@ -214,7 +214,7 @@ def apply_breakdowns(
 
 
 # ---------------------------------------------------------------------------
-# Servers allocation sets (reference §4.2) with the DWS constraints honoured
+# Servers allocation sets with the DWS constraints honoured
 
 
 def _labels_match(required: Sequence[str], labels: Mapping[str, str]) -> bool:
@@ -359,7 +359,7 @@ def check_is_lustre(allocation_sets: Sequence[Mapping[str, Any] | AllocationSet]
 
 
 # ---------------------------------------------------------------------------
-# compute placement and required daemons (seed 003)
+# compute placement and required daemons
 
 Placement = Literal["physical", "preferred", "any"]
 

@@ -1,4 +1,4 @@
-"""Typed views of DWS DirectiveBreakdown objects (dws.md §2.1).
+"""Typed views of DWS DirectiveBreakdown objects.
 
 Only what the workload manager reads is modelled; unknown keys are kept
 (``extra="allow"``) because DWS adds fields between API versions.

@@ -26,7 +26,7 @@ from typing import Literal
 from pipeline.errors import ConfigError, DirectiveError, PersistentCreationForbidden
 
 # ---------------------------------------------------------------------------
-# expansion (flux-coral2 §3.2 step 1)
+# expansion
 
 
 def _split(text: str) -> list[str]:
@@ -67,7 +67,7 @@ def expand_directives(dw: object, presets: Mapping[str, str | Sequence[str]]) ->
 
 
 # ---------------------------------------------------------------------------
-# the nnf ruleset (dws.md §3.2)
+# the nnf ruleset
 
 ArgType = Literal["string", "list-of-string", "integer", "bool"]
 _NAME = r"^[a-z][a-z0-9-]+$"
@@ -358,7 +358,7 @@ def parse_directives(lines: Sequence[str]) -> list[Directive]:
 
 
 # ---------------------------------------------------------------------------
-# whole-workflow checks nnf makes in Proposal (dws.md §3.3)
+# whole-workflow checks nnf makes in Proposal
 
 _JOB_VAR = re.compile(r"^\$DW_JOB_([a-z][a-z0-9_]+)")
 _PERSISTENT_VAR = re.compile(r"^\$DW_PERSISTENT_([a-z][a-z0-9_]+)")

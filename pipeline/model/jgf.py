@@ -1,6 +1,6 @@
 """``dws2jgf``: R (RFC 20) + rabbitmapping → a Fluxion JGF with chassis and ssd vertices.
 
-The graph is exactly flux-coral2's (reference §6.2): vertex order, ids,
+The graph is exactly flux-coral2's: vertex order, ids,
 metadata keys and their order, ssd sizing ``(capacity // N) // 2**30``,
 ssd status 1 (down until the rabbit reports), exclusion by idset or
 hostlist, and the input R re-emitted unchanged with ``scheduling`` added.

@@ -6,9 +6,30 @@ and the state functions (``pipeline/states``) read it.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Teardown(StrEnum):
+    """How far the job's Workflow is on its way out (flux-coral2's ``toredown``, ``deleted``)."""
+
+    NOT_ASKED = "not-asked"
+    #: Teardown was asked for; observes only follow Teardown from now on
+    ASKED = "asked"
+    #: Teardown completed and the Workflow's delete was asked for (or it was gone): done
+    DELETED = "deleted"
+
+
+class Epilog(StrEnum):
+    """Whether Flux's epilog waits for our ``epilog-remove`` (flux-coral2's ``epilog_removed``)."""
+
+    HELD = "held"
+    #: ``epilog-remove`` was sent
+    RELEASED = "released"
+    #: Flux gave the epilog up (``dws.abort`` after ``dws-epilog-timeout``): send nothing
+    ABANDONED = "abandoned"
 
 
 class JobRecord(BaseModel):
@@ -35,9 +56,8 @@ class JobRecord(BaseModel):
     state: str | None = None
     observed_at: float = Field(default=0.0, description="time of the last dws.observe (epoch s)")
     observed_rv: str = Field(default="", description="resourceVersion the last dws.observe read")
-    toredown: bool = Field(default=False, description="Teardown was requested")
-    deleted: bool = Field(default=False, description="the Workflow delete was requested")
-    epilog_removed: bool = Field(default=False, description="no epilog-remove may be sent")
+    teardown: Teardown = Teardown.NOT_ASKED
+    epilog: Epilog = Epilog.HELD
     tc_since: float | None = Field(default=None, description="first TransientCondition seen")
     tc_message: str = ""
     tc_prerun: bool = False
@@ -45,3 +65,24 @@ class JobRecord(BaseModel):
         default_factory=dict, description="armed deadline kind → token; others are stale"
     )
     version: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_flags(cls, data: Any) -> Any:
+        """Read a record an earlier release wrote with flux-coral2's boolean flags."""
+        if not isinstance(data, dict) or not {"toredown", "deleted", "epilog_removed"} & set(data):
+            return data
+        data = dict(data)
+        toredown, deleted = data.pop("toredown", False), data.pop("deleted", False)
+        if data.pop("epilog_removed", False):
+            data.setdefault("epilog", Epilog.RELEASED)
+        if deleted:
+            data.setdefault("teardown", Teardown.DELETED)
+        elif toredown:
+            data.setdefault("teardown", Teardown.ASKED)
+        return data
+
+    @property
+    def epilog_held(self) -> bool:
+        """Whether Flux's epilog still waits for our ``epilog-remove``."""
+        return self.epilog == Epilog.HELD

@@ -1,4 +1,4 @@
-"""How nnf-sos turns a ``#DW`` directive into a DirectiveBreakdown (dws.md §2.1, §6.8).
+"""How nnf-sos turns a ``#DW`` directive into a DirectiveBreakdown.
 
 Pure arithmetic over a storage profile; used by the simulated DWS
 controller and the demo, and handy for admins predicting what a directive

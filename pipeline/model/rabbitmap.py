@@ -1,4 +1,4 @@
-"""The rabbitmapping document (flux-coral2 §6.1) and lookups both ways.
+"""The rabbitmapping document and lookups both ways.
 
 ``{"computes": {compute: rabbit, ...},
    "rabbits": {rabbit: {"capacity": bytes, "hostlist": "<RFC 29 hostlist>"}, ...}}``

@@ -26,7 +26,7 @@ def workflow_body(
     *,
     version: str = "v1alpha7",
 ) -> dict[str, Any]:
-    """The Workflow flux-coral2 creates for a job (reference §3.2 step 3)."""
+    """The Workflow flux-coral2 creates for a job."""
     return {
         "kind": "Workflow",
         "apiVersion": f"{DWS_GROUP}/{version}",

@@ -1,6 +1,8 @@
-"""Embedded simulators of the outside world, for the demo and the tests.
+"""The simulated outside world, for the demo and the tests; no product module imports it.
 
-Sample data (``pipeline/data``) and, with the platform issue, a
-Kubernetes-compatible API server with a simulated DWS controller, a
-simulated Flux job manager, fabric manager and Cassini NICs.
+``kube`` (a Kubernetes-compatible API server), ``dws`` (the DWS webhooks
+and controller with the nnf driver), ``flux`` (a Flux job manager with
+dws-jobtap's behaviour), ``node`` (a compute's clientmount service and
+daemon), ``system`` (all of it as processes on loopback) and ``demo``.
+Sample data is in ``pipeline/data``.
 """

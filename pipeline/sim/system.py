@@ -1,4 +1,4 @@
-"""Start the whole simulated system on loopback (DESIGN.md §6), and stop all of it.
+"""Start the whole simulated system on loopback, and stop all of it.
 
 Redis (a ``redis-server`` on a free port); the Kubernetes-compatible API
 server with the DWS webhooks, Storages and the DWS controller
@@ -26,18 +26,18 @@ from typing import Any
 
 from celery import Celery
 
-from pipeline.bridge.delivery import Deliverer
 from pipeline.clients.k8s import DwsClient
 from pipeline.clients.kube import api_client
 from pipeline.errors import ConfigError, StoreUnavailable
-from pipeline.hooks import Hooks
 from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.jgf import containment_path
 from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.services.bridge.delivery import Deliverer
+from pipeline.services.hooks import Hooks
 from pipeline.settings import Settings
 from pipeline.sim.children import die_with_parent
-from pipeline.sim.flux import JobManager
-from pipeline.sim.perilog import CeleryPerilog
+from pipeline.sim.flux.jobmanager import JobManager
+from pipeline.sim.flux.perilog import CeleryPerilog
 from pipeline.sim.redis_server import RedisServer, free_port
 from pipeline.store import Store
 
@@ -160,7 +160,7 @@ class SimulatedSystem:
             [*celery, "beat", "--loglevel=WARNING", "-s", str(self.workdir / "beat-schedule")],
         )
         self.store = Store.from_url(self.redis_url, self.prefix)
-        from pipeline.app import create_app
+        from pipeline.platform.app import create_app
         from pipeline.settings import load_settings
 
         settings = load_settings(
@@ -217,7 +217,7 @@ class SimulatedSystem:
     def _start_flux(self, settings: Settings) -> None:
         """The simulated job manager with dws-jobtap, served by our hooks, fed by the outbox."""
         assert self.app is not None and self.store is not None
-        from pipeline.app import sender
+        from pipeline.platform.app import sender
 
         app = self.app
         self.hooks = Hooks(settings, sender(app), owner_uid=os.getuid())

@@ -1,16 +1,22 @@
-"""Pure lifecycle decisions: one module per DWS state and the table that picks one.
+"""Every lifecycle decision, pure: given what a task read, the actions to perform.
 
-:func:`decide` is flux-coral2's Workflow event handler (§3.4) as a pure
-function: given a fresh :class:`Snapshot` of the Workflow, the job record,
-the clock and the settings, it returns the actions to perform. No I/O
-happens here; the observe task carries the actions out.
+Three kinds of event reach a job, and each has its decisions here:
+
+* a Workflow change, observed (:func:`decide`: coral2_dws's Workflow event
+  handler, one module per DWS state and the :data:`TRANSITIONS` table, plus
+  :mod:`~pipeline.states.errors` for Error and TransientCondition);
+* a Flux hook (:mod:`~pipeline.states.hooks`: ``dws.create`` … ``dws.abort``);
+* a deadline that fires (:mod:`~pipeline.states.deadlines`).
+
+No I/O happens here; the tasks read the inputs and perform the actions
+(:mod:`~pipeline.states.actions`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from pipeline.model.job import JobRecord
+from pipeline.model.job import JobRecord, Teardown
 from pipeline.settings import RabbitSettings
 from pipeline.states import data_in, data_out, errors, post_run, pre_run, proposal, setup, teardown
 from pipeline.states.actions import Action
@@ -35,13 +41,13 @@ def decide(
 ) -> list[Action]:
     """Return the actions for this observation of the job's Workflow."""
     state = snapshot.state
-    if state is None or job.deleted:
+    if state is None or job.teardown == Teardown.DELETED:
         return []
     if snapshot.active(WorkflowState.TEARDOWN):
         return TRANSITIONS[WorkflowState.TEARDOWN](snapshot, job, now, settings) + errors.advance(
             snapshot, job, now, settings
         )
-    if job.toredown:
+    if job.teardown == Teardown.ASKED:
         return []
     actions: list[Action] = []
     if snapshot.complete(state):

@@ -1,34 +1,120 @@
-"""The actions a state function may return; the observe task carries them out.
+"""The actions a decision may return; ``pipeline.tasks.act.perform`` carries them out.
 
-Each action is idempotent on its own (DESIGN.md §4): desiredState patches
-are guarded by the expected current state, messages to Flux are sent once
-per job and ``mark``, deletes count 404 as done.
+:data:`Action` is a closed union: ``perform`` dispatches it with ``match``
+and ``assert_never``, so mypy proves every action is handled. Each action
+is idempotent on its own: desiredState patches are guarded by the expected
+current state, messages to Flux are sent once per job and ``mark``,
+creates count 409 as done and deletes 404 as done.
+
+An action that can find the Workflow gone carries what to do then
+(``if_gone``); performing those ends the list, since what followed was
+decided for a Workflow that exists.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+from pipeline.model.job import JobRecord
 
 
 @dataclass(frozen=True)
-class Action:
-    """Base of every action."""
+class CreateRecord:
+    """Create the job's record unless it exists."""
+
+    record: JobRecord
 
 
 @dataclass(frozen=True)
-class PatchDesiredState(Action):
-    """Move ``spec.desiredState`` from ``expected`` to ``desired`` (skipped if it moved on).
+class UpdateJob:
+    """Set fields of the job record."""
+
+    changes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FinishJob:
+    """Stop tracking the job; its record is kept for ``pipeline.retention``, then dropped."""
+
+
+@dataclass(frozen=True)
+class CreateWorkflow:
+    """Create the Workflow ``body`` (409 is done); refused by DWS, the job gets the
+    ``refused_as`` exception with DWS's message and the rest is not done."""
+
+    body: dict[str, Any]
+    refused_as: str
+
+
+@dataclass(frozen=True)
+class PatchDesiredState:
+    """Move ``spec.desiredState`` from ``expected`` to ``desired``.
 
     ``expected=None``: from whatever state the Workflow is in (Teardown).
+    A Workflow found elsewhere: ``if_moved_on`` says whether the rest is
+    still done (an observe's other actions) or not (a duplicate hook). A
+    Workflow found gone: ``if_gone`` is done instead of the rest (None:
+    the error is raised).
     """
 
     expected: str | None
     desired: str
+    if_moved_on: Literal["continue", "stop"] = "continue"
+    if_gone: tuple[Action, ...] | None = None
 
 
 @dataclass(frozen=True)
-class SendOnce(Action):
+class PatchServers:
+    """Fill the Servers object ``name`` with ``allocation_sets``; ``if_gone`` when its
+    Workflow is gone."""
+
+    name: str
+    namespace: str | None
+    allocation_sets: list[dict[str, Any]]
+    if_gone: tuple[Action, ...] = ()
+
+
+@dataclass(frozen=True)
+class PatchComputes:
+    """Fill the Workflow's Computes with ``hosts``."""
+
+    hosts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ForceReady:
+    """Set ``spec.forceReady`` on the Workflow: DWS goes on without the lost nodes."""
+
+
+@dataclass(frozen=True)
+class RemoveFinalizer:
+    """Remove Flux's finalizer from the Workflow (404 is done)."""
+
+
+@dataclass(frozen=True)
+class DeleteWorkflow:
+    """Remove Flux's finalizer and delete the Workflow (404 is done)."""
+
+
+@dataclass(frozen=True)
+class DisableComputes:
+    """Mark ``nodes`` Disabled in DWS's SystemStatus."""
+
+    nodes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DisableRabbit:
+    """Disable rabbit ``name``'s Storage, saying why and since when (404 is done)."""
+
+    name: str
+    reason: str
+    date: str
+
+
+@dataclass(frozen=True)
+class SendOnce:
     """Append one outbox message for the job, at most once per ``mark``."""
 
     kind: str
@@ -37,42 +123,39 @@ class SendOnce(Action):
 
 
 @dataclass(frozen=True)
-class PatchComputes(Action):
-    """Fill the Workflow's Computes with ``hosts``."""
-
-    hosts: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class RemoveFinalizer(Action):
-    """Remove Flux's finalizer from the Workflow."""
-
-
-@dataclass(frozen=True)
-class DeleteWorkflow(Action):
-    """Remove Flux's finalizer and delete the Workflow (404 is done)."""
-
-
-@dataclass(frozen=True)
-class UpdateJob(Action):
-    """Set fields of the job record."""
-
-    changes: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ArmDeadline(Action):
-    """Arm deadline ``kind`` at ``due`` (epoch seconds)."""
+class ArmDeadline:
+    """Arm deadline ``kind`` at ``due`` (epoch seconds); ``token`` names this arming
+    (default: the kind and due time)."""
 
     kind: str
     due: float
+    token: str | None = None
 
 
 @dataclass(frozen=True)
-class DisarmDeadline(Action):
+class DisarmDeadline:
     """Disarm deadline ``kind``."""
 
     kind: str
+
+
+Action = (
+    CreateRecord
+    | UpdateJob
+    | FinishJob
+    | CreateWorkflow
+    | PatchDesiredState
+    | PatchServers
+    | PatchComputes
+    | ForceReady
+    | RemoveFinalizer
+    | DeleteWorkflow
+    | DisableComputes
+    | DisableRabbit
+    | SendOnce
+    | ArmDeadline
+    | DisarmDeadline
+)
 
 
 def kvs_put(jobid: int, key: str, value: Any) -> SendOnce:

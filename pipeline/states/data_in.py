@@ -1,4 +1,4 @@
-"""DataIn complete: on to PreRun, arming the PreRun timeout (row 8)."""
+"""DataIn complete: on to PreRun, arming the PreRun timeout."""
 
 from __future__ import annotations
 

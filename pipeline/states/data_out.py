@@ -1,10 +1,10 @@
-"""DataOut complete: move to Teardown, saving what flux-coral2 saves (row 11)."""
+"""DataOut complete: move to Teardown, saving what flux-coral2 saves."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pipeline.model.job import JobRecord
+from pipeline.model.job import JobRecord, Teardown
 from pipeline.settings import RabbitSettings
 from pipeline.states.actions import Action, PatchDesiredState, UpdateJob, kvs_put, timing
 from pipeline.states.snapshot import Snapshot
@@ -31,7 +31,7 @@ def move_to_teardown(snapshot: Snapshot, job: JobRecord, settings: RabbitSetting
             job.jobid, "rabbit_datamovements", datamovements(snapshot, settings.save_datamovements)
         ),
         PatchDesiredState(None, "Teardown"),
-        UpdateJob({"toredown": True}),
+        UpdateJob({"teardown": Teardown.ASKED}),
     ]
 
 

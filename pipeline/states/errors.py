@@ -1,4 +1,4 @@
-"""Error and TransientCondition handling after every observation (§3.6)."""
+"""Error and TransientCondition handling after every observation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PostRun complete: on to DataOut (row 10)."""
+"""PostRun complete: on to DataOut."""
 
 from __future__ import annotations
 

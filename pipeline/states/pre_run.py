@@ -1,4 +1,4 @@
-"""PreRun complete: hand the job its environment and release the prolog (row 9)."""
+"""PreRun complete: hand the job its environment and release the prolog."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Proposal complete: rewrite the jobspec from the breakdowns and tell Flux (row 6 of §3.4)."""
+"""Proposal complete: rewrite the jobspec from the breakdowns and tell Flux."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Setup complete: on to DataIn, and fill Computes with the job's healthy nodes (row 7)."""
+"""Setup complete: on to DataIn, and fill Computes with the job's healthy nodes."""
 
 from __future__ import annotations
 

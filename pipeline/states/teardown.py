@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.model.job import JobRecord
+from pipeline.model.job import Epilog, JobRecord, Teardown
 from pipeline.settings import RabbitSettings
 from pipeline.states.actions import (
     Action,
@@ -19,16 +19,19 @@ from pipeline.states.snapshot import Snapshot, WorkflowState
 def advance(
     snapshot: Snapshot, job: JobRecord, now: float, settings: RabbitSettings
 ) -> list[Action]:
-    """Rows 3 and 4 of §3.4."""
+    """While Teardown runs, drop Flux's finalizer; once complete, release the epilog (unless
+    Flux gave it up), disarm every deadline and delete the Workflow, as coral2_dws does."""
     if not snapshot.complete(WorkflowState.TEARDOWN):
         return [RemoveFinalizer()]
-    actions: list[Action] = []
-    if not job.epilog_removed:
-        actions.append(SendOnce("epilog-remove", {"id": job.jobid}, "epilog-remove"))
+    release: list[Action] = []
+    done: dict[str, object] = {"teardown": Teardown.DELETED}
+    if job.epilog_held:
+        release.append(SendOnce("epilog-remove", {"id": job.jobid}, "epilog-remove"))
+        done["epilog"] = Epilog.RELEASED
     return [
-        *actions,
+        *release,
         *timing(job.jobid, "Teardown", snapshot.workflow),
         *(DisarmDeadline(kind) for kind in sorted(job.deadlines)),
         DeleteWorkflow(),
-        UpdateJob({"deleted": True, "epilog_removed": True}),
+        UpdateJob(done),
     ]

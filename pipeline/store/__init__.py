@@ -20,8 +20,11 @@ from pipeline.store.keys import Keys
 from pipeline.store.ledger import Entry, Ledger
 from pipeline.store.marks import Holding, JobLocks, Marks
 from pipeline.store.outbox import Delivery, Outbox, OutboxMessage
+from pipeline.store.runs import TaskRuns
+from pipeline.store.watch import Checkpoint, WatchState
 
 __all__ = [
+    "Checkpoint",
     "Deadline",
     "Deadlines",
     "Delivery",
@@ -36,6 +39,8 @@ __all__ = [
     "Outbox",
     "OutboxMessage",
     "Store",
+    "TaskRuns",
+    "WatchState",
     "connect",
 ]
 
@@ -86,3 +91,17 @@ class Store:
     def outbox(self) -> Outbox:
         """The outbox stream."""
         return Outbox(self.client, self.keys)
+
+    @cached_property
+    def runs(self) -> TaskRuns:
+        """The run bookkeeping of task messages (starts, lock, ledger, failures)."""
+        return TaskRuns(self.client, self.keys, self.jobs, self.locks, self.ledger)
+
+    @cached_property
+    def watch(self) -> WatchState:
+        """The watcher's lease and positions, per-job event notes, rabbits' health."""
+        return WatchState(self.client, self.keys)
+
+    def close(self) -> None:
+        """Close the Redis connections (a command-line tool that is done)."""
+        self.client.close()

@@ -1,4 +1,4 @@
-"""Every Redis key we write, under one prefix (DESIGN.md §8)."""
+"""Every Redis key we write, under one prefix."""
 
 from __future__ import annotations
 

@@ -1,4 +1,2 @@
-"""Celery tasks: thin wrappers that observe, call ``pipeline.states``, then act.
-
-Filled by the platform and lifecycle issues.
-"""
+"""The Celery tasks: each reads what its decision needs, calls ``pipeline.states``, and
+performs the actions it returns (``pipeline.tasks.act``)."""

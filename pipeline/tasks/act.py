@@ -1,30 +1,54 @@
-"""Carry out the actions ``pipeline.states`` decided, each one idempotently (DESIGN.md §4)."""
+"""Carry out the actions ``pipeline.states`` decided, each one idempotently.
+
+:func:`perform` dispatches the closed :data:`~pipeline.states.actions.Action`
+union with ``match``; ``assert_never`` makes mypy prove every action is
+handled. An action may end the list: a refusal by DWS (the refusal's
+exception is sent), a Workflow found gone (the action's ``if_gone`` is
+performed instead), or a duplicate hook that finds the Workflow moved on.
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
 from contextlib import suppress
-from typing import Any
+from typing import Any, NoReturn, assert_never
 
 from pipeline.clients.k8s import DwsClient
-from pipeline.errors import Conflict, NotFound
+from pipeline.errors import AlreadyExists, Conflict, Forbidden, NotFound, TemporaryError
 from pipeline.model.job import JobRecord
 from pipeline.states.actions import (
     Action,
     ArmDeadline,
+    CreateRecord,
+    CreateWorkflow,
     DeleteWorkflow,
+    DisableComputes,
+    DisableRabbit,
     DisarmDeadline,
+    FinishJob,
+    ForceReady,
     PatchComputes,
     PatchDesiredState,
+    PatchServers,
     RemoveFinalizer,
     SendOnce,
     UpdateJob,
 )
+from pipeline.states.hooks import name_of, refused
 from pipeline.store import OutboxMessage, Store
 from pipeline.tasks import timeouts
 
 log = logging.getLogger("coral2_pipeline.act")
+
+
+class _Stop(Exception):
+    """The rest of the actions is not to be done; ``done``: nothing went wrong (a
+    duplicate found its work done), else the list failed (refused, Workflow gone)."""
+
+    def __init__(self, *, done: bool) -> None:
+        super().__init__()
+        self.done = done
 
 
 def _updater(changes: dict[str, Any]) -> Callable[[JobRecord], JobRecord]:
@@ -34,6 +58,130 @@ def _updater(changes: dict[str, Any]) -> Callable[[JobRecord], JobRecord]:
     return change
 
 
+class _Performer:
+    def __init__(
+        self,
+        store: Store,
+        dws: DwsClient,
+        jobid: int,
+        workflow: dict[str, Any] | None,
+        retention_s: float,
+    ) -> None:
+        self.store, self.dws, self.jobid = store, dws, jobid
+        self.name = name_of(jobid)
+        self.known = workflow  # the copy the first Workflow change may start from
+        self.retention_s = retention_s
+
+    def _current(self) -> dict[str, Any] | None:
+        current, self.known = self.known, None
+        return current
+
+    def _exists(self) -> bool:
+        try:
+            self.dws.get_workflow(self.name)
+        except NotFound:
+            return False
+        return True
+
+    def _instead(self, actions: Sequence[Action] | None, error: Exception) -> NoReturn:
+        """Perform ``actions`` instead of the rest (None: raise ``error``)."""
+        if actions is None:
+            raise error
+        self.run(actions)
+        raise _Stop(done=False) from error
+
+    def run(self, actions: Sequence[Action]) -> None:
+        sends: list[tuple[OutboxMessage, str]] = []  # consecutive SendOnce: one round trip
+        for index, action in enumerate(actions):
+            if isinstance(action, SendOnce):
+                sends.append((OutboxMessage(action.kind, self.jobid, action.payload), action.mark))
+                if index + 1 == len(actions) or not isinstance(actions[index + 1], SendOnce):
+                    self.store.outbox.append_all_once(self.jobid, sends)
+                    sends = []
+                continue
+            self.one(action)
+
+    def one(self, action: Action) -> None:
+        store, dws, name = self.store, self.dws, self.name
+        match action:
+            case CreateRecord(record):
+                store.jobs.create(record)
+            case UpdateJob(changes):
+                store.jobs.update(self.jobid, _updater(changes))
+            case FinishJob():
+                store.jobs.finish(self.jobid, self.retention_s)
+            case CreateWorkflow(body, refused_as):
+                try:
+                    dws.create_workflow(body)
+                except AlreadyExists:
+                    pass
+                except Forbidden as exc:
+                    self._instead(refused(self.jobid, refused_as, str(exc)), exc)
+            case PatchDesiredState(expected, desired, if_moved_on, if_gone):
+                self._move(expected, desired, if_moved_on, if_gone)
+            case PatchServers(server, namespace, sets, if_gone):
+                try:
+                    dws.patch_servers(server, sets, namespace=namespace)
+                except NotFound as exc:
+                    if self._exists():
+                        raise
+                    self._instead(if_gone, exc)
+            case PatchComputes(hosts):
+                dws.patch_computes(name, [{"name": h} for h in hosts])
+            case ForceReady():
+                dws.patch("workflows", name, {"spec": {"forceReady": True}})
+            case RemoveFinalizer():
+                with suppress(NotFound):
+                    dws.remove_finalizer(name, current=self._current())
+            case DeleteWorkflow():
+                with suppress(NotFound):
+                    dws.remove_finalizer(name, current=self._current())
+                dws.delete_workflow(name)
+            case DisableComputes(nodes):
+                dws.patch_system_status({"data": {"nodes": dict.fromkeys(nodes, "Disabled")}})
+            case DisableRabbit(rabbit, reason, date):
+                body = {
+                    "metadata": {"annotations": {"disable_reason": reason, "disable_date": date}},
+                    "spec": {"state": "Disabled"},
+                }
+                with suppress(NotFound):
+                    dws.patch_storage(rabbit, body)
+            case SendOnce(kind, payload, mark):
+                store.outbox.append_once(OutboxMessage(kind, self.jobid, payload), mark)
+            case ArmDeadline(kind, due, token):
+                timeouts.arm(store, self.jobid, kind, due, token or f"{kind}@{due:.3f}")
+            case DisarmDeadline(kind):
+                timeouts.disarm(store, self.jobid, kind)
+            case _:
+                assert_never(action)
+
+    def _move(
+        self,
+        expected: str | None,
+        desired: str,
+        if_moved_on: str,
+        if_gone: tuple[Action, ...] | None,
+    ) -> None:
+        try:
+            self.dws.patch_desired_state(
+                self.name, desired, expected_state=expected, current=self._current()
+            )
+        except NotFound as exc:
+            self._instead(if_gone, exc)
+        except Conflict as exc:
+            if if_moved_on == "continue":
+                log.info("job %s: %s (the workflow moved on)", self.jobid, exc)
+                return
+            try:
+                asked = (self.dws.get_workflow(self.name).get("spec") or {}).get("desiredState")
+            except NotFound as gone:
+                self._instead(if_gone, gone)
+            if asked != expected:
+                raise _Stop(done=True) from exc  # a duplicate: the Workflow has moved on
+            # still asked for ``expected``: it kept changing under the patch; try again later
+            raise TemporaryError(f"job {self.jobid}: {exc}") from exc
+
+
 def perform(
     store: Store,
     dws: DwsClient,
@@ -41,48 +189,20 @@ def perform(
     actions: Sequence[Action],
     *,
     workflow: dict[str, Any] | None = None,
-) -> None:
-    """Perform ``actions`` for ``jobid`` in order.
+    retention_s: float = 0.0,
+) -> bool:
+    """Perform ``actions`` for ``jobid`` in order; return False when one failed them (a
+    refusal, a Workflow found gone), True when all were done or a duplicate hook found
+    them done already.
 
     ``workflow``: the Workflow the actions were decided on, just read; the
     first change to it starts from that copy instead of reading it again
     (resourceVersion-guarded, so a stale copy costs a conflict, not a lost
-    update). Later changes read afresh.
+    update). Later changes read afresh. ``retention_s``: how long a finished
+    job's record is kept (``pipeline.retention``).
     """
-    name = f"fluxjob-{jobid}"
-    known = workflow
-    sends: list[tuple[OutboxMessage, str]] = []  # consecutive SendOnce: one round trip
-    for index, action in enumerate(actions):
-        if isinstance(action, SendOnce):
-            sends.append((OutboxMessage(action.kind, jobid, action.payload), action.mark))
-            if index + 1 == len(actions) or not isinstance(actions[index + 1], SendOnce):
-                store.outbox.append_all_once(jobid, sends)
-                sends = []
-            continue
-        current = None  # the copy this action may start from: only the first Workflow change's
-        if isinstance(action, (PatchDesiredState, RemoveFinalizer, DeleteWorkflow)):
-            current, known = known, None
-        if isinstance(action, PatchDesiredState):
-            try:
-                dws.patch_desired_state(
-                    name, action.desired, expected_state=action.expected, current=current
-                )
-            except Conflict as exc:
-                log.info("job %s: %s (the workflow moved on)", jobid, exc)
-        elif isinstance(action, PatchComputes):
-            dws.patch_computes(name, [{"name": h} for h in action.hosts])
-        elif isinstance(action, RemoveFinalizer):
-            with suppress(NotFound):
-                dws.remove_finalizer(name, current=current)
-        elif isinstance(action, DeleteWorkflow):
-            with suppress(NotFound):
-                dws.remove_finalizer(name, current=current)
-            dws.delete_workflow(name)
-        elif isinstance(action, UpdateJob):
-            store.jobs.update(jobid, _updater(action.changes))
-        elif isinstance(action, ArmDeadline):
-            timeouts.arm(store, jobid, action.kind, action.due, f"{action.kind}@{action.due:.3f}")
-        elif isinstance(action, DisarmDeadline):
-            timeouts.disarm(store, jobid, action.kind)
-        else:  # pragma: no cover - the Action set is closed
-            raise TypeError(f"unknown action {action!r}")
+    try:
+        _Performer(store, dws, jobid, workflow, retention_s).run(actions)
+    except _Stop as stop:
+        return stop.done
+    return True

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 
-from pipeline.tasks.base import PipelineTask, pipeline_task, reprs
+from pipeline.platform.task import PipelineTask, pipeline_task, reprs
 
 log = logging.getLogger("coral2_pipeline.housekeeping")
 
@@ -31,7 +31,7 @@ def redeliver(task: PipelineTask) -> int:
     only slow is an idempotent no-op.
     """
     ledger = task.store.ledger
-    resend_after_s = float(task.app.conf.coral2_resend_after_s)
+    resend_after_s = task.settings.pipeline.resend_after
     now = time.time()
     sent = 0
     for entry in ledger.due(now):

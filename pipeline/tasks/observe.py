@@ -11,17 +11,17 @@ what it saw in the job record, then runs the pure
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from typing import Any
 
 from pipeline.errors import KubeError, NotFound
+from pipeline.model.job import Teardown
+from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.states import Snapshot, WorkflowState, decide
 from pipeline.store import JobRecord, Keys
 from pipeline.store.jobs import parse_notes
 from pipeline.tasks.act import perform
-from pipeline.tasks.base import PipelineTask, pipeline_task
 
 log = logging.getLogger("coral2_pipeline.observe")
 
@@ -45,8 +45,10 @@ def observe(task: PipelineTask, jobid: int) -> str | None:
         workflow = task.dws.get_workflow(f"fluxjob-{jobid}")
     except NotFound:
         gone = store.jobs.update(jobid, lambda r: r.model_copy(update={"state": "deleted"}))
-        if gone is None or gone.deleted or gone.observed_rv:  # not merely not created yet
-            store.jobs.finish(jobid, task.app.conf.coral2_retention_s)  # keep it a while
+        if (
+            gone is None or gone.teardown == Teardown.DELETED or gone.observed_rv
+        ):  # not merely not created yet
+            store.jobs.finish(jobid, task.settings.pipeline.retention)  # keep it a while
         return None
     status: dict[str, Any] = workflow.get("status") or {}
     state = status.get("state") or "new"
@@ -62,11 +64,12 @@ def observe(task: PipelineTask, jobid: int) -> str | None:
         ),
         default=JobRecord(jobid=jobid, workflow=workflow["metadata"]["name"]),
     )
-    if record is not None and task.app.conf.coral2_lifecycle:
+    if record is not None and not task.settings.pipeline.observe_only:
         snapshot = _snapshot(task, workflow)
-        settings = task.app.conf.coral2_rabbit
+        settings = task.settings.rabbit
         actions = decide(snapshot, record, time.time(), settings)
-        perform(store, task.dws, jobid, actions, workflow=workflow)
+        retention = task.settings.pipeline.retention
+        perform(store, task.dws, jobid, actions, workflow=workflow, retention_s=retention)
     return summary
 
 
@@ -80,7 +83,7 @@ def _snapshot(task: PipelineTask, workflow: dict[str, Any]) -> Snapshot:
     if bare.complete(WorkflowState.PRE_RUN):
         token = task.dws.workflow_token(workflow)
     movements: tuple[dict[str, Any], ...] = ()
-    limit = task.app.conf.coral2_rabbit.save_datamovements
+    limit = task.settings.rabbit.save_datamovements
     if bare.complete(WorkflowState.DATA_OUT) and limit > 0:
         try:
             movements = tuple(task.dws.datamovements(workflow["metadata"]["name"], limit))
@@ -99,7 +102,7 @@ def observe_storage(task: PipelineTask, name: str) -> dict[str, Any] | None:
     try:
         storage = task.dws.get("storages", name)
     except NotFound:
-        store.client.hdel(store.keys.rabbits, name)
+        store.watch.forget_rabbit(name)
         return None
     status = storage.get("status") or {}
     health = {
@@ -111,14 +114,9 @@ def observe_storage(task: PipelineTask, name: str) -> dict[str, Any] | None:
             if c.get("status") != "Ready"
         ),
     }
-    store.client.hset(store.keys.rabbits, name, json.dumps(health))
+    store.watch.set_rabbit(name, health)
     return health
 
-
-#: How long a job's "observe pending" mark lives (s): it coalesces events while an observe
-#: waits in the queue; should that message ever be lost, the next event or resync after
-#: this long queues another (a duplicate observe is harmless, a stuck job is not).
-PENDING_TTL_S = 30
 
 #: A Workflow event no observe has read after this long (s) was lost: resync observes it.
 RESYNC_AFTER_S = 10.0
@@ -155,7 +153,7 @@ def resync(task: PipelineTask) -> int:
     """
     store = task.store
     now = time.time()
-    seen = parse_notes(store.client.hgetall(store.keys.workflow_seen))
+    seen = parse_notes(store.watch.seen())
     due: list[int] = []
     for jobid, (observed_rv, observed_at) in sorted(store.jobs.observed().items()):
         rv, at = seen.pop(jobid, (observed_rv, now))
@@ -165,7 +163,7 @@ def resync(task: PipelineTask) -> int:
     due += [jobid for jobid, (_, at) in seen.items() if now - at > RESYNC_AFTER_S]
     count = 0
     for jobid in due:
-        if store.client.set(store.keys.observe_pending(jobid), "1", nx=True, ex=PENDING_TTL_S):
+        if store.watch.mark_pending(jobid):
             task.enqueue("dws.observe", jobid=jobid)
             count += 1
     return count

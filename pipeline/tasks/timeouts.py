@@ -1,4 +1,4 @@
-"""Deadline tasks: the 1-second sweep and the firing of one deadline (DESIGN.md §5).
+"""Deadline tasks: the 1-second sweep and the firing of one deadline.
 
 A deadline is armed by writing its token into the job record
 (``deadlines[kind] = token``) and adding it to the sorted set; it is
@@ -14,9 +14,9 @@ import time
 from collections.abc import Callable
 
 from pipeline.errors import PermanentError
+from pipeline.platform.task import PipelineTask, pipeline_task, reprs
 from pipeline.store import Deadline, JobRecord, Store
 from pipeline.store.deadlines import noted_id
-from pipeline.tasks.base import PipelineTask, pipeline_task, reprs
 
 log = logging.getLogger("coral2_pipeline.timeouts")
 
@@ -82,7 +82,7 @@ def sweep(task: PipelineTask, limit: int = 500) -> int:
     ``housekeeping.redeliver`` sends them later.
     """
     store = task.store
-    resend_after_s = float(task.app.conf.coral2_resend_after_s)
+    resend_after_s = task.settings.pipeline.resend_after
     due = store.deadlines.claim_due(
         time.time(), limit=limit, note_as=FIRE, resend_after_s=resend_after_s
     )

@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from pipeline.demo import SAMPLE_JOBS, run_demo
+from pipeline.sim.demo.model import SAMPLE_JOBS, run_demo
 
 
 def test_the_demo_ends_with_every_sample_job_as_expected() -> None:

@@ -1,4 +1,4 @@
-"""DirectiveBreakdown objects as DWS serves them (dws.md §6.8), for the tests."""
+"""DirectiveBreakdown objects as DWS serves them, for the tests."""
 
 from __future__ import annotations
 

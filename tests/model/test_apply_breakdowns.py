@@ -1,4 +1,4 @@
-"""apply_breakdowns rewrites jobspec resources exactly as flux-coral2 does (§4.1)."""
+"""apply_breakdowns rewrites jobspec resources exactly as flux-coral2 does."""
 
 from __future__ import annotations
 

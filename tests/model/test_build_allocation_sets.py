@@ -1,4 +1,4 @@
-"""Servers allocation sets are built as flux-coral2 builds them (§4.2)."""
+"""Servers allocation sets are built as flux-coral2 builds them."""
 
 from __future__ import annotations
 

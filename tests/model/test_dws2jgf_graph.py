@@ -1,4 +1,4 @@
-"""dws2jgf builds the same graph as flux dws2jgf (reference §6.2 cases)."""
+"""dws2jgf builds the same graph as flux dws2jgf."""
 
 from __future__ import annotations
 

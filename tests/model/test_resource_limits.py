@@ -1,4 +1,4 @@
-"""Per-node policy maximums are enforced in flux-coral2's order with its message (§4.3)."""
+"""Per-node policy maximums are enforced in flux-coral2's order with its message."""
 
 from __future__ import annotations
 

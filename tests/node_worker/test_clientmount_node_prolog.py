@@ -11,10 +11,10 @@ import pytest
 from kubernetes import client
 
 from node_worker import perilog
-from node_worker.agent import SimulatedAgent
 from pipeline.clients.k8s import DwsClient
 from pipeline.model.workflow import WORKFLOW_LABEL, workflow_body
-from pipeline.sim.kube_api import KubeApiServer
+from pipeline.sim.kube.api import KubeApiServer
+from pipeline.sim.node.agent import SimulatedAgent
 from pipeline.store import Store
 
 

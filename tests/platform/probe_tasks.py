@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 from pipeline.errors import PermanentError, TemporaryError
-from pipeline.tasks.base import PipelineTask, pipeline_task
+from pipeline.platform.task import PipelineTask, pipeline_task
 
 
 @pipeline_task(

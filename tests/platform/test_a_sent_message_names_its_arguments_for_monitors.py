@@ -14,10 +14,10 @@ from typing import Any
 
 import redis
 
-from pipeline.app import create_app
+from pipeline.platform.app import create_app
+from pipeline.platform.task import dispatch
 from pipeline.settings import load_settings
 from pipeline.store import Store
-from pipeline.tasks.base import dispatch
 
 
 def _sent_headers(redis_url: str, name: str, kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import redis
 
-from pipeline.app import create_app
+from pipeline.platform.app import create_app
 from pipeline.settings import load_settings
 
 

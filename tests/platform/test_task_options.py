@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.celery_config import celery_config
+from pipeline.platform.config import celery_config
+from pipeline.platform.task import QueueRouter, node_queue, pipeline_task
 from pipeline.settings import load_settings
-from pipeline.tasks.base import QueueRouter, node_queue, pipeline_task
 
 
 def test_an_unknown_option_fails_at_declaration_naming_it() -> None:

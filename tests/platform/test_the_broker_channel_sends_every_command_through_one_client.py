@@ -1,4 +1,4 @@
-"""The broker channel sends every command through one Redis client (pipeline/broker.py),
+"""The broker channel sends every command through one Redis client (pipeline/platform/broker.py),
 and messages still wait in kombu's unacked index until they are acknowledged."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 import redis
 from kombu import Connection
 
-from pipeline.broker import RedisTransport, SentinelTransport
+from pipeline.platform.broker import RedisTransport, SentinelTransport
 from tests.sentinel import sentinel_cluster
 
 __all__ = ["sentinel_cluster"]  # the fixture

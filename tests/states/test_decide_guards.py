@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pipeline.model.job import Teardown
 from pipeline.states import WorkflowState, decide
 from pipeline.states.actions import PatchDesiredState
 from tests.states.factory import job, settings, snapshot, xfs_breakdown
@@ -19,7 +20,7 @@ def test_a_state_the_controller_has_not_entered_yet_gets_nothing() -> None:
 
 
 def test_a_torn_down_job_only_finishes_teardown() -> None:
-    assert decide(snapshot("Setup"), job(toredown=True), 0.0, settings()) == []
+    assert decide(snapshot("Setup"), job(teardown=Teardown.ASKED), 0.0, settings()) == []
 
 
 states = st.sampled_from([s.value for s in WorkflowState])
@@ -33,10 +34,10 @@ states = st.sampled_from([s.value for s in WorkflowState])
     st.floats(min_value=0, max_value=1e9),
 )
 def test_decisions_are_deterministic_and_only_move_forward(
-    state: str, ready: bool, status: str, toredown: bool, now: float
+    state: str, ready: bool, status: str, asked: bool, now: float
 ) -> None:
     snap = snapshot(state, ready=ready, status=status, breakdowns=(xfs_breakdown(4),))
-    record = job(toredown=toredown)
+    record = job(teardown=Teardown.ASKED if asked else Teardown.NOT_ASKED)
     first = decide(snap, record, now, settings())
     assert first == decide(snap, record, now, settings())
     order = [s.value for s in WorkflowState]

@@ -1,4 +1,4 @@
-"""Error raises a job exception; TransientCondition is tracked against tc_timeout (§3.6)."""
+"""Error raises a job exception; TransientCondition is tracked against tc_timeout."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""Setup, DataIn, PreRun, PostRun and DataOut completions do what flux-coral2 does (§3.4)."""
+"""Setup, DataIn, PreRun, PostRun and DataOut completions do what flux-coral2 does."""
 
 from __future__ import annotations
 
 import pytest
 
+from pipeline.model.job import Teardown
 from pipeline.states import decide
 from pipeline.states.actions import (
     ArmDeadline,
@@ -84,7 +85,7 @@ def test_dataout_saves_failed_datamovements_first_and_marks_the_job_torn_down() 
         if isinstance(a, SendOnce) and a.payload.get("key") == "rabbit_datamovements"
     )
     assert [m["metadata"]["name"] for m in saved] == ["bad"]
-    assert UpdateJob({"toredown": True}) in actions
+    assert UpdateJob({"teardown": Teardown.ASKED}) in actions
 
 
 def test_no_datamovements_are_saved_unless_asked() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pipeline.model.job import Epilog, Teardown
 from pipeline.states import decide
 from pipeline.states.actions import DeleteWorkflow, RemoveFinalizer, SendOnce, UpdateJob
 from tests.states.factory import job, settings, snapshot
@@ -14,17 +15,19 @@ def test_an_active_teardown_removes_the_flux_finalizer() -> None:
 
 
 def test_a_complete_teardown_releases_the_epilog_and_deletes() -> None:
-    actions = decide(snapshot("Teardown"), job(toredown=True), 0.0, settings())
+    actions = decide(snapshot("Teardown"), job(teardown=Teardown.ASKED), 0.0, settings())
     assert SendOnce("epilog-remove", {"id": 42}, "epilog-remove") in actions
     assert DeleteWorkflow() in actions
-    assert UpdateJob({"deleted": True, "epilog_removed": True}) in actions
+    assert UpdateJob({"teardown": Teardown.DELETED, "epilog": Epilog.RELEASED}) in actions
 
 
 def test_an_aborted_job_gets_no_epilog_remove() -> None:
-    actions = decide(snapshot("Teardown"), job(toredown=True, epilog_removed=True), 0.0, settings())
+    aborted = job(teardown=Teardown.ASKED, epilog=Epilog.ABANDONED)
+    actions = decide(snapshot("Teardown"), aborted, 0.0, settings())
     assert not any(isinstance(a, SendOnce) and a.kind == "epilog-remove" for a in actions)
     assert DeleteWorkflow() in actions
+    assert UpdateJob({"teardown": Teardown.DELETED}) in actions
 
 
 def test_a_deleted_job_is_left_alone() -> None:
-    assert decide(snapshot("Teardown"), job(deleted=True), 0.0, settings()) == []
+    assert decide(snapshot("Teardown"), job(teardown=Teardown.DELETED), 0.0, settings()) == []

@@ -1,0 +1,98 @@
+"""flux-python, the Python bindings of flux-core: the only module that imports ``flux``.
+
+:class:`FluxHandle` is one handle on the Flux instance the bridge runs in:
+RPCs and job KVS puts (raising :class:`~pipeline.errors.FluxError` on an
+error answer and :class:`~pipeline.errors.FluxUnreachable` when the broker
+cannot be reached), and the reactor the bridge serves its requests and
+timers on. flux-python is the optional ``flux`` extra; without it the
+bridge stops with a :class:`~pipeline.errors.ConfigError` saying what to do.
+"""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Callable
+from typing import Any
+
+from pipeline.errors import ConfigError, FluxError, FluxUnreachable
+
+MISSING = (
+    "needs flux-python, the Python bindings of flux-core, and could not import it "
+    "({error}). Run the bridge on a Flux node where "
+    "`python3 -c 'import flux'` works (flux-core's python3 bindings, or "
+    "`pip install 'coral2-pipeline[flux]'` matching the installed flux-core), "
+    "under the instance owner, e.g. from the system instance's rc1."
+)
+UNREACHABLE = {errno.ECONNRESET, errno.EPIPE, errno.ENOTCONN, errno.EHOSTUNREACH, errno.ENODEV}
+
+#: A request's callback: (topic, payload) → the answer to send back.
+Responder = Callable[[str, Any], dict[str, Any]]
+
+
+def import_flux() -> Any:
+    """Import ``flux``; raise ConfigError with what to do when it is missing."""
+    try:
+        import flux
+        import flux.constants
+        import flux.job
+    except ImportError as exc:
+        raise ConfigError(MISSING.format(error=exc)) from exc
+    return flux
+
+
+def _translated(exc: OSError) -> Exception:
+    if exc.errno in UNREACHABLE:
+        return FluxUnreachable(str(exc))
+    return FluxError(exc.strerror or str(exc))
+
+
+class FluxHandle:
+    """One handle on the enclosing Flux instance (``flux.Flux()``)."""
+
+    def __init__(self, flux: Any | None = None, handle: Any | None = None) -> None:
+        self.flux = flux or import_flux()
+        self.handle = handle or self.flux.Flux()
+        self._watchers: list[Any] = []
+
+    def rpc(self, topic: str, payload: dict[str, Any], nodeid: int = 0) -> dict[str, Any]:
+        """Send one RPC and wait for its answer."""
+        try:
+            answer = self.handle.rpc(topic, payload, nodeid=nodeid).get()
+        except OSError as exc:
+            raise _translated(exc) from exc
+        return answer if isinstance(answer, dict) else {}
+
+    def kvs_put(self, jobid: int, key: str, value: Any) -> None:
+        """Put ``key`` in the job's KVS directory and commit."""
+        try:
+            kvsdir = self.flux.job.job_kvs(self.handle, jobid)
+            kvsdir[key] = value
+            kvsdir.commit()
+        except OSError as exc:
+            raise _translated(exc) from exc
+
+    def serve(self, service: str, methods: list[str], respond: Responder) -> None:
+        """Register ``service`` and answer each ``<service>.<method>`` request with
+        ``respond(topic, payload)``."""
+
+        def on_request(h: Any, _type: int, msg: Any, _arg: Any) -> None:
+            h.respond(msg, respond(msg.topic, msg.payload))
+
+        self.handle.service_register(service).get()
+        request = self.flux.constants.FLUX_MSGTYPE_REQUEST
+        for method in methods:
+            self._watchers.append(
+                self.handle.msg_watcher_create(on_request, request, f"{service}.{method}")
+            )
+
+    def every(self, period_s: float, callback: Callable[[], None]) -> None:
+        """Call ``callback`` every ``period_s`` seconds while the reactor runs."""
+        self._watchers.append(
+            self.handle.timer_watcher_create(period_s, lambda *_: callback(), repeat=period_s)
+        )
+
+    def run(self) -> None:
+        """Start the registered watchers and run the reactor until it stops."""
+        for watcher in self._watchers:
+            watcher.start()
+        self.handle.reactor_run()

@@ -1,0 +1,64 @@
+"""The Celery application of the pipeline, built from the settings.
+
+The task modules attach their tasks to it as Celery's ``include`` (every
+process that builds the app imports them), so this room knows them by name
+only and the tasks sit above it. ``pipeline.app`` is the process entry point
+``celery -A pipeline.app`` loads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from celery import Celery
+
+from beat_schedules.schedule import SCHEDULE
+from pipeline.platform.config import celery_config
+from pipeline.platform.task import dispatch, store_of
+from pipeline.settings import Settings, load_settings
+
+#: The modules whose tasks every pipeline process registers.
+TASK_MODULES = (
+    "pipeline.tasks.dws",
+    "pipeline.tasks.deadlines",
+    "pipeline.tasks.housekeeping",
+    "pipeline.tasks.observe",
+    "pipeline.tasks.timeouts",
+)
+
+
+def create_app(settings: Settings | None = None, *, set_current: bool = True) -> Celery:
+    """Return a configured Celery app with every pipeline task registered.
+
+    ``set_current=False`` makes a sender-only app that leaves the process's
+    current app alone (command-line tools inside a larger process, tests).
+    """
+    settings = settings or load_settings()
+    celery = Celery("coral2_pipeline", set_as_current=set_current, include=TASK_MODULES)
+    if set_current:
+        celery.set_default()  # worker threads resolve shared tasks through the default app
+    celery.conf.update(celery_config(settings))
+    celery.conf.beat_schedule = SCHEDULE
+    celery.loader.import_default_modules()  # TASK_MODULES: their shared tasks bind to it
+    # bind the shared tasks now: send_task() routes by the task found in the app's registry
+    # without finalizing it, so an unfinalized app would send every task to the default queue
+    celery.finalize(auto=True)
+    return celery
+
+
+def sender(celery: Celery) -> Callable[[str, dict[str, Any]], None]:
+    """Return how the hooks and the watcher enqueue a task by name: fire and forget.
+
+    It goes through :func:`pipeline.platform.task.dispatch`: the message is
+    noted in the ledger (so one the broker loses is sent again), then sent
+    through the registered task's ``apply_async``, so the task's own options
+    apply — its queue, and ``keep_result``: ``send_task`` would subscribe
+    this process to a result channel for every message it sends and nobody
+    would ever read it.
+    """
+
+    def send(name: str, kwargs: dict[str, Any]) -> None:
+        dispatch(celery, store_of(celery), name, kwargs)
+
+    return send

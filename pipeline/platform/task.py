@@ -1,0 +1,276 @@
+"""The one base Task class and the task decorator: every cross-cutting concern lives here.
+
+* **Options validated at import.** :func:`pipeline_task` accepts only the
+  options it knows and a queue from :data:`FIXED_QUEUES`; anything else
+  raises ``ValueError`` naming it, so a typo fails when the module loads.
+  Node-pinned tasks are sent to ``node.<hostname>`` only through
+  :func:`node_queue`.
+* **Per-job lock.** A task declared with ``lock_job=True`` holds the job's
+  Redis lock (owner token, expiry) for its whole run; tasks of different
+  jobs run in parallel.
+* **Errors → behaviour.** :class:`~pipeline.errors.TemporaryError` retries
+  with capped exponential backoff (or the error's own ``delay_s`` if
+  longer); :class:`~pipeline.errors.PermanentError` is recorded in
+  ``<prefix>:failures`` and the task ends without retrying.
+* **Poison messages.** Every start of a message increments a counter in
+  Redis; past ``max_attempts`` the message is recorded as failed and
+  dropped instead of crashing workers forever.
+* **No lost messages.** :func:`dispatch` notes every message in the
+  store's ledger before sending it; a task crosses its entry out when it
+  ends (success, permanent failure, dropped), a retry postpones it, and
+  ``housekeeping.redeliver`` sends again the entries left without an
+  outcome (``pipeline/store/ledger.py`` says which broker window loses them).
+* **Log context.** Records carry ``jobid``, ``task`` and ``attempt``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from functools import cache, cached_property
+from typing import Any
+
+from celery import Celery, Task, shared_task
+from celery.app.amqp import AMQP
+
+from pipeline.clients.k8s import DwsClient, api_client
+from pipeline.errors import PermanentError, StoreUnavailable, TemporaryError
+from pipeline.platform.routing import NODE_QUEUE_PREFIX, QueueRouter, node_queue
+from pipeline.settings import Settings
+from pipeline.store import Holding, Keys, Store
+
+log = logging.getLogger("coral2_pipeline.tasks")
+
+__all__ = [
+    "NODE_QUEUE_PREFIX",
+    "PipelineTask",
+    "QueueRouter",
+    "dispatch",
+    "node_queue",
+    "pipeline_task",
+    "reprs",
+    "settings_of",
+    "store_of",
+]
+
+FIXED_QUEUES = frozenset({"lifecycle", "timeouts", "housekeeping"})
+
+#: The per-job lock lives this long past its holder's last heartbeat (a killed worker's
+#: lock frees within it); the holder renews it every third of it.
+LOCK_TTL_S = 10.0
+
+KNOWN_OPTIONS = frozenset(
+    {
+        "queue",
+        "lock_job",
+        "max_attempts",
+        "time_limit_s",
+        "retry_base_s",
+        "retry_cap_s",
+        "max_retries",
+        "keep_result",
+        "clears",
+    }
+)
+
+
+@cache
+def _store(url: str, prefix: str) -> Store:
+    return Store.from_url(url, prefix)
+
+
+def settings_of(app: Celery) -> Settings:
+    """The settings ``app`` was built from (``pipeline.platform.config``)."""
+    settings: Settings = app.conf.coral2_settings
+    return settings
+
+
+def store_of(app: Celery) -> Store:
+    """The Redis store of ``app``'s settings (one client per process)."""
+    settings = settings_of(app)
+    return _store(settings.store_url, settings.pipeline.key_prefix)
+
+
+def dispatch(
+    app: Celery, store: Store, name: str, kwargs: dict[str, Any], *, queue: str | None = None
+) -> str:
+    """Send task ``name`` with ``kwargs`` through its own ``apply_async``; return the task id.
+
+    The message is noted in the ledger first, so a message the broker loses
+    is sent again (``housekeeping.redeliver``). Should the send itself fail,
+    the entry is crossed out and the error raised: the caller knows nothing
+    was sent, and nothing is sent behind its back later.
+    """
+    task_id = str(uuid.uuid4())
+    resend_after_s = settings_of(app).pipeline.resend_after
+    store.ledger.note(
+        task_id, name, kwargs, now=time.time(), resend_after_s=resend_after_s, queue=queue
+    )
+    options: dict[str, Any] = {"queue": queue} if queue else {}
+    try:
+        app.tasks[name].apply_async(kwargs=kwargs, task_id=task_id, **options, **reprs(kwargs))
+    except BaseException:
+        try:
+            store.ledger.done(task_id)
+        except StoreUnavailable as exc:  # it will be sent later: tasks are idempotent
+            log.warning("sending %s failed, and so did crossing it out: %s", name, exc)
+        raise
+    return task_id
+
+
+def reprs(kwargs: dict[str, Any]) -> dict[str, str]:
+    """``apply_async`` options that name a message's arguments for monitors (Flower,
+    ``celery inspect``): built-in ``repr``, cut to Celery's own limit. Left to Celery,
+    its pure-Python ``saferepr`` costs several times as much a message — every sender
+    pays it, the watcher once per Workflow it observes."""
+    text, limit = repr(kwargs), AMQP.kwargsrepr_maxsize
+    shown = text if len(text) <= limit else text[: limit - 3] + "..."
+    return {"argsrepr": "()", "kwargsrepr": shown}
+
+
+@cache
+def _dws(
+    host: str | None, kubeconfig: str | None, namespace: str, version: str | None
+) -> DwsClient:
+    return DwsClient(
+        api_client(host=host, kubeconfig=kubeconfig), namespace=namespace, version=version
+    )
+
+
+class PipelineTask(Task):  # type: ignore[misc]
+    """Base class of every pipeline task (see the module docstring)."""
+
+    logical_queue: str = "lifecycle"
+    lock_job: bool = False
+    max_attempts: int = 20
+    retry_base_s: float = 0.5
+    retry_cap_s: float = 60.0
+    #: A key of the job (``Keys`` method of the jobid) deleted as each run starts.
+    clears: Callable[[Keys, int], str] | None = None
+
+    # Each app has its own instance of each task, and an app's settings do not change once
+    # its tasks run: resolved once per instance, not through the settings' lookups per use.
+    @cached_property
+    def settings(self) -> Settings:
+        """The settings of the task's app."""
+        return settings_of(self.app)
+
+    @cached_property
+    def store(self) -> Store:
+        """The Redis store of the app's settings (one client per process)."""
+        return store_of(self.app)
+
+    @cached_property
+    def dws(self) -> DwsClient:
+        """The DWS client of the app's settings (one per process)."""
+        pipeline, rabbit = self.settings.pipeline, self.settings.rabbit
+        return _dws(
+            pipeline.api_host,
+            pipeline.kubeconfig or rabbit.kubeconfig,
+            pipeline.namespace,
+            rabbit.dws_api_version,
+        )
+
+    def enqueue(self, name: str, **kwargs: Any) -> str:
+        """Send task ``name`` with ``kwargs`` through this task's own app (see
+        :func:`dispatch`); return its task id."""
+        return dispatch(self.app, self.store, name, kwargs)
+
+    def record_failure(self, jobid: int | None, reason: str) -> None:
+        """Record a permanent failure of this task message."""
+        entry = {"task": self.name, "jobid": jobid, "reason": reason, "time": time.time()}
+        self.store.runs.record_failure(self.request.id or "eager", entry)
+
+    def _settle(self, holding: Holding | None = None, *, until: float | None = None) -> None:
+        self.store.runs.settle(self.name, self.request.id, holding, until=until)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        jobid = kwargs.get("jobid")
+        lock_jobid = int(jobid) if self.lock_job and jobid is not None else None
+        clears = (
+            self.clears(self.store.keys, int(jobid)) if self.clears and jobid is not None else None
+        )
+        attempt, token = self.store.runs.begin(
+            self.request.id or "eager", lock_jobid=lock_jobid, lock_ttl_s=LOCK_TTL_S, clears=clears
+        )
+        extra = {"jobid": jobid, "task": self.name, "attempt": attempt}
+        if attempt > self.max_attempts:
+            reason = f"dropped after {attempt - 1} starts (poison message?)"
+            log.error("%s: %s", self.name, reason, extra=extra)
+            self.record_failure(jobid, reason)
+            taken = Holding(lock_jobid, token) if lock_jobid is not None and token else None
+            self._settle(taken)
+            return None
+        guard: AbstractContextManager[Holding | None] = (
+            self.store.locks.held(lock_jobid, ttl_s=LOCK_TTL_S, token=token)
+            if lock_jobid is not None
+            else nullcontext()
+        )
+        try:
+            with guard as holding:
+                result = self.run(*args, **kwargs)
+                self._settle(holding)  # lock release and ledger in one round trip
+        except TemporaryError as exc:
+            retries = self.request.retries
+            countdown = max(min(self.retry_cap_s, self.retry_base_s * 2**retries), exc.delay_s)
+            log.warning("%s: %s; retry in %.1fs", self.name, exc, countdown, extra=extra)
+            resend_after_s = self.settings.pipeline.resend_after
+            self._settle(until=time.time() + countdown + resend_after_s)
+            raise self.retry(exc=exc, countdown=countdown) from exc
+        except PermanentError as exc:
+            log.error("%s: %s", self.name, exc, extra=extra)
+            self.record_failure(jobid, str(exc))
+            self._settle()
+            return None
+        # An unexpected error (a bug) leaves the entry: the message is sent again
+        # later, ever more rarely, until max_attempts drops it.
+        return result
+
+
+def pipeline_task(name: str, **options: Any) -> Callable[[Callable[..., Any]], Any]:
+    """Register a task under ``name`` with validated options.
+
+    The function gets its task (a :class:`PipelineTask`) as its first argument,
+    as with Celery's ``bind=True``, then the message's arguments.
+
+    ``queue`` (required): one of ``lifecycle``, ``timeouts``, ``housekeeping``,
+    or ``node`` for node-pinned tasks (sent with ``queue=node_queue(host)``).
+    ``lock_job``: hold the per-job lock. ``max_attempts``, ``time_limit_s``,
+    ``retry_base_s``, ``retry_cap_s``, ``max_retries``. ``keep_result``: store
+    the return value in the result backend (default False: a task's outcome
+    lives in the job record, the outbox and ``<prefix>:failures``, and a
+    stored result nobody reads costs a write, a publish and an hour of Redis
+    memory per task — and a subscription in every process that sends one).
+    """
+    unknown = sorted(set(options) - KNOWN_OPTIONS)
+    if unknown:
+        raise ValueError(
+            f"task {name!r}: unknown options {unknown}; known options: {sorted(KNOWN_OPTIONS)}"
+        )
+    queue = options.get("queue")
+    if queue != "node" and queue not in FIXED_QUEUES:
+        raise ValueError(
+            f"task {name!r}: queue {queue!r} is not one of {sorted(FIXED_QUEUES)} or 'node' "
+            "(node tasks are routed with node_queue(hostname))"
+        )
+    celery_options: dict[str, Any] = {
+        "name": name,
+        "base": PipelineTask,
+        "logical_queue": queue,
+        "lock_job": bool(options.get("lock_job", False)),
+        "max_attempts": int(options.get("max_attempts", PipelineTask.max_attempts)),
+        "retry_base_s": float(options.get("retry_base_s", PipelineTask.retry_base_s)),
+        "retry_cap_s": float(options.get("retry_cap_s", PipelineTask.retry_cap_s)),
+        "max_retries": options.get("max_retries", 20),
+        # a plain function as a class attribute would be bound to the task: keep it unbound
+        "clears": staticmethod(options["clears"]) if options.get("clears") else None,
+        "ignore_result": not options.get("keep_result", False),
+        "bind": True,  # the function's first argument is its task: no proxy lookup per use
+    }
+    if "time_limit_s" in options:
+        celery_options["time_limit"] = float(options["time_limit_s"])
+    decorator: Callable[[Callable[..., Any]], Any] = shared_task(**celery_options)
+    return decorator

@@ -1,0 +1,1 @@
+"""The long-running processes: the watcher, the hooks Flux calls, the Flux bridge."""

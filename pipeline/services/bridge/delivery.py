@@ -1,0 +1,138 @@
+"""Deliver outbox messages to Flux exactly as flux-coral2 sends them.
+
+Every message kind maps to one Flux request:
+
+======================  ============================================================
+kind                    Flux request
+======================  ============================================================
+resource-update         RPC ``job-manager.dws.resource-update``
+prolog-remove           RPC ``job-manager.dws.prolog-remove``
+epilog-remove           RPC ``job-manager.dws.epilog-remove``
+memo                    RPC ``job-manager.memo``
+exception               RPC ``job-manager.raise`` (what ``flux.job.raise`` sends)
+drain / undrain         RPC ``resource.drain`` / ``resource.undrain`` to rank 0
+set-property            RPC ``sched-fluxion-resource.set_property`` (bulk form)
+remove-property         RPC ``sched-fluxion-resource.remove_property`` (bulk form)
+set-status              RPC ``sched-fluxion-resource.set_status``
+kvs-put                 a put in the job's KVS directory, committed
+======================  ============================================================
+
+An error *answer* from Flux is logged and the message acknowledged, as
+coral2_dws only logs responses; a failure to *reach* Flux
+(:class:`FluxUnreachable`) leaves the message unacknowledged so it is
+delivered again — which is safe, since every message is idempotent on the
+Flux side or guarded by a once-mark when it was written.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pipeline.errors import FluxError, FluxUnreachable
+from pipeline.model.hostlist import expand_hostlist
+from pipeline.store.outbox import Delivery, Outbox, OutboxMessage
+
+log = logging.getLogger("coral2_pipeline.bridge")
+
+
+class FluxEndpoint(Protocol):
+    """What the bridge needs from Flux: RPCs and job KVS puts."""
+
+    def rpc(self, topic: str, payload: dict[str, Any], nodeid: int = 0) -> dict[str, Any]:
+        """Send one RPC; return the answer, raise FluxError on an error answer."""
+
+    def kvs_put(self, jobid: int, key: str, value: Any) -> None:
+        """Put ``key`` in the job's KVS directory and commit."""
+
+
+PathOf = Callable[[str], str]
+
+RPC_TOPICS = {
+    "resource-update": "job-manager.dws.resource-update",
+    "prolog-remove": "job-manager.dws.prolog-remove",
+    "epilog-remove": "job-manager.dws.epilog-remove",
+    "memo": "job-manager.memo",
+    "exception": "job-manager.raise",
+    "drain": "resource.drain",
+    "undrain": "resource.undrain",
+    "set-property": "sched-fluxion-resource.set_property",
+    "remove-property": "sched-fluxion-resource.remove_property",
+    "set-status": "sched-fluxion-resource.set_status",
+}
+
+
+def _paths(targets: str, path_of: PathOf) -> list[str]:
+    return [path_of(host) for host in expand_hostlist(targets)]
+
+
+def translate(message: OutboxMessage, path_of: PathOf) -> tuple[str, dict[str, Any]]:
+    """Return the RPC ``(topic, payload)`` flux-coral2 sends for ``message``.
+
+    ``path_of`` maps a hostname to its Fluxion containment path (for the
+    property RPCs). ``kvs-put`` is not an RPC and is refused here.
+    """
+    p = message.payload
+    kind = message.kind
+    if kind == "kvs-put":
+        raise ValueError("kvs-put is a KVS transaction, not an RPC")
+    topic = RPC_TOPICS[kind]
+    if kind == "set-property":
+        return topic, {
+            "sp_resource_path": _paths(p["targets"], path_of),
+            "sp_keyval": f"{p['key']}={p['value']}",
+        }
+    if kind == "remove-property":
+        return topic, {"resource_path": _paths(p["targets"], path_of), "key": p["key"]}
+    if kind == "undrain":
+        return topic, {"targets": p["targets"], "mode": p.get("mode", "force")}
+    return topic, dict(p)
+
+
+@dataclass
+class Deliverer:
+    """Read the outbox as one consumer and deliver each message to ``flux``."""
+
+    outbox: Outbox
+    flux: FluxEndpoint
+    consumer: str
+    path_of: PathOf
+
+    def deliver(self, message: OutboxMessage) -> None:
+        """Deliver one message; an error answer is logged (raise FluxUnreachable to retry)."""
+        try:
+            if message.kind == "kvs-put":
+                assert message.jobid is not None
+                self.flux.kvs_put(message.jobid, message.payload["key"], message.payload["value"])
+                return
+            topic, payload = translate(message, self.path_of)
+            self.flux.rpc(topic, payload)
+        except FluxError as exc:
+            log.warning("%s for job %s: Flux answered: %s", message.kind, message.jobid, exc)
+
+    def run_once(self, *, count: int = 100, block_ms: int | None = None) -> int:
+        """Deliver up to ``count`` messages in order; return how many were delivered.
+
+        The delivered ones are acknowledged together, in one round trip, once
+        the batch ends — also when it ends early, at Flux unreachable or an
+        error. A crash before that acknowledgement delivers them again, as a
+        crash between a delivery and its own acknowledgement always could:
+        every message is safe to deliver twice (module docstring).
+        """
+        delivered: list[str] = []
+        deliveries: list[Delivery] = self.outbox.read(self.consumer, count=count, block_ms=block_ms)
+        try:
+            for delivery in deliveries:
+                try:
+                    self.deliver(delivery.message)
+                except FluxUnreachable as exc:
+                    log.warning(
+                        "Flux unreachable, %s stays in the outbox: %s", delivery.entry_id, exc
+                    )
+                    break
+                delivered.append(delivery.entry_id)
+        finally:
+            self.outbox.ack(*delivered)
+        return len(delivered)

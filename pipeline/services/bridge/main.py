@@ -1,0 +1,57 @@
+"""The bridge's main loop inside the Flux instance: the ``dws`` service and outbox delivery.
+
+:func:`run_bridge` registers the ``dws`` service so the unchanged
+``dws-jobtap.so`` talks to us, answers each request through
+:func:`pipeline.services.bridge.service.serve`, and delivers the outbox on
+a reactor timer, all through one :class:`~pipeline.clients.flux.FluxHandle`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pipeline.clients.flux import FluxHandle
+from pipeline.errors import StoreUnavailable
+from pipeline.model.jgf import containment_path, default_cluster_name
+from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.services.bridge.delivery import Deliverer
+from pipeline.services.bridge.service import serve
+from pipeline.services.hooks import Hooks
+from pipeline.store import Store
+
+log = logging.getLogger("coral2_pipeline.bridge")
+
+METHODS = ["create", "setup", "post_run", "teardown", "abort", "status"]
+
+
+def run_bridge(
+    hooks: Hooks, store: Store, mapping: RabbitMapping | None, *, poll_s: float = 0.05
+) -> None:
+    """Serve ``dws.*`` and deliver the outbox until the reactor stops (SIGTERM/SIGINT)."""
+    handle = FluxHandle()
+    cluster = default_cluster_name()
+
+    def path_of(host: str) -> str:
+        if mapping is None:
+            return f"/{cluster}/{host}"
+        return containment_path(mapping, cluster, host)
+
+    deliverer = Deliverer(store.outbox, handle, f"flux-bridge-{cluster}", path_of)
+
+    def respond(topic: str, payload: Any) -> dict[str, Any]:
+        answer = serve(hooks, store, topic, payload)
+        if not answer["success"]:
+            log.error("coral2_dws.py: %s", answer["errstr"])
+        return answer
+
+    def deliver() -> None:
+        try:
+            deliverer.run_once()
+        except StoreUnavailable as exc:
+            log.warning("outbox: %s", exc)
+
+    handle.serve("dws", METHODS, respond)
+    handle.every(poll_s, deliver)
+    log.info("flux-bridge: serving dws.* and delivering the outbox")
+    handle.run()

@@ -1,0 +1,165 @@
+"""The entry points for Flux: one function per ``dws.*`` RPC of flux-coral2.
+
+Each hook validates its payload completely — malformed directives,
+persistent creation by a non-owner, a negative failure tolerance, bad
+resources or R — **before** anything is created or enqueued (flux-coral2
+creates the Workflow first and validates the tolerance after), then
+enqueues exactly one task. Returning means "accepted"; results reach Flux
+through the outbox. A refusal raises :class:`HookError` whose text is
+flux-coral2's user-error message, for ``{"success": false, "errstr": ...}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pipeline.errors import InputError
+from pipeline.model.directives import (
+    check_persistent_creation,
+    expand_directives,
+    parse_directives,
+)
+from pipeline.model.jobspec import parse_resources
+from pipeline.model.pydantic_errors import problems
+from pipeline.model.resource_set import ResourceSet
+from pipeline.settings import Settings
+
+Enqueue = Callable[[str, dict[str, Any]], None]
+
+
+class HookError(InputError):
+    """Raised when Flux's request is refused; the text goes back as ``errstr``."""
+
+
+class _Payload(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class CreatePayload(_Payload):
+    """``dws.create``."""
+
+    jobid: int = Field(ge=0)
+    userid: int = Field(ge=0)
+    dw_directives: Any
+    resources: list[dict[str, Any]]
+    failure_tolerance: int = 0
+
+
+class SetupPayload(_Payload):
+    """``dws.setup``."""
+
+    jobid: int = Field(ge=0)
+    R: dict[str, Any]
+
+
+class PostRunPayload(_Payload):
+    """``dws.post_run``."""
+
+    jobid: int = Field(ge=0)
+    run_started: bool
+
+
+class JobPayload(_Payload):
+    """``dws.teardown`` and ``dws.abort``."""
+
+    jobid: int = Field(ge=0)
+
+
+def _parse(model: type[_Payload], topic: str, payload: Mapping[str, Any]) -> Any:
+    if not isinstance(payload, Mapping):
+        raise HookError(f"malformed {topic} payload: expected an object, got {payload!r}")
+    data = dict(payload)
+    if (
+        topic == "dws.create"
+        and isinstance(data.get("failure_tolerance"), int)
+        and data["failure_tolerance"] < 0
+    ):
+        raise HookError("dw_failure_tolerance must be a positive integer")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise HookError(f"malformed {topic} payload: " + "; ".join(problems(exc))) from exc
+
+
+class Hooks:
+    """The hooks of one deployment: its settings, the instance owner, and how to enqueue."""
+
+    def __init__(self, settings: Settings, enqueue: Enqueue, *, owner_uid: int) -> None:
+        self.settings = settings
+        self.enqueue = enqueue
+        self.owner_uid = owner_uid
+
+    def dws_create(self, payload: Mapping[str, Any]) -> None:
+        """``dws.create``: sent by dws-jobtap when a job with ``#DW`` reaches DEPEND."""
+        request: CreatePayload = _parse(CreatePayload, "dws.create", payload)
+        rabbit = self.settings.rabbit
+        try:
+            lines = expand_directives(request.dw_directives, rabbit.presets)
+            check_persistent_creation(
+                lines,
+                userid=request.userid,
+                owner_uid=self.owner_uid,
+                restrict=rabbit.restrict_persistent_creation,
+            )
+            parse_directives(lines)
+            parse_resources(request.resources)
+        except InputError as exc:
+            raise HookError(str(exc)) from exc
+        self.enqueue(
+            "dws.create",
+            {
+                "jobid": request.jobid,
+                "userid": request.userid,
+                "directives": lines,
+                "resources": request.resources,
+                "failure_tolerance": request.failure_tolerance,
+            },
+        )
+
+    def dws_setup(self, payload: Mapping[str, Any]) -> None:
+        """``dws.setup``: sent when the job reaches RUN (prolog ``dws-setup`` started)."""
+        request: SetupPayload = _parse(SetupPayload, "dws.setup", payload)
+        try:
+            ResourceSet.parse(request.R)
+        except InputError as exc:
+            raise HookError(str(exc)) from exc
+        self.enqueue("dws.setup", {"jobid": request.jobid, "R": request.R})
+
+    def dws_post_run(self, payload: Mapping[str, Any]) -> None:
+        """``dws.post_run``: sent on ``finish`` (run_started) or CLEANUP without a start."""
+        request: PostRunPayload = _parse(PostRunPayload, "dws.post_run", payload)
+        self.enqueue("dws.post_run", {"jobid": request.jobid, "run_started": request.run_started})
+
+    def dws_teardown(self, payload: Mapping[str, Any]) -> None:
+        """``dws.teardown``: sent on a fatal exception while the DWS epilog runs."""
+        request: JobPayload = _parse(JobPayload, "dws.teardown", payload)
+        self.enqueue("dws.teardown", {"jobid": request.jobid})
+
+    def dws_abort(self, payload: Mapping[str, Any]) -> None:
+        """``dws.abort``: sent on a ``dws-epilog-timeout`` exception."""
+        request: JobPayload = _parse(JobPayload, "dws.abort", payload)
+        self.enqueue("dws.abort", {"jobid": request.jobid})
+
+    def dispatch(self, topic: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """Serve one ``dws.*`` request as coral2_dws answers it."""
+        handlers = {
+            "dws.create": self.dws_create,
+            "dws.setup": self.dws_setup,
+            "dws.post_run": self.dws_post_run,
+            "dws.teardown": self.dws_teardown,
+            "dws.abort": self.dws_abort,
+        }
+        handler = handlers.get(topic)
+        if handler is None:
+            return {
+                "success": False,
+                "errstr": f"unknown topic {topic!r}; known: {sorted(handlers)}",
+            }
+        try:
+            handler(payload)
+        except HookError as exc:
+            return {"success": False, "errstr": str(exc)}
+        return {"success": True}

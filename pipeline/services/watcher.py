@@ -1,0 +1,231 @@
+"""The watcher: Kubernetes watches on Workflows and Storages → ``observe`` tasks.
+
+``coral2-pipeline watch`` runs it. Several replicas may run; one leads,
+holding a Redis lock (owner token, short expiry) that it renews; a standby
+takes over within ``lease_s`` of the leader's death. The leader:
+
+* resumes each watch from the last resourceVersion it processed (kept in
+  Redis, so a restart resumes too), relists on 410 Gone, and backs off
+  (capped) while the API server is unreachable. An event's resourceVersion
+  is saved with the next event's first write, once the event is fully
+  handled, or when the watch round ends: a watcher killed at any moment
+  handles at most one event again (a duplicate observe, coalesced), never
+  skips one;
+* notes each ``fluxjob-*`` Workflow's latest resourceVersion (what
+  ``dws.resync`` compares with the one its last observe read) and
+  enqueues ``dws.observe``, coalesced with a
+  ``SET NX`` mark so at most one observe per job is pending (a send that
+  fails clears the mark, so the retried event sends it), and warns once
+  per name about Workflows that are not Flux's. Events that cannot change
+  a decision are passed over (:func:`awaits_dws`): DWS has not yet taken up
+  a new ``desiredState``, so its own status update follows;
+* enqueues ``storage.observe`` for Storage changes.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import Any
+
+from kombu.exceptions import OperationalError
+
+from pipeline.clients.k8s import DwsClient
+from pipeline.clients.kube import WatchEvent
+from pipeline.errors import Gone, KubeError, StoreUnavailable
+from pipeline.store import Checkpoint, Store
+from pipeline.tasks.observe import jobid_of, seen_entry
+
+log = logging.getLogger("coral2_pipeline.watch")
+
+Enqueue = Callable[[str, dict[str, object]], None]
+#: Handles one listed or watched object; the flag says whether it calls for an observe.
+#: The checkpoint, if any, is the previous event's resume point, saved with the handler's
+#: first write: one round trip per event instead of two.
+Handler = Callable[[dict[str, Any], bool, Checkpoint | None], None]
+
+#: Statuses that call for an observe whatever state they are reported in.
+_ALARMS = frozenset({"Error", "TransientCondition"})
+
+
+def awaits_dws(event: WatchEvent) -> bool:
+    """Whether a Workflow event only shows DWS still to take up a new ``desiredState``.
+
+    Such an event — nearly always our own desiredState patch — reports the
+    previous state: that state's actions are done (we patched because it was
+    complete), ``Teardown`` is not yet active, and DWS's next status update,
+    which reports the new state, is certain to follow and is observed. One
+    observe fewer per transition, with nothing decided later: alarms
+    (``Error``, ``TransientCondition``), deletions and Workflows with no
+    status yet are always observed, and ``dws.resync`` re-observes anyway.
+    """
+    if event.type != "MODIFIED":
+        return False
+    obj = event.object
+    status = obj.get("status") or {}
+    state, desired = status.get("state"), (obj.get("spec") or {}).get("desiredState")
+    return (
+        bool(state)
+        and bool(desired)
+        and state != desired
+        and status.get("status") not in _ALARMS
+        and not obj.get("metadata", {}).get("deletionTimestamp")
+    )
+
+
+@dataclass
+class Watcher:
+    """One watcher replica."""
+
+    store: Store
+    dws: DwsClient
+    enqueue: Enqueue
+    lease_s: float = 3.0
+    watch_timeout_s: int = 30
+    identity: str = field(default_factory=lambda: secrets.token_hex(6))
+    _warned: set[str] = field(default_factory=set)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _leading: threading.Event = field(default_factory=threading.Event)
+
+    # --- leadership -------------------------------------------------------------
+    def try_lead(self) -> bool:
+        """Take or keep the leader lock; return whether this replica leads."""
+        leading = self.store.watch.lead(self.identity, self.lease_s)
+        if leading and not self.leading:
+            log.info("watcher %s is now the leader", self.identity)
+        return leading
+
+    def resign(self) -> None:
+        """Give up leadership at once (clean shutdown)."""
+        self.store.watch.resign(self.identity)
+
+    def stop(self) -> None:
+        """Ask the run loop to end."""
+        self._stop.set()
+
+    # --- events -------------------------------------------------------------------
+    def _save(self, checkpoint: Checkpoint | None) -> None:
+        if checkpoint is not None:
+            self.store.watch.save(checkpoint)
+
+    def _workflow(self, obj: dict[str, Any], wanted: bool, checkpoint: Checkpoint | None) -> None:
+        """Note the job's latest resourceVersion; enqueue an observe if ``wanted``."""
+        name = obj["metadata"]["name"]
+        jobid = jobid_of(name)
+        if jobid is None:
+            self._save(checkpoint)
+            if name not in self._warned:
+                self._warned.add(name)
+                log.warning("ignoring Workflow %s: not created by Flux (fluxjob-<jobid>)", name)
+            return
+        watch = self.store.watch
+        seen = seen_entry(obj, time.time())
+        if watch.note_workflow(jobid, seen, wanted=wanted, checkpoint=checkpoint):
+            try:  # the mark was set: no observe was pending
+                self.enqueue("dws.observe", {"jobid": jobid})
+            except BaseException:  # not sent: the mark must not hold back the next try
+                with suppress(StoreUnavailable):
+                    watch.unmark(jobid)
+                raise
+
+    def _storage(self, obj: dict[str, Any], wanted: bool, checkpoint: Checkpoint | None) -> None:
+        self._save(checkpoint)
+        self.enqueue("storage.observe", {"name": obj["metadata"]["name"]})
+
+    def _sync(self, plural: str, handle: Handler) -> str:
+        """List ``plural``, handle every object, return the list's resourceVersion."""
+        items, rv = self.dws.list_objects(plural)
+        for item in items:
+            handle(item, True, None)
+        return rv
+
+    def pump(self, plural: str, handle: Handler, *, timeout_s: int) -> None:
+        """Run one watch round for ``plural``: resume, relist if needed, handle events."""
+        watch = self.store.watch
+        rv = watch.resume_from(plural)
+        handled: Checkpoint | None = None  # the last event handled, not yet saved
+        try:
+            if not rv:
+                rv = self._sync(plural, handle)
+                watch.save(watch.checkpoint(plural, rv))
+            for event in self.dws.watch(plural, rv, timeout_s=timeout_s):
+                if self._stop.is_set() or not self.leading:
+                    break
+                wanted = not (plural == "workflows" and awaits_dws(event))
+                checkpoint, handled = handled, None
+                handle(event.object, wanted, checkpoint)
+                handled = watch.checkpoint(plural, event.resource_version)
+        except Gone:
+            log.info("%s watch expired at resourceVersion %s; relisting", plural, rv)
+            handled = None  # relist: nothing to resume from
+            watch.forget(plural)
+        finally:  # the round ends (or fails): keep what was handled
+            self._save(handled)
+
+    # --- main loop -------------------------------------------------------------------
+    @property
+    def leading(self) -> bool:
+        """Whether this replica held the lock at its last renewal."""
+        return self._leading.is_set()
+
+    def run(self) -> None:
+        """Lead when possible and pump both watches until :meth:`stop`; then resign."""
+        threads = [
+            threading.Thread(target=self._renew_loop, name="watch-lease", daemon=True),
+            threading.Thread(
+                target=self._pump_loop,
+                args=("workflows", self._workflow),
+                name="watch-workflows",
+                daemon=True,
+            ),
+            threading.Thread(
+                target=self._pump_loop,
+                args=("storages", self._storage),
+                name="watch-storages",
+                daemon=True,
+            ),
+        ]
+        for thread in threads:
+            thread.start()
+        self._stop.wait()
+        for thread in threads:
+            thread.join(timeout=self.lease_s)
+        self._leading.clear()
+        try:
+            self.resign()
+        except StoreUnavailable as exc:  # the lease expires by itself
+            log.warning(
+                "watcher: could not resign (%s); the lease expires in %.1fs", exc, self.lease_s
+            )
+
+    def _renew_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                if self.try_lead():
+                    self._leading.set()
+                else:
+                    self._leading.clear()
+            except StoreUnavailable as exc:  # not leading until renewed
+                if self._leading.is_set():
+                    log.warning("watcher: cannot renew leadership: %s", exc)
+                self._leading.clear()
+            self._stop.wait(self.lease_s / 3)
+
+    def _pump_loop(self, plural: str, handle: Handler) -> None:
+        backoff = 0.1
+        while not self._stop.is_set():
+            if not self.leading:
+                self._stop.wait(0.1)
+                continue
+            try:
+                self.pump(plural, handle, timeout_s=self.watch_timeout_s)
+                backoff = 0.1
+            except (KubeError, StoreUnavailable, OperationalError) as exc:
+                log.warning("watcher (%s): %s; retrying in %.1fs", plural, exc, backoff)
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, 10.0)

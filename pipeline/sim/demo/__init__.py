@@ -1,0 +1,1 @@
+"""`coral2-pipeline demo`: the domain model walk-through and the lifecycle batch."""

@@ -1,0 +1,216 @@
+"""The lifecycle part of ``coral2-pipeline demo``: a mixed batch through the whole system.
+
+Starts the whole simulated system — redis-server, the API server with the
+DWS webhooks and controller, the Celery worker and beat, the watcher, a
+simulated node worker (the clientmount daemon of every compute) and the
+simulated Flux job manager with the dws-jobtap behaviour — submits a mixed
+batch of jobs to Flux, and reports outcomes, transition latency and leaks.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.sim.demo.batch import DemoJob, batch
+from pipeline.sim.demo.metrics import PIPELINE_DRIVEN, TransitionClock, leaks, percentile
+from pipeline.sim.flux.jobmanager import FluxJob
+from pipeline.sim.redis_server import free_port
+from pipeline.sim.system import SimulatedSystem
+
+
+@dataclass
+class Report:
+    """The demo's result; :meth:`as_json` is what ``--json`` prints."""
+
+    submitted: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    unexpected: list[str] = field(default_factory=list)
+    latency_ms: list[float] = field(default_factory=list)
+    by_state_ms: dict[str, list[float]] = field(default_factory=dict)
+    leaks: list[str] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.unexpected and not self.leaks
+
+    def quantiles(self, values: list[float]) -> dict[str, float]:
+        return {f"p{q}": round(percentile(values, q), 1) for q in (50, 95, 99)}
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "jobs": {
+                "submitted": self.submitted,
+                "completed": self.outcomes["COMPLETED"],
+                "failed": self.outcomes["FAILED"],
+                "cancelled": self.outcomes["CANCELED"],
+                "unexpected": self.unexpected,
+            },
+            "latency_ms": self.quantiles(self.latency_ms),
+            "latency_by_state_ms": {s: self.quantiles(v) for s, v in self.by_state_ms.items()},
+            "leaks": self.leaks,
+            "wall_s": round(self.wall_s, 2),
+        }
+
+
+def _check(job: DemoJob, flux_job: FluxJob) -> str | None:
+    """Why ``flux_job`` did not end as ``job`` says it must (None when it did)."""
+    fatal = [e["note"] for e in flux_job.exceptions if e["severity"] == 0]
+    if flux_job.result != job.expect:
+        why = f": {fatal[0]}" if fatal else ""
+        return f"{job.kind} job {flux_job.id} ended {flux_job.result}, expected {job.expect}{why}"
+    if job.note and not any(job.note in n for n in fatal):
+        return f"{job.kind} job {flux_job.id} failed without {job.note!r}: {fatal}"
+    return None
+
+
+def _drive(system: SimulatedSystem, jobs: list[DemoJob], console: Console, quiet: bool) -> Report:
+    assert system.flux is not None
+    flux = system.flux
+    report = Report(submitted=len(jobs))
+    ids = [flux.submit(j.resources(), system=j.system(), runtime_s=0.3) for j in jobs]
+    to_cancel = {i for i, j in zip(ids, jobs, strict=True) if j.cancel}
+    deadline = time.monotonic() + 120 + 2 * len(jobs)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total} jobs inactive"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=quiet,
+    ) as progress:
+        bar = progress.add_task("jobs", total=len(ids))
+        while time.monotonic() < deadline and not system.alive():
+            with flux.lock:
+                states = Counter(flux.jobs[i].state for i in ids)
+                for jobid in list(to_cancel):
+                    if flux.jobs[jobid].memo.get("rabbit_workflow"):  # its Workflow exists
+                        flux.cancel(jobid)
+                        to_cancel.discard(jobid)
+            progress.update(
+                bar,
+                completed=states["INACTIVE"],
+                description=" ".join(f"{s}:{n}" for s, n in sorted(states.items())),
+            )
+            if states["INACTIVE"] == len(ids):
+                break
+            time.sleep(0.05)
+    for job, jobid in zip(jobs, ids, strict=True):
+        flux_job = flux.job(jobid)
+        report.outcomes[flux_job.result if flux_job.state == "INACTIVE" else "UNFINISHED"] += 1
+        problem = _check(job, flux_job)
+        if problem:
+            report.unexpected.append(problem)
+    return report
+
+
+def _print(console: Console, report: Report) -> None:
+    outcome = Table(title="jobs by outcome")
+    for column in ("submitted", "completed", "failed", "cancelled", "unexpected", "wall s"):
+        outcome.add_column(column, justify="right")
+    outcome.add_row(
+        str(report.submitted),
+        str(report.outcomes["COMPLETED"]),
+        str(report.outcomes["FAILED"]),
+        str(report.outcomes["CANCELED"]),
+        str(len(report.unexpected)),
+        f"{report.wall_s:.1f}",
+    )
+    console.print(outcome)
+    latency = Table(title="transition latency, ms: DWS shows the state ready → our next patch")
+    for column in ("state", "transitions", "p50", "p95", "p99"):
+        latency.add_column(column, justify="right")
+    for state in PIPELINE_DRIVEN:
+        values = report.by_state_ms.get(state, [])
+        q = report.quantiles(values)
+        latency.add_row(state, str(len(values)), *(f"{q[k]:.0f}" for k in ("p50", "p95", "p99")))
+    q = report.quantiles(report.latency_ms)
+    latency.add_row(
+        "all", str(len(report.latency_ms)), *(f"{q[k]:.0f}" for k in ("p50", "p95", "p99"))
+    )
+    console.print(latency)
+    for problem in report.unexpected:
+        console.print(f"  [red]unexpected:[/red] {problem}", soft_wrap=True)
+    for item in report.leaks:
+        console.print(f"  [red]leak:[/red] {item}", soft_wrap=True)
+    verdict = "[green]clean[/green]" if report.ok else "[red]NOT clean[/red]"
+    console.print(
+        f"lifecycle: {report.submitted} jobs, {len(report.unexpected)} unexpected outcomes, "
+        f"{len(report.leaks)} leaks — {verdict}"
+    )
+
+
+def _keep_running(system: SimulatedSystem, console: Console) -> None:
+    port = free_port()
+    argv = [sys.executable, "-m", "celery", "-A", "pipeline.app", "flower"]
+    system._spawn("flower", [*argv, "--address=127.0.0.1", f"--port={port}"])
+    assert system.kube is not None
+    console.print(f"Flower:     http://127.0.0.1:{port}/")
+    console.print(f"API server: {system.kube.url}   Redis: {system.redis_url}")
+    console.print(f"logs:       {system.workdir}")
+    console.print(
+        f"status:     CORAL2_PIPELINE_PIPELINE__BROKER_URL={system.redis_url} "
+        f"CORAL2_PIPELINE_PIPELINE__KEY_PREFIX={system.prefix} coral2-pipeline status",
+        soft_wrap=True,
+        highlight=False,
+    )
+    console.print("running; Ctrl-C stops every process the demo started")
+    while True:
+        time.sleep(3600)
+
+
+def run_lifecycle_demo(
+    console: Console,
+    mapping: RabbitMapping,
+    *,
+    config: str | None,
+    jobs: int = 24,
+    as_json: bool = False,
+    keep_running: bool = False,
+) -> int:
+    """Run the batch; print the summary (or JSON); return 0 when clean and as expected."""
+
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupted)
+    try:
+        with SimulatedSystem(
+            mapping, observe_only=False, with_flux=True, node_workers=True, config=config
+        ) as system:
+            assert system.kube is not None
+            clock = TransitionClock(system.kube.url).start()
+            started = time.monotonic()
+            report = _drive(system, batch(jobs), console, quiet=as_json)
+            report.wall_s = time.monotonic() - started
+            settle = time.monotonic() + 15  # Workflow deletion finishes after the jobs end
+            while leaks(system) and time.monotonic() < settle:
+                time.sleep(0.1)
+            clock.stop()
+            report.by_state_ms = dict(clock.samples)
+            report.latency_ms = clock.all_samples()
+            report.leaks = leaks(system) + [f"process {p} died" for p in system.alive()]
+            if as_json:
+                print(json.dumps(report.as_json()))
+            else:
+                _print(console, report)
+            if keep_running:
+                _keep_running(system, console)
+    except KeyboardInterrupt:
+        console.print("interrupted: every process the demo started has been stopped")
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return 0 if report.ok else 1

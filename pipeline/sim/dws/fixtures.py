@@ -1,0 +1,106 @@
+"""The cluster-level DWS objects a site has: Storages, SystemConfiguration, SystemStatus.
+
+Built from a rabbitmapping, and the
+health changes the simulator can inject: a rabbit going Offline or being
+disabled, a compute losing its PCIe link.
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from typing import Any
+
+from pipeline.clients.k8s import DWS_GROUP, DwsClient
+from pipeline.errors import AlreadyExists
+from pipeline.model.rabbitmap import RabbitMapping
+
+RABBIT_LABEL = ("dataworkflowservices.github.io/storage", "Rabbit")
+
+
+def storage_object(rabbit: str) -> dict[str, Any]:
+    """Return a Ready Storage for ``rabbit``."""
+    return {
+        "apiVersion": f"{DWS_GROUP}/v1alpha7",
+        "kind": "Storage",
+        "metadata": {"name": rabbit, "labels": {RABBIT_LABEL[0]: RABBIT_LABEL[1]}},
+        "spec": {"state": "Enabled", "mode": "Live"},
+    }
+
+
+def storage_status(rabbit: str, capacity: int, computes: list[str]) -> dict[str, Any]:
+    """Return the status of a healthy rabbit with ``computes`` on PCIe."""
+    return {
+        "type": "NVMe",
+        "capacity": capacity,
+        "status": "Ready",
+        "message": "",
+        "rebootRequired": False,
+        "access": {
+            "protocol": "PCIe",
+            "servers": [{"name": rabbit, "status": "Ready"}],
+            "computes": [{"name": c, "status": "Ready"} for c in computes],
+        },
+    }
+
+
+def install_cluster(dws: DwsClient, mapping: RabbitMapping) -> None:
+    """Create the Storages, SystemConfiguration and SystemStatus of ``mapping`` (idempotent)."""
+    for rabbit, entry in mapping.rabbits.items():
+        computes = mapping.computes_of(rabbit)
+        with suppress(AlreadyExists):
+            dws.create("storages", storage_object(rabbit))
+        dws.patch(
+            "storages",
+            rabbit,
+            {"status": storage_status(rabbit, entry.capacity, computes)},
+            status=True,
+        )
+    config = {
+        "apiVersion": f"{DWS_GROUP}/v1alpha7",
+        "kind": "SystemConfiguration",
+        "metadata": {"name": "default"},
+        "spec": {
+            "storageNodes": [
+                {
+                    "type": "Rabbit",
+                    "name": rabbit,
+                    "computesAccess": [
+                        {"name": c, "index": i} for i, c in enumerate(mapping.computes_of(rabbit))
+                    ],
+                }
+                for rabbit in mapping.rabbits
+            ],
+            "externalComputeNodes": [],
+            "ports": [],
+            "portsCooldownInSeconds": 60,
+        },
+    }
+    status = {
+        "apiVersion": f"{DWS_GROUP}/v1alpha7",
+        "kind": "SystemStatus",
+        "metadata": {"name": "default"},
+        "data": {"nodes": {}},
+    }
+    for plural, body in (("systemconfigurations", config), ("systemstatuses", status)):
+        with suppress(AlreadyExists):
+            dws.create(plural, body)
+
+
+def set_rabbit_status(dws: DwsClient, rabbit: str, status: str, message: str = "") -> None:
+    """Inject a rabbit health change: ``Offline``, ``Degraded``, ``Ready`` …"""
+    if not message and status == "Offline":
+        message = "Kubernetes node is offline"
+    dws.patch("storages", rabbit, {"status": {"status": status, "message": message}}, status=True)
+
+
+def set_compute_access(dws: DwsClient, rabbit: str, compute: str, status: str) -> None:
+    """Inject a per-compute PCIe status on a Storage: ``Offline``, ``Fenced``, ``Ready``."""
+    storage = dws.get("storages", rabbit)
+    access = storage.get("status", {}).get("access", {})
+    computes = [
+        {**c, "status": status} if c.get("name") == compute else c
+        for c in access.get("computes", [])
+    ]
+    dws.patch(
+        "storages", rabbit, {"status": {"access": {**access, "computes": computes}}}, status=True
+    )

@@ -1,0 +1,112 @@
+"""Types shared by the simulated nnf driver's modules: faults, errors, the per-Workflow context."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pipeline.clients.k8s import DwsClient
+from pipeline.errors import DirectiveError
+from pipeline.model.directives import Directive, parse_directive
+
+Severity = Literal["Minor", "Major", "Fatal"]
+ErrorType = Literal["User", "WLM", "Internal"]
+NNF_CLIENTMOUNT_FINALIZER = "nnf.cray.hpe.com/nnf_clientmount"
+
+
+@dataclass(frozen=True)
+class DriverFault:
+    """Make the entry (``state``, ``index``) fail: Fatal → Error, Major → TransientCondition.
+
+    With ``seconds`` the fault clears after that long in the state (a
+    TransientCondition that recovers).
+    """
+
+    state: str
+    index: int = 0
+    severity: Severity = "Fatal"
+    type: ErrorType = "Internal"
+    message: str = "injected fault"
+    seconds: float | None = None
+
+
+@dataclass
+class Faults:
+    """Every fault the simulated DWS side can show."""
+
+    errors: list[DriverFault] = field(default_factory=list)
+    hang_states: set[str] = field(default_factory=set)
+    never_mount: set[str] = field(default_factory=set)
+    never_unmount: set[str] = field(default_factory=set)
+
+
+class Waiting(Exception):
+    """The entry is not done yet; ``message`` is nnf's wait reason."""
+
+
+class Failed(Exception):
+    """The entry failed with a ResourceError."""
+
+    def __init__(self, severity: Severity, kind: ErrorType, message: str) -> None:
+        super().__init__(message)
+        self.severity = severity
+        self.kind = kind
+        self.message = message
+
+
+def error_fields(severity: Severity, kind: ErrorType, message: str) -> dict[str, Any]:
+    """Driver entry fields for a ResourceError."""
+    status = {"Fatal": "Error", "Major": "TransientCondition", "Minor": "Running"}[severity]
+    return {
+        "status": status,
+        "message": f"{kind} error: {message}",
+        "error": f"{kind.lower()} error: {message}",
+        "completed": False,
+    }
+
+
+@dataclass
+class Context:
+    """What the driver needs about one Workflow."""
+
+    dws: DwsClient
+    workflow: dict[str, Any]
+    directives: list[Directive | None]
+    faults: Faults
+    state_started: float
+    mount_agent: bool
+    mount_timeout_s: float
+
+    @property
+    def name(self) -> str:
+        """The Workflow name."""
+        return str(self.workflow["metadata"]["name"])
+
+    @property
+    def uid(self) -> str:
+        """The Workflow uid (mount paths are built from it)."""
+        return str(self.workflow["metadata"].get("uid", "uid"))
+
+    def mount_path(self, index: int) -> str:
+        """nnf's default compute mount path for directive ``index``."""
+        return f"/mnt/nnf/{self.uid}-{index}"
+
+
+def parse_all(lines: list[str]) -> list[Directive | None]:
+    """Parse each line, keeping None for lines the ruleset rejects."""
+    out: list[Directive | None] = []
+    for line in lines:
+        try:
+            out.append(parse_directive(line))
+        except DirectiveError:
+            out.append(None)
+    return out
+
+
+def micro_time() -> str:
+    """A Kubernetes MicroTime for now."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+# --- per state ---------------------------------------------------------------

@@ -1,0 +1,386 @@
+"""A simulated Flux job manager: the stand-in for Flux in the demo and the tests.
+
+Jobs go DEPEND → PRIORITY → SCHED → RUN → CLEANUP → INACTIVE with an RFC 18
+eventlog, a KVS directory (``R``, ``eventlog`` and whatever the pipeline
+puts), memos and exceptions (type, severity, note). A simple scheduler
+(:mod:`pipeline.sim.flux.sched`) places jobs on the computes of a
+rabbitmapping. The ``dws-jobtap.so`` behaviour lives in
+:mod:`pipeline.sim.flux.jobtap` and talks to the pipeline's hooks exactly as
+the plugin talks to coral2_dws; the pipeline's answers arrive through the
+outbox, delivered by :class:`pipeline.services.bridge.delivery.Deliverer` into
+:meth:`JobManager.rpc` — the same translation the production bridge uses.
+
+Node perilog work (the clientmount prolog/epilog) is started through an
+optional :class:`Perilog`; the job starts once every prolog action is
+finished and becomes inactive once every epilog action is.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pipeline.errors import FluxError
+from pipeline.model.eventlog import EventlogEntry
+from pipeline.model.hostlist import expand_hostlist
+from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.sim.flux.sched import Request, Resources, Unsatisfiable, request_of
+
+log = logging.getLogger("coral2_pipeline.sim.flux")
+
+STATES = ("DEPEND", "PRIORITY", "SCHED", "RUN", "CLEANUP", "INACTIVE")
+Service = Callable[[str, dict[str, Any]], dict[str, Any]]
+
+
+class Perilog(Protocol):
+    """Runs the node prolog/epilog of a job; :meth:`poll` says when they are done."""
+
+    def start(self, kind: str, jobid: int, hosts: list[str], dw: bool) -> object:
+        """Start the ``kind`` ("prolog"/"epilog") scripts on ``hosts``; return a handle."""
+
+    def poll(self, handle: object) -> bool:
+        """Whether the scripts of ``handle`` have all finished."""
+
+    def close(self) -> None:
+        """Let go of every handle still running (the job manager stops)."""
+
+
+@dataclass
+class FluxJob:
+    """One job as the job manager holds it."""
+
+    id: int
+    userid: int
+    jobspec: dict[str, Any]
+    runtime_s: float
+    state: str = "DEPEND"
+    eventlog: list[EventlogEntry] = field(default_factory=list)
+    dependencies: set[str] = field(default_factory=set)
+    prologs: dict[str, object | None] = field(default_factory=dict)
+    epilogs: dict[str, object | None] = field(default_factory=dict)
+    kvs: dict[str, Any] = field(default_factory=dict)
+    memo: dict[str, Any] = field(default_factory=dict)
+    exceptions: list[dict[str, Any]] = field(default_factory=list)
+    aux: dict[str, Any] = field(default_factory=dict)
+    hosts: list[str] = field(default_factory=list)
+    ssd: dict[str, int] = field(default_factory=dict)
+    request: Request | None = None
+    run_until: float | None = None
+    finish_status: int | None = None
+    started: bool = False  # a ``start`` event was posted (the reactor asks every step)
+
+    @property
+    def system(self) -> dict[str, Any]:
+        attributes = self.jobspec.setdefault("attributes", {})
+        return attributes.setdefault("system", {})  # type: ignore[no-any-return]
+
+    @property
+    def dw(self) -> bool:
+        return "dw" in self.system
+
+    def events(self, name: str | None = None) -> list[EventlogEntry]:
+        return [e for e in self.eventlog if name is None or e.name == name]
+
+    @property
+    def fatal(self) -> bool:
+        return any(e["severity"] == 0 for e in self.exceptions)
+
+    @property
+    def result(self) -> str:
+        """COMPLETED, FAILED or CANCELED, as ``flux jobs`` shows an inactive job."""
+        if any(e["type"] == "cancel" for e in self.exceptions):
+            return "CANCELED"
+        if self.fatal or self.finish_status:
+            return "FAILED"
+        return "COMPLETED" if self.started else "FAILED"
+
+
+class JobManager:
+    """The simulated job manager; :meth:`start` runs it in a thread."""
+
+    def __init__(
+        self,
+        mapping: RabbitMapping,
+        *,
+        service: Service | None = None,
+        perilog: Perilog | None = None,
+        epilog_timeout_s: float = 0.0,
+        tick_s: float = 0.005,
+    ) -> None:
+        from pipeline.sim.flux.jobtap import DwsJobtap
+
+        self.resources = Resources(mapping)
+        self.perilog = perilog
+        self.jobtap = DwsJobtap(self, service, epilog_timeout_s=epilog_timeout_s)
+        self.jobs: dict[int, FluxJob] = {}
+        self._active: dict[int, FluxJob] = {}  # not INACTIVE, in submission order
+        self.lock = threading.RLock()
+        self.tick_s = tick_s
+        self.set_status: dict[str, str] = {}
+        self.received: list[tuple[str, dict[str, Any]]] = []  # every RPC the bridge delivered
+        self._t0 = time.time()
+        self._seq = itertools.count(1)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._timers: list[tuple[float, Callable[[], None]]] = []
+        self.changed = threading.Condition(self.lock)
+
+    # --- the job API (what `flux submit`, `flux cancel`, `flux job raise` do) --------------
+    def submit(
+        self,
+        resources: list[dict[str, Any]],
+        *,
+        userid: int = 1001,
+        runtime_s: float = 0.2,
+        system: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Submit a job; return its id (Flux-style: milliseconds since start, then a sequence)."""
+        jobspec: dict[str, Any] = {
+            "version": 1,
+            "resources": resources,
+            "tasks": [{"command": ["true"], "slot": "task", "count": {"per_slot": 1}}],
+            "attributes": {"system": {"duration": 0, **(system or {})}},
+        }
+        with self.lock:
+            jobid = (int((time.time() - self._t0) * 1000) << 24) | next(self._seq)
+            job = FluxJob(jobid, userid, jobspec, runtime_s)
+            self.jobs[jobid] = job
+            self._active[jobid] = job
+            self.post(job, "submit", {"userid": userid, "urgency": 16, "flags": 0, "version": 1})
+            self.jobtap.depend(job)
+            self._advance(job)
+            return jobid
+
+    def cancel(self, jobid: int) -> None:
+        """``flux cancel``: a sev 0 exception of type ``cancel``."""
+        self.raise_exception(jobid, "cancel", 0, "")
+
+    def raise_exception(self, jobid: int, type_: str, severity: int, note: str) -> None:
+        """``flux job raise``: post the exception; sev 0 ends the job."""
+        with self.lock:
+            job = self._job(jobid)
+            if job.state == "INACTIVE":
+                raise FluxError("job is inactive")
+            context = {"type": type_, "severity": severity, "note": note, "userid": 0}
+            job.exceptions.append(context)
+            self.post(job, "exception", context)
+            if severity == 0:
+                self.jobtap.exception(job, type_)
+                if job.state == "RUN" and not job.started:
+                    for name in list(job.prologs):  # Flux kills the running prolog scripts
+                        self.prolog_finish(job, name, 1)
+                elif job.state == "RUN" and job.finish_status is None:
+                    job.run_until = time.monotonic()  # killed
+                    job.finish_status = 15 if type_ == "cancel" else 1
+                elif job.state in ("DEPEND", "PRIORITY", "SCHED"):
+                    self._enter(job, "CLEANUP")
+            self._advance(job)
+
+    def job(self, jobid: int) -> FluxJob:
+        with self.lock:
+            return self._job(jobid)
+
+    def wait_inactive(self, jobids: list[int], timeout_s: float) -> bool:
+        """Wait until every job in ``jobids`` is INACTIVE; return whether they all are."""
+        deadline = time.monotonic() + timeout_s
+        with self.changed:
+            while any(self.jobs[j].state != "INACTIVE" for j in jobids):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self.changed.wait(min(left, 0.1))
+        return True
+
+    # --- the Flux endpoint the bridge delivers to ------------------------------------------
+    def rpc(self, topic: str, payload: dict[str, Any], nodeid: int = 0) -> dict[str, Any]:
+        """Serve one RPC the pipeline sends; raise FluxError with Flux's error text."""
+        with self.lock:
+            self.received.append((topic, copy.deepcopy(payload)))
+            if topic.startswith("job-manager.dws."):
+                answer = self.jobtap.serve(topic.removeprefix("job-manager.dws."), payload)
+            elif topic == "job-manager.memo":
+                job = self._job(payload["id"])
+                job.memo.update(payload["memo"])
+                self.post(job, "memo", payload["memo"])
+                answer = {}
+            elif topic == "job-manager.raise":
+                self.raise_exception(
+                    payload["id"], payload["type"], payload["severity"], payload["note"]
+                )
+                answer = {}
+            elif topic == "resource.drain":
+                for host in expand_hostlist(payload["targets"]):
+                    self.resources.drained[host] = payload.get("reason", "")
+                answer = {}
+            elif topic == "resource.undrain":
+                for host in expand_hostlist(payload["targets"]):
+                    self.resources.drained.pop(host, None)
+                answer = {}
+            elif topic == "sched-fluxion-resource.set_property":
+                key = payload["sp_keyval"].partition("=")[0]
+                for path in payload["sp_resource_path"]:
+                    self.resources.properties[self.resources.host_of_path(path)].add(key)
+                answer = {}
+            elif topic == "sched-fluxion-resource.remove_property":
+                for path in payload["resource_path"]:
+                    host = self.resources.host_of_path(path)
+                    self.resources.properties[host].discard(payload["key"])
+                answer = {}
+            elif topic == "sched-fluxion-resource.set_status":
+                self.set_status[payload["resource_path"]] = payload["status"]
+                answer = {}
+            else:
+                raise FluxError(f"{topic}: Function not implemented")
+            target = self.jobs.get(payload.get("id", -1))
+            if target is not None and target.state != "INACTIVE":
+                self._advance(target)
+            self.changed.notify_all()
+            return answer
+
+    def kvs_put(self, jobid: int, key: str, value: Any) -> None:
+        """Put ``key`` in the job's KVS directory."""
+        with self.lock:
+            self._job(jobid).kvs[key] = value
+
+    # --- internals shared with the jobtap --------------------------------------------------
+    def _job(self, jobid: int) -> FluxJob:
+        try:
+            return self.jobs[jobid]
+        except KeyError:
+            raise FluxError(f"job {jobid} not found") from None
+
+    def post(self, job: FluxJob, name: str, context: dict[str, Any] | None = None) -> None:
+        """Append an event to the job's eventlog."""
+        job.eventlog.append(EventlogEntry(timestamp=time.time(), name=name, context=context))
+        job.started = job.started or name == "start"
+        self.changed.notify_all()
+
+    def later(self, delay_s: float, callback: Callable[[], None]) -> None:
+        """Run ``callback`` under the lock after ``delay_s`` (a one-shot reactor timer)."""
+        self._timers.append((time.monotonic() + delay_s, callback))
+
+    def _enter(self, job: FluxJob, state: str) -> None:
+        job.state = state
+        if state == "INACTIVE":
+            self._active.pop(job.id, None)
+        self.changed.notify_all()
+        if state == "RUN":
+            self.jobtap.run(job)
+            if self.perilog is not None and not job.fatal:
+                job.prologs["job-manager.prolog"] = self.perilog.start(
+                    "prolog", job.id, job.hosts, job.dw
+                )
+                self.post(job, "prolog-start", {"description": "job-manager.prolog"})
+        elif state == "CLEANUP":
+            self.jobtap.cleanup(job)
+            if self.perilog is not None and job.hosts:
+                job.epilogs["job-manager.epilog"] = self.perilog.start(
+                    "epilog", job.id, job.hosts, job.dw
+                )
+                self.post(job, "epilog-start", {"description": "job-manager.epilog"})
+
+    def prolog_finish(self, job: FluxJob, name: str, status: int) -> None:
+        if name in job.prologs:
+            del job.prologs[name]
+            self.post(job, "prolog-finish", {"description": name, "status": status})
+            if status and not job.fatal:
+                self.raise_exception(job.id, "prolog", 0, f"{name} failed with status {status}")
+
+    def epilog_finish(self, job: FluxJob, name: str, status: int) -> None:
+        if name in job.epilogs:
+            del job.epilogs[name]
+            self.post(job, "epilog-finish", {"description": name, "status": status})
+
+    def _advance(self, job: FluxJob) -> None:
+        """Move ``job`` as far as it can go now."""
+        now = time.monotonic()
+        if job.state == "DEPEND" and not job.dependencies and not job.fatal:
+            self.post(job, "depend")
+            self.post(job, "priority", {"priority": 16})
+            job.state = "PRIORITY"
+            self._enter(job, "SCHED")
+            try:
+                job.request = request_of(job.jobspec["resources"])
+                self.resources.check(job.request)
+            except Unsatisfiable as exc:
+                note = f"alloc denied due to type=unsatisfiable: {exc}"
+                self.raise_exception(job.id, "alloc", 0, note)
+        if job.state == "RUN":
+            if self.perilog is not None:
+                for name, handle in list(job.prologs.items()):
+                    if handle is not None and self.perilog.poll(handle):
+                        self.prolog_finish(job, name, 0)
+            if not job.started and not job.prologs:
+                if job.fatal:
+                    self._enter(job, "CLEANUP")
+                else:
+                    self.post(job, "start")
+                    job.run_until = now + job.runtime_s
+            if job.started and job.run_until is not None and now >= job.run_until:
+                job.run_until = None
+                status = job.finish_status or 0
+                job.finish_status = status
+                self.post(job, "finish", {"status": status})
+                self.jobtap.finish(job)
+                self._enter(job, "CLEANUP")
+        if job.state == "CLEANUP":
+            if self.perilog is not None:
+                for name, handle in list(job.epilogs.items()):
+                    if handle is not None and self.perilog.poll(handle):
+                        self.epilog_finish(job, name, 0)
+            if not job.epilogs:
+                if job.hosts:
+                    self.resources.release(job.hosts, job.ssd)
+                    self.post(job, "free")
+                self.post(job, "clean")
+                self._enter(job, "INACTIVE")
+                job.kvs["eventlog"] = "".join(e.to_line() for e in job.eventlog)
+
+    def _schedule(self) -> None:
+        for job in list(self._active.values()):
+            if job.state != "SCHED" or job.request is None or job.fatal:
+                continue
+            got = self.resources.allocate(job.request, job.system.get("constraints"))
+            if got is None:
+                continue
+            job.hosts, job.ssd = got
+            job.kvs["R"] = self.resources.r_of(job.hosts, time.time(), job.runtime_s + 3600)
+            self.post(job, "alloc")
+            self._enter(job, "RUN")
+
+    def step(self) -> None:
+        """One pass of the reactor: timers, scheduling, and every job's progress."""
+        with self.lock:
+            now = time.monotonic()
+            due = [cb for t, cb in self._timers if t <= now]
+            self._timers = [(t, cb) for t, cb in self._timers if t > now]
+            for callback in due:
+                callback()
+            self._schedule()
+            for job in list(self._active.values()):  # a reactor step costs the live jobs only
+                self._advance(job)
+
+    def start(self) -> JobManager:
+        def loop() -> None:
+            while not self._stop.wait(self.tick_s):
+                try:
+                    self.step()
+                except Exception:  # the reactor must survive a bad callback, like Flux's
+                    log.exception("job manager step failed")
+
+        self._thread = threading.Thread(target=loop, name="flux-job-manager", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self.perilog is not None:
+            self.perilog.close()

@@ -1,0 +1,1 @@
+"""A Kubernetes-compatible API server on loopback, and in-process clients of it."""

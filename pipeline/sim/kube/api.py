@@ -1,0 +1,225 @@
+"""A Kubernetes-compatible API server on loopback, for the demo and the tests.
+
+The official ``kubernetes`` client talks to it unchanged: paths for
+namespaced and cluster-wide custom resources (and core Secrets), 201 on
+create, ``Status`` error bodies, merge and JSON patches, PUT with
+optimistic concurrency, status subresources, finalizers, label selectors
+and chunked watches with replay, ``timeoutSeconds`` and 410 Gone, as
+the official client needs them. Test hooks: :attr:`KubeApiServer.store` for direct
+access and :meth:`KubeApiServer.inject` for faults on the next requests.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.client import HTTPMessage
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+from pipeline.sim.kube.resources import ApiError
+from pipeline.sim.kube.routes import Fault, Route, Routes
+from pipeline.sim.kube.store import KubeStore
+
+#: Longest request line or header line, and most header lines, a request may have.
+_MAX_LINE = 65536
+_MAX_HEADERS = 100
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    server: _Server
+    raw_requestline: bytes  # read by the base class's handle_one_request
+    _date: tuple[int, str] = (0, "")  # (epoch s, its Date header): one formatting a second
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the simulator logs nothing per request."""
+
+    def parse_request(self) -> bool:
+        """The request line and headers of an HTTP/1.x request, read without the
+        ``email`` package: the standard library's parser took about half of the
+        server's time per request. Malformed input gets 400 (431 for oversized
+        headers) and closes the connection, as the base class does."""
+        self.command, self.request_version = "", self.protocol_version  # what an error reads
+        self.close_connection = True
+        self.requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
+        words = self.requestline.split()
+        if len(words) != 3 or words[2] not in ("HTTP/1.0", "HTTP/1.1"):
+            self.send_error(
+                400, f"Bad request line ({self.requestline!r}): want METHOD PATH HTTP/1.x"
+            )
+            return False
+        self.command, self.path, self.request_version = words
+        headers = HTTPMessage()
+        while True:
+            line = self.rfile.readline(_MAX_LINE + 1)
+            if line in (b"\r\n", b"\n", b""):
+                break
+            name, colon, value = str(line, "iso-8859-1").partition(":")
+            if len(line) > _MAX_LINE or len(headers) >= _MAX_HEADERS:
+                self.send_error(431, "Request header fields too large")
+                return False
+            if not colon or not name.strip():
+                self.send_error(400, f"Bad header line {line[:80]!r}: want Name: value")
+                return False
+            headers[name.strip()] = value.strip()
+        self.headers = headers
+        connection = (headers.get("Connection") or "").lower()
+        self.close_connection = connection == "close" or (
+            self.request_version == "HTTP/1.0" and connection != "keep-alive"
+        )
+        if (headers.get("Expect") or "").lower() == "100-continue":
+            return self.handle_expect_100()
+        return True
+
+    def date_time_string(self, timestamp: float | None = None) -> str:
+        """The Date header, formatted once a second."""
+        if timestamp is not None:
+            return super().date_time_string(timestamp)
+        now = int(time.time())
+        second, text = _Handler._date
+        if second != now:
+            text = super().date_time_string(now)
+            _Handler._date = (now, text)
+        return text
+
+    def _send(self, code: int, body: Any) -> None:
+        """The whole answer in one write: status line, headers and JSON body."""
+        data = json.dumps(body).encode()
+        head = (
+            f"{self.protocol_version} {code} {self.responses.get(code, ('',))[0]}\r\n"
+            f"Server: {self.version_string()}\r\nDate: {self.date_time_string()}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+        )
+        self.wfile.write(head.encode("latin-1") + data)
+
+    def _dispatch(self, method: str) -> None:
+        # read the whole body first: an early error answer must not leave it in the
+        # keep-alive stream, where it would be parsed as the next request
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            self._answer(method, raw)
+        except (BrokenPipeError, ConnectionResetError):  # the client left (timed out): so do we
+            self.close_connection = True
+
+    def _answer(self, method: str, raw: bytes) -> None:
+        routes = self.server.routes
+        try:
+            fault = routes.take_fault(method)
+            parts = urlsplit(self.path)
+            route = routes.route(parts.path, parts.query)
+            if method == "GET" and route.is_watch:
+                self._watch(route, fault)
+                return
+            try:
+                body = json.loads(raw) if raw else None
+            except json.JSONDecodeError as exc:
+                raise ApiError(400, "BadRequest", f"invalid JSON body: {exc}") from exc
+            content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+            self._send(*routes.answer(method, route, content_type, body))
+        except ApiError as exc:
+            self._send(exc.code, exc.status())
+
+    def _watch(self, route: Route, fault: Fault | None) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        sent = False
+        for line in self.server.routes.watch_lines(route, fault):
+            self.wfile.write(f"{len(line):x}\r\n".encode() + line + b"\r\n")
+            sent = True
+            if self.server.stopping:
+                break
+        if sent and fault is not None and fault.drop_watch:
+            self.close_connection = True  # mid-stream: the client sees a broken connection
+            return
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def do_GET(self) -> None:
+        """Handle GET (get, list, watch)."""
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        """Handle POST (create)."""
+        self._dispatch("POST")
+
+    def do_PUT(self) -> None:
+        """Handle PUT (replace)."""
+        self._dispatch("PUT")
+
+    def do_PATCH(self) -> None:
+        """Handle PATCH (merge or JSON patch)."""
+        self._dispatch("PATCH")
+
+    def do_DELETE(self) -> None:
+        """Handle DELETE."""
+        self._dispatch("DELETE")
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], routes: Routes) -> None:
+        super().__init__(address, _Handler)
+        self.routes = routes
+        self.stopping = False
+
+
+class KubeApiServer:
+    """The simulated API server; use as a context manager or call start/stop."""
+
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, store: KubeStore | None = None
+    ) -> None:
+        self.store = store or KubeStore()
+        self.routes = Routes(self.store)
+        self._server = _Server((host, port), self.routes)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """``http://host:port``."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> KubeApiServer:
+        """Serve in a background thread."""
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="kube-api", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and end every watch."""
+        self._server.stopping = True
+        self.store.close()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def inject(
+        self,
+        *,
+        code: int | None = None,
+        delay_s: float = 0.0,
+        method: str | None = None,
+        drop_watch: bool = False,
+        times: int = 1,
+    ) -> None:
+        """Make the next ``times`` matching requests fail with ``code`` and/or wait ``delay_s``."""
+        with self.routes.fault_lock:
+            for _ in range(times):
+                self.routes.faults.append(Fault(code, delay_s, method, drop_watch))
+
+    def __enter__(self) -> KubeApiServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,1 @@
+"""The simulated compute node: the clientmount service and daemon a node worker drives."""

@@ -1,0 +1,106 @@
+"""The simulated clientmount daemon: mounts and unmounts a node's ClientMounts.
+
+For the demo and the tests the node worker plays ``nnf-clientmount`` for its
+nodes: it watches ClientMount objects (one namespace per node) through the
+API server and, while the node's service runs, makes each mount's directory
+under ``<root>/<node>/`` (or removes it) and reports ``mounted`` /
+``unmounted`` in the ClientMount status — which the simulated DWS
+controller, started with ``mount_agent=False``, waits for.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import shutil
+import threading
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+from pipeline.clients.k8s import DwsClient
+from pipeline.errors import KubeError, NotFound
+from pipeline.sim.node.service import SimulatedService
+
+log = logging.getLogger("coral2_pipeline.node_worker.agent")
+
+
+class SimulatedAgent:
+    """Reconciles the ClientMounts of ``hosts`` whose service runs."""
+
+    def __init__(self, dws: DwsClient, hosts: list[str], root: Path) -> None:
+        self.dws = dws
+        self.hosts = set(hosts)
+        self.root = root
+        self.service = SimulatedService(on_start=self.kick)
+        self._queue: queue.Queue[str] = queue.Queue()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def kick(self, host: str) -> None:
+        """Look at ``host``'s ClientMounts soon."""
+        self._queue.put(host)
+
+    def reconcile(self, host: str) -> None:
+        """Bring every ClientMount of ``host`` to its desired state, if the service runs."""
+        if not self.service.running(host):
+            return
+        items, _ = self.dws.list_objects("clientmounts", namespace=host)
+        for item in items:
+            self._apply(host, item)
+
+    def _apply(self, host: str, item: dict[str, Any]) -> None:
+        spec, status = item.get("spec") or {}, item.get("status") or {}
+        desired = spec.get("desiredState")
+        if desired not in ("mounted", "unmounted"):
+            return
+        mounts = spec.get("mounts") or []
+        reported = status.get("mounts") or []
+        if status.get("allReady") and all(m.get("state") == desired for m in reported):
+            return
+        for mount in mounts:
+            path = self.root / host / str(mount.get("mountPath", "")).lstrip("/")
+            if desired == "mounted":
+                path.mkdir(parents=True, exist_ok=True)
+            else:
+                shutil.rmtree(path, ignore_errors=True)
+        body = {"allReady": True, "mounts": [{"state": desired, "ready": True} for _ in mounts]}
+        name = item["metadata"]["name"]
+        with suppress(NotFound):  # deleted meanwhile: nothing left to report
+            self.dws.patch("clientmounts", name, {"status": body}, namespace=host, status=True)
+
+    def _watch(self) -> None:
+        def on_event(kind: str, obj: dict[str, Any]) -> None:
+            host = obj.get("metadata", {}).get("namespace")
+            if host in self.hosts and kind != "DELETED":
+                self.kick(host)
+
+        self.dws.follow("clientmounts", on_event, self._stop, all_namespaces=True)
+
+    def _work(self) -> None:
+        while not self._stop.is_set():
+            try:
+                hosts = {self._queue.get(timeout=0.2)}
+            except queue.Empty:
+                continue
+            while not self._queue.empty():
+                hosts.add(self._queue.get_nowait())
+            for host in hosts - {""}:
+                try:
+                    self.reconcile(host)
+                except KubeError as exc:
+                    log.warning("clientmounts of %s: %s; again", host, exc)
+                    threading.Timer(0.2, self.kick, args=(host,)).start()
+
+    def start(self) -> SimulatedAgent:
+        for target, name in ((self._watch, "clientmount-watch"), (self._work, "clientmount-agent")):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._queue.put("")
+        for thread in self._threads:
+            thread.join(timeout=2)

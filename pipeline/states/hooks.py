@@ -1,0 +1,198 @@
+"""What each ``dws.*`` hook does, decided from what its task gathered.
+
+Flux's hooks reach the pipeline as tasks (``pipeline.tasks.dws``); each
+task reads what its decision needs — the job record, the Workflow when
+one is to be read, the rabbitmapping — and performs what these functions
+return. A refusal is flux-coral2's job exception ``DWS workflow
+interactions failed: <why>`` of the hook's own type.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.errors import InputError
+from pipeline.model.breakdown import servers_of
+from pipeline.model.hostlist import encode_hostlist
+from pipeline.model.job import Epilog, JobRecord, Teardown
+from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.model.resource_set import ResourceSet
+from pipeline.model.workflow import workflow_body
+from pipeline.settings import RabbitSettings
+from pipeline.states.actions import (
+    Action,
+    ArmDeadline,
+    CreateRecord,
+    CreateWorkflow,
+    FinishJob,
+    PatchDesiredState,
+    PatchServers,
+    SendOnce,
+    UpdateJob,
+    exception,
+)
+from pipeline.states.data_out import move_to_teardown
+from pipeline.states.health import disable_rabbits, drain_unmounted
+from pipeline.states.snapshot import Snapshot
+
+
+def name_of(jobid: int) -> str:
+    """The Workflow of ``jobid``: ``fluxjob-<jobid>``, as flux-coral2 names it."""
+    return f"fluxjob-{jobid}"
+
+
+def refused(jobid: int, kind: str, message: str) -> list[Action]:
+    """The job exception ``kind`` (severity 0) of a hook that cannot go on."""
+    note = f"DWS workflow interactions failed: {message}"
+    return [exception(jobid, kind, 0, note, f"exception:{kind}")]
+
+
+def on_create(
+    jobid: int,
+    userid: int,
+    groupid: int,
+    directives: list[str],
+    resources: list[dict[str, Any]],
+    failure_tolerance: int,
+    dws_version: str,
+) -> list[Action]:
+    """``dws.create``: the record, the Workflow, and the ``rabbit_workflow`` memo."""
+    name = name_of(jobid)
+    record = JobRecord(
+        jobid=jobid,
+        userid=userid,
+        workflow=name,
+        resources=resources,
+        failure_tolerance=failure_tolerance,
+    )
+    body = workflow_body(jobid, userid, groupid, directives, version=dws_version)
+    memo = {"id": jobid, "memo": {"rabbit_workflow": name}}
+    return [
+        CreateRecord(record),
+        CreateWorkflow(body, refused_as="dws-create"),
+        SendOnce("memo", memo, "memo:rabbit_workflow"),
+    ]
+
+
+def on_setup(
+    jobid: int,
+    R: dict[str, Any],
+    mapping: RabbitMapping,
+    storages: list[dict[str, Any]],
+    settings: RabbitSettings,
+    now: float,
+) -> list[Action]:
+    """``dws.setup`` (the job reached RUN): fill Servers from R and the breakdowns' storage,
+    tell Flux the rabbits, move to Setup and arm ``setup_timeout``.
+
+    A duplicate finds the Workflow moved on and stops there: the deadline is
+    armed once.
+    """
+    name = name_of(jobid)
+    try:
+        hosts = ResourceSet.parse(R).unique_hosts()
+        computes = [h for h in hosts if not mapping.is_rabbit(h)]
+        counts = mapping.nodes_per_rabbit(computes)
+        servers = [servers_of(storage, counts, len(computes)) for storage in storages]
+    except InputError as exc:
+        return refused(jobid, "dws-setup", str(exc))
+    gone = tuple(refused(jobid, "dws-setup", f"workflow {name} does not exist"))
+    actions: list[Action] = [
+        CreateRecord(JobRecord(jobid=jobid, workflow=name)),
+        UpdateJob({"hosts": computes, "rabbits": list(counts)}),
+        *(
+            PatchServers(reference["name"], reference.get("namespace"), sets, if_gone=gone)
+            for reference, sets in servers  # the same sets again on a duplicate: no change
+        ),
+        SendOnce(
+            "memo",
+            {"id": jobid, "memo": {"rabbits": encode_hostlist(list(counts))}},
+            "memo:rabbits",
+        ),
+        PatchDesiredState("Proposal", "Setup", if_moved_on="stop", if_gone=gone),
+    ]
+    if settings.setup_timeout > 0:
+        actions.append(ArmDeadline("setup_timeout", now + settings.setup_timeout, "setup"))
+    return actions
+
+
+def workflow_gone(job: JobRecord) -> list[Action]:
+    """The Workflow is gone: release the epilog if Flux waits for it, and finish."""
+    if not job.epilog_held:
+        return [UpdateJob({"teardown": Teardown.DELETED}), FinishJob()]
+    return [
+        SendOnce("epilog-remove", {"id": job.jobid}, "epilog-remove"),
+        UpdateJob({"teardown": Teardown.DELETED, "epilog": Epilog.RELEASED}),
+        FinishJob(),
+    ]
+
+
+def tear_down(
+    job: JobRecord, workflow: dict[str, Any] | None, settings: RabbitSettings
+) -> list[Action]:
+    """flux-coral2's ``check_existence_and_move_to_teardown``: ``workflow`` as just read
+    (None: it does not exist)."""
+    if workflow is None:
+        return workflow_gone(job)
+    return [CreateRecord(job), *move_to_teardown(Snapshot(workflow), job, settings)]
+
+
+def on_post_run(
+    job: JobRecord,
+    run_started: bool,
+    workflow: dict[str, Any] | None,
+    settings: RabbitSettings,
+    now: float,
+) -> list[Action]:
+    """``dws.post_run`` (the job finished, or reached CLEANUP without running): on to
+    PostRun, arming ``teardown_after`` and ``postrun_timeout``; straight to Teardown when
+    the job never ran. ``workflow`` is read only for that."""
+    if job.teardown != Teardown.NOT_ASKED:
+        return []
+    if not run_started:
+        return tear_down(job, workflow, settings)
+    actions: list[Action] = [
+        PatchDesiredState(
+            "PreRun", "PostRun", if_moved_on="stop", if_gone=tuple(workflow_gone(job))
+        )
+    ]
+    if settings.teardown_after > 0:
+        actions.append(ArmDeadline("teardown_after", now + settings.teardown_after, "post_run"))
+    if settings.postrun_timeout > 0:
+        actions.append(ArmDeadline("postrun_timeout", now + settings.postrun_timeout, "post_run"))
+    return actions
+
+
+def on_teardown(
+    job: JobRecord, workflow: dict[str, Any] | None, settings: RabbitSettings
+) -> list[Action]:
+    """``dws.teardown`` (a fatal exception while the DWS epilog runs): tear down unless
+    that was asked already."""
+    if job.teardown != Teardown.NOT_ASKED:
+        return []
+    return tear_down(job, workflow, settings)
+
+
+def on_abort(
+    job: JobRecord,
+    workflow: dict[str, Any] | None,
+    unmounted: list[str],
+    rabbits: list[str],
+    settings: RabbitSettings,
+    now: float,
+) -> list[Action]:
+    """``dws.abort`` (Flux gave the epilog up on ``dws-epilog-timeout``): send no
+    ``epilog-remove``, tear down, drain the computes that did not unmount and disable the
+    rabbits still holding an allocation."""
+    abandoned = job.model_copy(update={"epilog": Epilog.ABANDONED})
+    actions: list[Action] = [
+        CreateRecord(JobRecord(jobid=job.jobid)),
+        UpdateJob({"epilog": Epilog.ABANDONED}),
+    ]
+    if job.teardown == Teardown.NOT_ASKED:
+        actions += tear_down(abandoned, workflow, settings)
+    return [
+        *actions,
+        *drain_unmounted(unmounted),
+        *disable_rabbits(name_of(job.jobid), rabbits, now),
+    ]

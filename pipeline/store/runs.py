@@ -1,0 +1,91 @@
+"""What the base task keeps per message run: its start count, lock, ledger entry, failures.
+
+A run begins and ends in one round trip each (:meth:`TaskRuns.begin`,
+:meth:`TaskRuns.settle`): the start counter (the poison-message guard), the
+job's lock and its record, the key the task clears, then the lock's release
+and the ledger entry's outcome.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import redis
+
+from pipeline.store.connection import store_errors
+from pipeline.store.jobs import JobStore
+from pipeline.store.keys import Keys
+from pipeline.store.ledger import Ledger
+from pipeline.store.marks import Holding, JobLocks
+
+log = logging.getLogger("coral2_pipeline.store.runs")
+
+#: How long a message's start counter lives (s): longer than any message is redelivered.
+ATTEMPTS_TTL_S = 7 * 24 * 3600
+
+
+class TaskRuns:
+    """The run bookkeeping of task messages."""
+
+    def __init__(
+        self, client: redis.Redis, keys: Keys, jobs: JobStore, locks: JobLocks, ledger: Ledger
+    ) -> None:
+        self.client = client
+        self.keys = keys
+        self.jobs = jobs
+        self.locks = locks
+        self.ledger = ledger
+
+    def begin(
+        self, task_id: str, *, lock_jobid: int | None, lock_ttl_s: float, clears: str | None
+    ) -> tuple[int, str | None]:
+        """Count this start of message ``task_id``, delete key ``clears``, and for
+        ``lock_jobid`` try its lock and read its record (the task's first update of it then
+        needs no read of its own: ``JobStore.start_known``). Return the start count and the
+        lock's token (None: not taken)."""
+        key = self.keys.attempts(task_id)
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            pipe.incr(key)
+            pipe.expire(key, ATTEMPTS_TTL_S)
+            token = None
+            if lock_jobid is not None:
+                token = self.locks.acquire_in(pipe, lock_jobid, ttl_s=lock_ttl_s)
+                pipe.get(self.keys.job(lock_jobid))  # after the lock: what no one else may change
+            if clears is not None:
+                pipe.delete(clears)
+            replies = pipe.execute()
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        taken = token if token and replies[2] else None
+        self.jobs.start_known(lock_jobid, replies[3] if taken else None)
+        return int(replies[0]), taken
+
+    def settle(
+        self, name: str, task_id: str | None, holding: Holding | None, *, until: float | None
+    ) -> None:
+        """Close a run in one round trip: release ``holding`` and cross the message out of
+        the ledger (it has an outcome) — or, with ``until``, postpone its resend (it
+        retries). A store outage only costs a duplicate later, and a lock that expires by
+        itself."""
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            if holding is not None and not holding.released:
+                self.locks.release_in(pipe, holding)
+            if task_id is not None:  # None: run eagerly, never sent
+                if until is None:
+                    self.ledger.done_in(pipe, task_id)
+                else:
+                    self.ledger.postpone_in(pipe, task_id, until)
+            pipe.execute()
+        except redis.RedisError as exc:
+            log.warning("%s: cannot update the ledger: %s", name, store_errors(exc))
+
+    def record_failure(self, task_id: str, entry: dict[str, Any]) -> None:
+        """Record a permanent failure of message ``task_id`` in ``<prefix>:failures``."""
+        try:
+            self.client.hset(self.keys.failures, task_id, json.dumps(entry))
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc

@@ -1,0 +1,130 @@
+"""What the watcher and the observe tasks keep in Redis.
+
+* The watcher's leader lease (an owner-token key with expiry) and where each
+  watch resumes (its last handled resourceVersion).
+* Per job: the latest Workflow event the watcher saw (``workflow-seen``) and
+  the coalescing mark of an observe waiting in the queue (``observe-pending``).
+* Per rabbit: the health the last Storage observe recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import redis
+
+from pipeline.store.connection import store_errors
+from pipeline.store.keys import Keys
+
+_RENEW = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
+return 0
+"""
+_RESIGN = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0
+"""
+
+#: A watch position to save: (its key, resourceVersion).
+Checkpoint = tuple[str, str]
+
+
+class WatchState:
+    """The watcher's lease and positions, the per-job event notes, the rabbits' health."""
+
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self.client = client
+        self.keys = keys
+
+    def _do(self, command: str, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return getattr(self.client, command)(*args, **kwargs)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    # --- leadership ------------------------------------------------------------------
+    def lead(self, identity: str, lease_s: float) -> bool:
+        """Take the leader lease, or renew it if ``identity`` holds it; return whether it
+        does now."""
+        ms = int(lease_s * 1000)
+        key = self.keys.watcher_leader
+        if self._do("set", key, identity, nx=True, px=ms):
+            return True
+        return bool(self._do("eval", _RENEW, 1, key, identity, ms))
+
+    def resign(self, identity: str) -> None:
+        """Give the lease up at once if ``identity`` holds it."""
+        self._do("eval", _RESIGN, 1, self.keys.watcher_leader, identity)
+
+    def leader(self) -> str | None:
+        """Who holds the lease (None: nobody)."""
+        raw = self._do("get", self.keys.watcher_leader)
+        return raw.decode() if isinstance(raw, bytes) else None
+
+    # --- watch positions ----------------------------------------------------------------
+    def checkpoint(self, plural: str, rv: str) -> Checkpoint:
+        """The position ``rv`` of the ``plural`` watch, to :meth:`save`."""
+        return (self.keys.watch_rv(plural), rv)
+
+    def resume_from(self, plural: str) -> str | None:
+        """Where the ``plural`` watch resumes (None: list first)."""
+        raw = self._do("get", self.keys.watch_rv(plural))
+        return raw.decode() if isinstance(raw, bytes) else None
+
+    def save(self, checkpoint: Checkpoint) -> None:
+        """Keep a watch position."""
+        self._do("set", *checkpoint)
+
+    def forget(self, plural: str) -> None:
+        """Forget where the ``plural`` watch was (it expired: relist)."""
+        self._do("delete", self.keys.watch_rv(plural))
+
+    # --- per job ------------------------------------------------------------------------
+    def note_workflow(
+        self, jobid: int, seen: str, *, wanted: bool, checkpoint: Checkpoint | None
+    ) -> bool:
+        """In one round trip: save ``checkpoint``, note the job's latest event ``seen``
+        and, if ``wanted``, set its observe-pending mark. Return whether the mark was set
+        by this call (no observe was pending: one must be sent)."""
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            if checkpoint is not None:
+                pipe.set(*checkpoint)
+            pipe.hset(self.keys.workflow_seen, str(jobid), seen)
+            if wanted:
+                pipe.set(self.keys.observe_pending(jobid), "1", nx=True, ex=PENDING_TTL_S)
+            replies = pipe.execute()
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return wanted and bool(replies[-1])
+
+    def mark_pending(self, jobid: int) -> bool:
+        """Set the job's observe-pending mark; return whether it was not set already."""
+        return bool(
+            self._do("set", self.keys.observe_pending(jobid), "1", nx=True, ex=PENDING_TTL_S)
+        )
+
+    def unmark(self, jobid: int) -> None:
+        """Drop the job's observe-pending mark (its observe was not sent after all)."""
+        self._do("delete", self.keys.observe_pending(jobid))
+
+    def seen(self) -> dict[bytes, bytes]:
+        """Every job's latest event note, raw (``JobStore``'s ``parse_notes`` reads it)."""
+        raw: dict[bytes, bytes] = self._do("hgetall", self.keys.workflow_seen)
+        return raw
+
+    # --- rabbits ------------------------------------------------------------------------
+    def set_rabbit(self, name: str, health: dict[str, Any]) -> None:
+        """Record rabbit ``name``'s health as its last Storage observe saw it."""
+        self._do("hset", self.keys.rabbits, name, json.dumps(health))
+
+    def forget_rabbit(self, name: str) -> None:
+        """Forget rabbit ``name`` (its Storage is gone)."""
+        self._do("hdel", self.keys.rabbits, name)
+
+
+#: How long a job's observe-pending mark lives (s): it coalesces events while an observe
+#: waits in the queue; should that message ever be lost, the next event or resync after
+#: this long queues another (a duplicate observe is harmless, a stuck job is not).
+PENDING_TTL_S = 30

@@ -1,0 +1,65 @@
+"""A whole simulated system with Flux for the lifecycle tests (one per module)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.sim.demo.model import sample_path
+from pipeline.sim.flux.jobmanager import FluxJob
+from pipeline.sim.system import SimulatedSystem
+
+MAPPING = RabbitMapping.load(sample_path("sample-rabbitmapping.json"))
+CONFIG = str(sample_path("sample-cluster.toml"))
+TASK = {"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 1}]}
+
+
+def nodes(n: int) -> list[dict[str, Any]]:
+    """Jobspec resources for ``n`` nodes."""
+    return [{"type": "node", "count": n, "with": [TASK]}]
+
+
+def start_system(**options: Any) -> SimulatedSystem:
+    return SimulatedSystem(
+        MAPPING,
+        observe_only=False,
+        with_flux=True,
+        node_workers=True,
+        config=CONFIG,
+        latency_s=0.001,
+        **options,
+    ).start()
+
+
+@pytest.fixture(scope="module")
+def system() -> Iterator[SimulatedSystem]:
+    sim = start_system()
+    yield sim
+    sim.stop()
+
+
+def run(system: SimulatedSystem, dw: Any, n: int = 2, timeout_s: float = 60) -> FluxJob:
+    """Submit one job with ``dw`` (None: no #DW) and wait until it is inactive."""
+    assert system.flux is not None
+    jobid = system.flux.submit(nodes(n), system={} if dw is None else {"dw": dw})
+    assert system.flux.wait_inactive([jobid], timeout_s), system.flux.job(jobid).eventlog
+    return system.flux.job(jobid)
+
+
+def rpcs(system: SimulatedSystem, topic: str, jobid: int) -> list[dict[str, Any]]:
+    """The payloads of every ``topic`` RPC the bridge delivered for ``jobid``."""
+    assert system.flux is not None
+    with system.flux.lock:
+        return [p for t, p in system.flux.received if t == topic and p.get("id") == jobid]
+
+
+def event_names(job: FluxJob) -> list[str]:
+    """Event names, with the action for prolog/epilog events: ``prolog-start dws-setup``."""
+    out = []
+    for e in job.eventlog:
+        description = (e.context or {}).get("description")
+        out.append(f"{e.name} {description}" if description else e.name)
+    return out

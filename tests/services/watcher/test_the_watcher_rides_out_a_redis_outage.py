@@ -1,0 +1,35 @@
+"""A Redis outage neither kills the watcher's threads nor leaves it believing it leads:
+it stops leading, warns, and enqueues again once Redis is back."""
+
+from __future__ import annotations
+
+import time
+
+from kubernetes import client
+
+from pipeline.clients.k8s import DwsClient
+from pipeline.services.watcher import Watcher
+from pipeline.sim.kube.api import KubeApiServer
+from pipeline.sim.redis_server import RedisServer
+from pipeline.store import Store
+from tests.services.watcher.test_watcher import Recorder, running, wait_for, wf
+
+
+def test_the_watcher_stops_leading_in_an_outage_and_enqueues_after_it() -> None:
+    with RedisServer() as redis_server, KubeApiServer() as server:
+        store = Store.from_url(redis_server.url, "outage")
+        api = client.ApiClient(client.Configuration(host=server.url))
+        dws = DwsClient(api, outage_budget_s=1)
+        rec = Recorder()
+        watcher = Watcher(store, dws, rec, lease_s=0.6)
+        with running(watcher):
+            dws.create_workflow(wf("fluxjob-61"))
+            wait_for(lambda: rec.jobs() == [61], "the observe before the outage")
+            redis_server.stop()
+            wait_for(lambda: not watcher.leading, "the watcher to stop leading", timeout_s=10)
+            dws.create_workflow(wf("fluxjob-62"))  # happens while Redis is down
+            time.sleep(0.5)
+            redis_server.start()  # empty: it keeps nothing on disk
+            wait_for(lambda: watcher.leading, "the watcher to lead again", timeout_s=20)
+            wait_for(lambda: 62 in rec.jobs(), "the observe of the change made meanwhile", 20)
+        api.close()

@@ -1,8 +1,0 @@
-"""The WLM helpers of the simulator tests come from the package (pipeline/sim/wlm.py)."""
-
-from __future__ import annotations
-
-from pipeline.sim.wlm import advance, fill_servers, wait_state
-from pipeline.sim.wlm import workflow_body as workflow
-
-__all__ = ["advance", "fill_servers", "wait_state", "workflow"]

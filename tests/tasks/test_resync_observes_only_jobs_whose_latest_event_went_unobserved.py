@@ -1,0 +1,64 @@
+"""dws.resync observes a job when the latest Workflow event the watcher saw went unobserved
+for RESYNC_AFTER_S, when it was not observed for IDLE_RESYNC_S, or when an event names a
+job with no tracked record — and leaves alone every job that waits on DWS or on Flux.
+
+Run every second by beat: jobs in flight cost nothing, a lost observe costs seconds.
+"""
+
+from __future__ import annotations
+
+import time
+
+import redis
+from celery import Celery
+
+from pipeline.platform.task import settings_of
+from pipeline.store import JobRecord, Keys, Store
+from pipeline.tasks.observe import IDLE_RESYNC_S, RESYNC_AFTER_S, resync
+from tests.platform.results import result_of
+
+
+def test_resync_observes_lost_idle_and_stray_events_and_nothing_else(
+    celery_app: Celery, worker: None
+) -> None:
+    store = Store(
+        redis.Redis.from_url(celery_app.conf.broker_url),
+        Keys(settings_of(celery_app).pipeline.key_prefix),
+    )
+    for jobid in store.jobs.jobids():  # other tests' jobs are not this test's business
+        store.jobs.finish(jobid, retain_s=60)
+    store.client.delete(store.keys.workflow_seen)
+    now = time.time()
+    late, fresh = now - RESYNC_AFTER_S - 5, now - 1
+
+    def job(jobid: int, rv: str, observed_at: float = now) -> None:
+        store.jobs.create(
+            JobRecord(
+                jobid=jobid, workflow=f"fluxjob-{jobid}", observed_rv=rv, observed_at=observed_at
+            )
+        )
+
+    def seen(jobid: int, rv: str, at: float) -> None:
+        store.client.hset(store.keys.workflow_seen, str(jobid), f"{rv} {at:.3f}")
+
+    job(951, "5")
+    seen(951, "5", late)  # observed
+    job(952, "6")
+    seen(952, "7", late)  # lost
+    job(953, "8")
+    seen(953, "9", fresh)  # its observe may still be on its way
+    job(954, "3", observed_at=now - IDLE_RESYNC_S - 5)  # idle
+    job(955, "4", observed_at=now - IDLE_RESYNC_S - 5)
+    store.jobs.finish(955, retain_s=60)  # finished: not tracked
+    seen(956, "2", late)  # stray: no record
+    assert result_of(resync) == 3
+    deadline = time.monotonic() + 30
+    while {952, 954} & set(store.jobs.jobids()) or store.client.hexists(
+        store.keys.workflow_seen, "956"
+    ):
+        assert time.monotonic() < deadline, "the due jobs were never observed"
+        time.sleep(0.05)
+    assert store.jobs.jobids() == [951, 953]  # observed (no Workflow: finished) or left alone
+    for left in (951, 953, 955):
+        record = store.jobs.get(left)
+        assert record is not None and record.state is None  # never observed: no Workflow read
