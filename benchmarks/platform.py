@@ -1,4 +1,4 @@
-"""Platform benchmarks (issue 3): the Celery ceiling, API-server rates, watch → observe latency."""
+"""Platform benchmarks: the Celery ceiling, API-server rates, watch → observe latency."""
 
 from __future__ import annotations
 

@@ -25,13 +25,16 @@ The tree::
     │   │       ├── DaemonNotAllowed
     │   │       └── PlacementError
     │   ├── NotFound, AlreadyExists, Forbidden, Invalid, ApiVersionNotFound   (KubeError)
-    │   └── VniError                    the VNI pool refuses (flux-coral2's vnipool messages)
+    │   ├── VniError                    the VNI pool refuses (flux-coral2's vnipool messages)
+    │   └── CxiError                    a NIC refused a CXI service operation
+    │       └── CxiNoSpace              the NIC lacks the resources a service asks for
     └── TemporaryError(delay_s)         try again later
         ├── BreakdownNotReady
         ├── Conflict, Gone, Unavailable (KubeError: 409 race, 410, outages)
         ├── StoreUnavailable            Redis cannot be reached
         ├── StoreConflict               an optimistic update kept losing the race
-        └── FluxUnreachable             Flux cannot be reached; deliver again later
+        ├── FluxUnreachable             Flux cannot be reached; deliver again later
+        └── CxiBusy                     a CXI service is still in use; destroy it later
     FluxError                           Flux answered a request with an error (PermanentError)
 
 ``InputError`` subclasses ``ValueError`` so that code written against
@@ -184,3 +187,22 @@ class FluxUnreachable(TemporaryError):
 
 class VniError(PermanentError):
     """Raised when the VNI pool cannot do what is asked; the text is flux-coral2's."""
+
+
+class CxiError(PermanentError):
+    """Raised when a NIC refuses a CXI service operation (the text is the driver's)."""
+
+
+class CxiNoSpace(CxiError):
+    """Raised when a NIC lacks what a service asks for; ``available``: resource → free."""
+
+    def __init__(self, message: str, available: dict[str, int] | None = None) -> None:
+        super().__init__(message)
+        self.available = dict(available or {})
+
+
+class CxiBusy(TemporaryError):
+    """Raised when a CXI service cannot be destroyed yet: something still uses it."""
+
+    def __init__(self, message: str, *, delay_s: float = 1.0) -> None:
+        super().__init__(message, delay_s=delay_s)

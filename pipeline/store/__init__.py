@@ -1,4 +1,4 @@
-"""Redis store: job records, one-shot marks, per-job locks, deadlines and the outbox.
+"""Redis store: job records, marks, locks, deadlines, the outbox, the ledger, the VNI pool.
 
 Every key lives under ``pipeline.key_prefix`` (:class:`~pipeline.store.keys.Keys`).
 redis-py errors are translated into :class:`~pipeline.errors.StoreUnavailable`
@@ -21,6 +21,7 @@ from pipeline.store.ledger import Entry, Ledger
 from pipeline.store.marks import Holding, JobLocks, Marks
 from pipeline.store.outbox import Delivery, Outbox, OutboxMessage
 from pipeline.store.runs import TaskRuns
+from pipeline.store.vnipool import VniPool
 from pipeline.store.watch import Checkpoint, WatchState
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "OutboxMessage",
     "Store",
     "TaskRuns",
+    "VniPool",
     "WatchState",
     "connect",
 ]
@@ -101,6 +103,11 @@ class Store:
     def watch(self) -> WatchState:
         """The watcher's lease and positions, per-job event notes, rabbits' health."""
         return WatchState(self.client, self.keys)
+
+    @cached_property
+    def vnipool(self) -> VniPool:
+        """The VNI pool."""
+        return VniPool(self.client, self.keys)
 
     def close(self) -> None:
         """Close the Redis connections (a command-line tool that is done)."""

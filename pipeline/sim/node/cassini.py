@@ -1,0 +1,149 @@
+"""Simulated Cassini NICs: CXI services as the cxi driver keeps them.
+
+The driver's rules that matter to a workload manager: a new service gets
+the lowest free id ≥ 1 (id 1 is the default service, VNIs 1 and 10, which
+cannot be destroyed); reservations move resources from the shared pool and
+a request beyond it is ENOSPC with what is available; a service with TLEs
+reserves at least 8 and takes one of 4 TLE pools (the default service holds
+one), an LE reservation one of 15 LE pools; a listed VNI of 0 or above
+0xffff, more than 4 VNIs, or a max below its reservation or above the
+device's is EINVAL; destroying a service still in use is EBUSY. The
+simulation keeps a service busy for ``busy_s`` after the job's last use
+(the NIC finishing in-flight work), or until :meth:`SimulatedNic.release`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from node_worker.cxi import Device, Service, ServiceRequest
+from pipeline.errors import CxiBusy, CxiError, CxiNoSpace
+
+#: A Cassini NIC's resource totals, as ``cxi_service list`` shows them.
+CASSINI_TOTALS = {
+    "acs": 1022,
+    "cts": 2047,
+    "eqs": 2047,
+    "les": 16384,
+    "ptes": 2048,
+    "tgqs": 512,
+    "txqs": 1024,
+    "tles": 2048,
+}
+TLE_POOLS = 4
+LE_POOLS = 15  # pool 0 is kept for the default service and services without LEs
+DEFAULT_TLES = 512
+
+
+@dataclass
+class _Nic:
+    totals: dict[str, int]
+    services: dict[int, Service] = field(default_factory=dict)
+    busy_until: dict[int, float] = field(default_factory=dict)
+    tle_pools: int = TLE_POOLS - 1  # the default service holds one
+    le_pools: int = LE_POOLS
+
+    def shared(self) -> dict[str, int]:
+        used = dict.fromkeys(self.totals, 0)
+        for service in self.services.values():
+            for resource, (_, reserved) in service.limits.items():
+                used[resource] = used.get(resource, 0) + reserved
+        return {r: self.totals[r] - used[r] for r in self.totals}
+
+
+class SimulatedNic:
+    """Every CXI device of one simulated node (``cxi0`` … ``cxi<n-1>``)."""
+
+    def __init__(
+        self,
+        devices: int = 4,
+        *,
+        totals: dict[str, int] | None = None,
+        busy_s: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._lock = threading.Lock()
+        self._clock = clock
+        self.busy_s = busy_s
+        self._nics: dict[str, _Nic] = {}
+        for index in range(devices):
+            nic = _Nic(dict(totals or CASSINI_TOTALS))
+            default_limits = {r: (t, 0) for r, t in nic.totals.items()}
+            default_limits["tles"] = (DEFAULT_TLES, DEFAULT_TLES)
+            nic.services[1] = Service(1, enabled=True, vnis=(1, 10), tcs=0xF, limits=default_limits)
+            self._nics[f"cxi{index}"] = nic
+
+    def _nic(self, device: str) -> _Nic:
+        try:
+            return self._nics[device]
+        except KeyError:
+            raise CxiError(f"{device}: No such device") from None
+
+    def devices(self) -> list[Device]:
+        with self._lock:
+            return [
+                Device(name, dict(nic.totals), tuple(nic.services[i] for i in sorted(nic.services)))
+                for name, nic in self._nics.items()
+            ]
+
+    def allocate(self, device: str, request: ServiceRequest) -> int:
+        with self._lock:
+            nic = self._nic(device)
+            limits = dict(request.limits)
+            if len(request.vnis) > 4 or any(v == 0 or v > 0xFFFF for v in request.vnis):
+                raise CxiError("Failed to create service: Invalid argument")
+            for resource, (most, reserved) in limits.items():
+                if most < reserved or most > nic.totals.get(resource, 0):
+                    raise CxiError("Failed to create service: Invalid argument")
+            if limits.get("tles", (0, 0))[1] > 0:
+                tles = max(limits["tles"][1], 8)
+                limits["tles"] = (tles, tles)
+            shared = nic.shared()
+            short = {r: shared[r] for r, (_, res) in limits.items() if res > shared.get(r, 0)}
+            if short:
+                raise CxiNoSpace("Failed to create service: No space left on device", shared)
+            takes_tle = limits.get("tles", (0, 0))[1] > 0
+            takes_le = limits.get("les", (0, 0))[1] > 0
+            if takes_tle and nic.tle_pools == 0:
+                raise CxiNoSpace("Failed to create service: No space left on device", shared)
+            if takes_le and nic.le_pools == 0:
+                raise CxiNoSpace("Failed to create service: No space left on device", shared)
+            nic.tle_pools -= takes_tle
+            nic.le_pools -= takes_le
+            ident = next(i for i in range(1, len(nic.services) + 2) if i not in nic.services)
+            nic.services[ident] = Service(
+                ident, uids=(request.uid,), vnis=request.vnis, tcs=request.tcs, limits=limits
+            )
+            nic.busy_until[ident] = 0.0
+            return ident
+
+    def use(self, device: str, service_id: int) -> None:
+        """A job's process used the service: it stays busy ``busy_s`` from now."""
+        with self._lock:
+            self._nic(device).busy_until[service_id] = self._clock() + self.busy_s
+
+    def release(self, device: str, service_id: int) -> None:
+        """The NIC finished with the service: it can be destroyed now."""
+        with self._lock:
+            self._nic(device).busy_until[service_id] = 0.0
+
+    def destroy(self, device: str, service_id: int) -> None:
+        with self._lock:
+            nic = self._nic(device)
+            if service_id == 1 or service_id not in nic.services:
+                raise CxiError(f"Could not delete service {service_id}: Invalid argument")
+            if nic.busy_until.get(service_id, 0.0) > self._clock():
+                raise CxiBusy(f"Could not delete service {service_id}: Device or resource busy")
+            service = nic.services.pop(service_id)
+            nic.busy_until.pop(service_id, None)
+            nic.tle_pools += service.limits.get("tles", (0, 0))[1] > 0
+            nic.le_pools += service.limits.get("les", (0, 0))[1] > 0
+
+    def disable(self, device: str, service_id: int) -> None:
+        """Disable a service (as ``cxi_service disable``)."""
+        with self._lock:
+            nic = self._nic(device)
+            nic.services[service_id] = replace(nic.services[service_id], enabled=False)
