@@ -9,17 +9,23 @@ command line (``--backend simulated``, ``pipeline.sim.node``).
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from celery import Celery
 
 from node_worker import perilog
+from node_worker.cxi import Nic, create_job_services, destroy_job_services
 from node_worker.service import ClientmountService
 from pipeline.clients.k8s import DwsClient, api_client
+from pipeline.errors import CxiError
 from pipeline.platform.config import celery_config
 from pipeline.platform.routing import node_queue
 from pipeline.settings import Settings
 from pipeline.store import Store
+
+log = logging.getLogger("coral2_pipeline.node_worker")
 
 
 class Companion(Protocol):
@@ -41,6 +47,7 @@ class NodeWorker:
         *,
         dws: DwsClient | None = None,
         companion: Companion | None = None,
+        nic_of: Callable[[str], Nic] | None = None,
     ) -> None:
         self.settings = settings
         self.hosts = hosts
@@ -51,7 +58,13 @@ class NodeWorker:
         self.dws = dws or dws_client(settings)
         self.service = service
         self.companion = companion
+        self.nic_of = nic_of
         self.app = self._app()
+
+    def _nic(self, hostname: str) -> Nic:
+        if self.nic_of is None:
+            raise CxiError(f"{hostname}: this node worker drives no CXI devices (--nic none)")
+        return self.nic_of(hostname)
 
     def _check(self, hostname: str) -> None:
         if hostname not in self.hosts:
@@ -79,6 +92,42 @@ class NodeWorker:
         def epilog(hostname: str, jobid: int) -> str:
             self._check(hostname)
             return perilog.epilog(hostname, self.service)
+
+        lifecycle = self.settings.pipeline.queues.lifecycle
+
+        def answer(name: str, **kwargs: Any) -> None:
+            app.send_task(name, kwargs=kwargs, queue=lifecycle)
+
+        @app.task(name="node.cxi_prolog", acks_late=True, bind=True)  # type: ignore[untyped-decorator]
+        def cxi_prolog(
+            task: Any, hostname: str, jobid: int, userid: int, vnis: list[int], ncores: int
+        ) -> dict[str, int]:
+            self._check(hostname)
+            ready = {"jobid": jobid, "node": hostname, "task_id": task.request.id}
+            try:
+                created = create_job_services(self._nic(hostname), userid, vnis, ncores)
+            except CxiError as exc:
+                answer("slingshot.node_ready", **ready, error=str(exc))
+                return {}
+            for warning in created.warnings:
+                log.warning("job %s on %s: %s", jobid, hostname, warning)
+            answer("slingshot.node_ready", **ready)
+            return created.services
+
+        @app.task(name="node.cxi_epilog", acks_late=True, bind=True)  # type: ignore[untyped-decorator]
+        def cxi_epilog(
+            task: Any, hostname: str, jobid: int, userid: int, vnis: list[int]
+        ) -> list[str]:
+            self._check(hostname)
+            busy = destroy_job_services(self._nic(hostname), userid, vnis)
+            answer(
+                "slingshot.node_clean",
+                jobid=jobid,
+                node=hostname,
+                task_id=task.request.id,
+                busy=busy,
+            )
+            return busy
 
         @app.task(name="node.ping")  # type: ignore[untyped-decorator]
         def ping(hostname: str) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 from pipeline.cli.common import CommandError, read_json, settings_of
 from pipeline.services.hooks import Hooks
 
-TOPICS = ("dws.create", "dws.setup", "dws.post_run", "dws.teardown", "dws.abort")
+TOPICS = ("dws.create", "dws.setup", "dws.post_run", "dws.teardown", "dws.abort", "job-state")
 
 
 def register(sub: Any) -> None:

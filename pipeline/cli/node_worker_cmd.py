@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.cli.common import CommandError, add_verbose, settings_of, setup_logging
 from pipeline.errors import HostlistError
 from pipeline.model.hostlist import expand_hostlist
+
+if TYPE_CHECKING:
+    from node_worker.cxi import Nic
 
 
 def register(sub: Any) -> None:
@@ -36,6 +40,19 @@ def register(sub: Any) -> None:
         help="where the simulated backend makes mount directories (default /tmp/coral2-mounts)",
     )
     parser.add_argument(
+        "--nic",
+        choices=("cxi_service", "simulated", "none"),
+        default="cxi_service",
+        help="how CXI services are made: libcxi's cxi_service command (default), simulated "
+        "Cassini NICs (demo, tests), or none (no Slingshot work on these nodes)",
+    )
+    parser.add_argument(
+        "--cxi-devices",
+        default="cxi0,cxi1,cxi2,cxi3",
+        metavar="LIST",
+        help="the node's CXI devices for --nic cxi_service (default cxi0,cxi1,cxi2,cxi3)",
+    )
+    parser.add_argument(
         "--concurrency",
         type=int,
         default=None,
@@ -58,17 +75,41 @@ def run(args: argparse.Namespace) -> int:
     from node_worker.service import SystemdService
 
     settings = settings_of(args)
+    if args.concurrency is not None and args.concurrency < 1:
+        raise CommandError(f"--concurrency must be at least 1, got {args.concurrency}")
     try:
+        nic_of = _nics(args)
         dws = dws_client(settings)
         if args.backend == "simulated":
             from pipeline.sim.node.agent import SimulatedAgent
 
             agent = SimulatedAgent(dws, hosts, Path(args.sim_root or "/tmp/coral2-mounts"))
-            worker = NodeWorker(settings, hosts, agent.service, dws=dws, companion=agent)
+            worker = NodeWorker(
+                settings, hosts, agent.service, dws=dws, companion=agent, nic_of=nic_of
+            )
         else:
-            worker = NodeWorker(settings, hosts, SystemdService(), dws=dws)
+            worker = NodeWorker(settings, hosts, SystemdService(), dws=dws, nic_of=nic_of)
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
     concurrency = args.concurrency or min(256, 4 * len(hosts))
     worker.run(concurrency, loglevel)
     return 0
+
+
+def _nics(args: argparse.Namespace) -> Callable[[str], Nic] | None:
+    """host → its NIC backend, as ``--nic`` asks."""
+    if args.nic == "none":
+        return None
+    if args.nic == "simulated":
+        from pipeline.sim.node.cassini import SimulatedNic
+
+        nics: dict[str, Nic] = {}
+
+        def simulated(host: str) -> Nic:
+            return nics.setdefault(host, SimulatedNic())
+
+        return simulated
+    from node_worker.cxi_cli import CxiServiceCli
+
+    cli = CxiServiceCli([d.strip() for d in args.cxi_devices.split(",") if d.strip()])
+    return lambda host: cli

@@ -32,6 +32,24 @@ class Epilog(StrEnum):
     ABANDONED = "abandoned"
 
 
+class Slingshot(BaseModel):
+    """The job's VNI reservation and where its CXI services stand, node by node."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    vnis: list[int] = Field(default_factory=list)
+    reason: str = Field(default="", description="why the reservation is empty")
+    failed: bool = Field(default=False, description="the empty reservation failed the job")
+    nodes: list[str] = Field(default_factory=list, description="nodes given CXI services")
+    ready: list[str] = Field(default_factory=list, description="nodes whose services are up")
+    released: bool = Field(default=False, description="the VNIs went back to the pool")
+    clean: list[str] = Field(default_factory=list, description="nodes whose services are gone")
+    busy_since: dict[str, float] = Field(
+        default_factory=dict, description="node → when its services were first found busy"
+    )
+    drained: list[str] = Field(default_factory=list, description="nodes drained for busy services")
+
+
 class JobRecord(BaseModel):
     """One job's record (flux-coral2's WorkflowInfo, persisted)."""
 
@@ -56,6 +74,9 @@ class JobRecord(BaseModel):
     state: str | None = None
     observed_at: float = Field(default=0.0, description="time of the last dws.observe (epoch s)")
     observed_rv: str = Field(default="", description="resourceVersion the last dws.observe read")
+    slingshot: Slingshot | None = Field(
+        default=None, description="the VNI reservation (None: the job has not reached RUN)"
+    )
     teardown: Teardown = Teardown.NOT_ASKED
     epilog: Epilog = Epilog.HELD
     tc_since: float | None = Field(default=None, description="first TransientCondition seen")

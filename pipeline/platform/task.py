@@ -49,9 +49,11 @@ __all__ = [
     "PipelineTask",
     "QueueRouter",
     "dispatch",
+    "dispatch_node",
     "node_queue",
     "pipeline_task",
     "reprs",
+    "send",
     "settings_of",
     "store_of",
 ]
@@ -109,9 +111,8 @@ def dispatch(
     store.ledger.note(
         task_id, name, kwargs, now=time.time(), resend_after_s=resend_after_s, queue=queue
     )
-    options: dict[str, Any] = {"queue": queue} if queue else {}
     try:
-        app.tasks[name].apply_async(kwargs=kwargs, task_id=task_id, **options, **reprs(kwargs))
+        send(app, name, kwargs, task_id, queue)
     except BaseException:
         try:
             store.ledger.done(task_id)
@@ -119,6 +120,26 @@ def dispatch(
             log.warning("sending %s failed, and so did crossing it out: %s", name, exc)
         raise
     return task_id
+
+
+def send(app: Celery, name: str, kwargs: dict[str, Any], task_id: str, queue: str | None) -> None:
+    """Send one message: through the registered task's own ``apply_async`` (its queue and
+    options), or by name for a node task, which only the node workers register."""
+    options: dict[str, Any] = {"queue": queue} if queue else {}
+    if name in app.tasks:
+        app.tasks[name].apply_async(kwargs=kwargs, task_id=task_id, **options, **reprs(kwargs))
+    elif queue is not None and queue.startswith(settings_of(app).pipeline.queues.node_prefix):
+        app.send_task(name, kwargs=kwargs, task_id=task_id, **options, **reprs(kwargs))
+    else:
+        raise PermanentError(f"no task {name!r} to send (and {queue!r} is not a node queue)")
+
+
+def dispatch_node(app: Celery, store: Store, node: str, name: str, kwargs: dict[str, Any]) -> str:
+    """Send node task ``name`` to ``node``'s queue, noted in the ledger like every message
+    (the node's answer crosses it out: its task names the node task's id)."""
+    queue = settings_of(app).pipeline.queues.node_prefix + node
+    node_queue(node)  # refuses a hostname that cannot name a queue
+    return dispatch(app, store, name, kwargs, queue=queue)
 
 
 def reprs(kwargs: dict[str, Any]) -> dict[str, str]:

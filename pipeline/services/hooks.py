@@ -12,7 +12,7 @@ flux-coral2's user-error message, for ``{"success": false, "errstr": ...}``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -66,6 +66,16 @@ class JobPayload(_Payload):
     """``dws.teardown`` and ``dws.abort``."""
 
     jobid: int = Field(ge=0)
+
+
+class JobStatePayload(_Payload):
+    """``job-state``: a job of any kind entered RUN or CLEANUP."""
+
+    jobid: int = Field(ge=0)
+    state: Literal["run", "cleanup"]
+    userid: int = Field(default=0, ge=0)
+    R: dict[str, Any] | None = None
+    shell_options: dict[str, Any] = Field(default_factory=dict)
 
 
 def _parse(model: type[_Payload], topic: str, payload: Mapping[str, Any]) -> Any:
@@ -143,6 +153,30 @@ class Hooks:
         request: JobPayload = _parse(JobPayload, "dws.abort", payload)
         self.enqueue("dws.abort", {"jobid": request.jobid})
 
+    def job_state(self, payload: Mapping[str, Any]) -> None:
+        """``job-state``: sent for every job as it enters RUN (with its R, user and shell
+        options; Flux holds it in the ``cray-slingshot`` prolog) and CLEANUP, as the
+        cray-slingshot jobtap plugin sees them."""
+        request: JobStatePayload = _parse(JobStatePayload, "job-state", payload)
+        if request.state == "cleanup":
+            self.enqueue("slingshot.cleanup", {"jobid": request.jobid})
+            return
+        if request.R is None:
+            raise HookError("malformed job-state payload: R: a job entering RUN needs its R")
+        try:
+            ResourceSet.parse(request.R)
+        except InputError as exc:
+            raise HookError(str(exc)) from exc
+        self.enqueue(
+            "slingshot.run",
+            {
+                "jobid": request.jobid,
+                "userid": request.userid,
+                "R": request.R,
+                "option": request.shell_options.get("cray-slingshot"),
+            },
+        )
+
     def dispatch(self, topic: str, payload: Mapping[str, Any]) -> dict[str, Any]:
         """Serve one ``dws.*`` request as coral2_dws answers it."""
         handlers = {
@@ -151,6 +185,7 @@ class Hooks:
             "dws.post_run": self.dws_post_run,
             "dws.teardown": self.dws_teardown,
             "dws.abort": self.dws_abort,
+            "job-state": self.job_state,
         }
         handler = handlers.get(topic)
         if handler is None:

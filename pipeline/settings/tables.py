@@ -18,6 +18,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from pipeline.errors import IdsetError
 from pipeline.model.idset import decode_idset
+from pipeline.model.slingshot import VALID_VNIS, VALID_VNIS_TEXT
 
 ENV_PREFIX = "CORAL2_PIPELINE_"
 CONFIG_ENV = "CORAL2_PIPELINE_CONFIG"
@@ -155,9 +156,6 @@ class RabbitSettings(_Table):
         return value
 
 
-VNI_UNIVERSE = frozenset(set(range(65536)) - {1, 10})
-
-
 class SlingshotSettings(_Table):
     """``[cray-slingshot]``: the VNI pool and CXI switches of the cray-slingshot plugin."""
 
@@ -179,11 +177,11 @@ class SlingshotSettings(_Table):
             ids = decode_idset(value)
         except IdsetError as exc:
             raise ValueError(str(exc)) from exc
-        bad = [v for v in ids if v not in VNI_UNIVERSE]
+        bad = sorted(set(ids) - VALID_VNIS)
         if bad:
             raise ValueError(
-                f"vni-pool {value!r} must be a subset of 0,2-9,11-65535 (1 and 10 are reserved "
-                f"for the default CXI service); offending VNIs start at {bad[0]}"
+                f"vni-pool {value!r} must be a subset of {VALID_VNIS_TEXT} (1 and 10 are "
+                f"reserved for the default CXI service); offending VNIs start at {bad[0]}"
             )
         return value
 

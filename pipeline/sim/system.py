@@ -62,6 +62,9 @@ class SimulatedSystem:
     epilog_timeout_s: float = 0.0
     runtime_s: float = 0.2
     node_workers: bool = False
+    #: report every job to the pipeline at RUN and CLEANUP, hold it in the cray-slingshot
+    #: prolog, and give every compute four simulated Cassini NICs
+    slingshot: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
     worker_concurrency: int = 4
     worker_pool: str = "threads"
@@ -91,6 +94,8 @@ class SimulatedSystem:
         if self.config:
             env["CORAL2_PIPELINE_CONFIG"] = str(Path(self.config).resolve())
         env["CORAL2_PIPELINE_RABBIT__MAPPING"] = str(self.workdir / "rabbitmapping.json")
+        if self.slingshot:
+            env["CORAL2_PIPELINE_CRAY_SLINGSHOT__CXI_ENABLE"] = "true"
         env.update(self.extra_env)
         if self.observe_only:
             env["CORAL2_PIPELINE_PIPELINE__OBSERVE_ONLY"] = "true"
@@ -210,6 +215,7 @@ class SimulatedSystem:
         computes = list(self.mapping.computes)
         argv = [sys.executable, "-m", "pipeline.cli", "node-worker", "--backend", "simulated"]
         argv += ["--hostname", encode_hostlist(computes), "--sim-root", str(self.workdir / "mnt")]
+        argv += ["--nic", "simulated" if self.slingshot else "none"]
         self._spawn("node-worker", argv)
         queue = settings.pipeline.queues.node_prefix + computes[-1]
         self.app.send_task("node.ping", args=[computes[-1]], queue=queue).get(timeout=120)
@@ -229,6 +235,7 @@ class SimulatedSystem:
             service=self.hooks.dispatch,
             perilog=perilog,
             epilog_timeout_s=self.epilog_timeout_s,
+            slingshot=self.slingshot,
         ).start()
         path_of = functools.partial(containment_path, self.mapping, "demo")
         deliverer = Deliverer(self.store.outbox, self.flux, "sim-flux", path_of)

@@ -139,6 +139,30 @@ class DisarmDeadline:
     kind: str
 
 
+@dataclass(frozen=True)
+class SendNodeTask:
+    """Send node task ``name`` with ``kwargs`` to ``node``'s queue (``node.<hostname>``)."""
+
+    node: str
+    name: str
+    kwargs: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ReleaseVnis:
+    """Give the job's VNIs back to the pool, in quarantine until each of ``nodes``
+    confirms its CXI services for them are gone ("unknown job" counts as done)."""
+
+    nodes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConfirmDestroyed:
+    """``node`` has no CXI service left for the job's VNIs."""
+
+    node: str
+
+
 Action = (
     CreateRecord
     | UpdateJob
@@ -155,6 +179,9 @@ Action = (
     | SendOnce
     | ArmDeadline
     | DisarmDeadline
+    | SendNodeTask
+    | ReleaseVnis
+    | ConfirmDestroyed
 )
 
 

@@ -35,6 +35,8 @@ MessageKind = Literal[
     "set-property",
     "remove-property",
     "set-status",
+    "event-post",
+    "prolog-finish",
 ]
 KINDS: frozenset[str] = frozenset(get_args(MessageKind))
 GROUP = "flux"

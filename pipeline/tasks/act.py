@@ -15,11 +15,20 @@ from contextlib import suppress
 from typing import Any, NoReturn, assert_never
 
 from pipeline.clients.k8s import DwsClient
-from pipeline.errors import AlreadyExists, Conflict, Forbidden, NotFound, TemporaryError
+from pipeline.errors import (
+    AlreadyExists,
+    Conflict,
+    Forbidden,
+    NotFound,
+    PermanentError,
+    TemporaryError,
+    VniError,
+)
 from pipeline.model.job import JobRecord
 from pipeline.states.actions import (
     Action,
     ArmDeadline,
+    ConfirmDestroyed,
     CreateRecord,
     CreateWorkflow,
     DeleteWorkflow,
@@ -31,7 +40,9 @@ from pipeline.states.actions import (
     PatchComputes,
     PatchDesiredState,
     PatchServers,
+    ReleaseVnis,
     RemoveFinalizer,
+    SendNodeTask,
     SendOnce,
     UpdateJob,
 )
@@ -40,6 +51,9 @@ from pipeline.store import OutboxMessage, Store
 from pipeline.tasks import timeouts
 
 log = logging.getLogger("coral2_pipeline.act")
+
+#: How a node task is sent: (node, task name, kwargs).
+SendNode = Callable[[str, str, dict[str, Any]], object]
 
 
 class _Stop(Exception):
@@ -66,8 +80,10 @@ class _Performer:
         jobid: int,
         workflow: dict[str, Any] | None,
         retention_s: float,
+        send_node: SendNode | None,
     ) -> None:
         self.store, self.dws, self.jobid = store, dws, jobid
+        self.send_node = send_node
         self.name = name_of(jobid)
         self.known = workflow  # the copy the first Workflow change may start from
         self.retention_s = retention_s
@@ -152,6 +168,15 @@ class _Performer:
                 timeouts.arm(store, self.jobid, kind, due, token or f"{kind}@{due:.3f}")
             case DisarmDeadline(kind):
                 timeouts.disarm(store, self.jobid, kind)
+            case SendNodeTask(node, task_name, kwargs):
+                if self.send_node is None:
+                    raise PermanentError(f"job {self.jobid}: no way to send {task_name} to {node}")
+                self.send_node(node, task_name, {"hostname": node, **kwargs})
+            case ReleaseVnis(nodes):
+                with suppress(VniError):  # unknown job: released already
+                    store.vnipool.release(self.jobid, nodes)
+            case ConfirmDestroyed(node):
+                store.vnipool.confirm_destroyed(self.jobid, node)
             case _:
                 assert_never(action)
 
@@ -190,6 +215,7 @@ def perform(
     *,
     workflow: dict[str, Any] | None = None,
     retention_s: float = 0.0,
+    send_node: SendNode | None = None,
 ) -> bool:
     """Perform ``actions`` for ``jobid`` in order; return False when one failed them (a
     refusal, a Workflow found gone), True when all were done or a duplicate hook found
@@ -199,10 +225,11 @@ def perform(
     first change to it starts from that copy instead of reading it again
     (resourceVersion-guarded, so a stale copy costs a conflict, not a lost
     update). Later changes read afresh. ``retention_s``: how long a finished
-    job's record is kept (``pipeline.retention``).
+    job's record is kept (``pipeline.retention``); ``send_node``: how node tasks
+    are sent.
     """
     try:
-        _Performer(store, dws, jobid, workflow, retention_s).run(actions)
+        _Performer(store, dws, jobid, workflow, retention_s, send_node).run(actions)
     except _Stop as stop:
         return stop.done
     return True

@@ -18,7 +18,7 @@ from pipeline.errors import InputError, NotFound
 from pipeline.model.breakdown import storages_of
 from pipeline.model.job import JobRecord
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.platform.task import PipelineTask, pipeline_task
+from pipeline.platform.task import PipelineTask, dispatch_node, pipeline_task
 from pipeline.states import hooks
 from pipeline.states.actions import Action
 from pipeline.tasks.act import perform
@@ -42,9 +42,21 @@ def primary_gid(uid: int) -> int:
 def act(
     task: PipelineTask, jobid: int, actions: list[Action], workflow: dict[str, Any] | None = None
 ) -> bool:
-    """Perform ``actions`` for ``jobid`` with the task's store and DWS client."""
+    """Perform ``actions`` for ``jobid`` with the task's store, DWS client and app."""
+
+    def send_node(node: str, name: str, kwargs: dict[str, Any]) -> str:
+        return dispatch_node(task.app, task.store, node, name, kwargs)
+
     retention = task.settings.pipeline.retention
-    return perform(task.store, task.dws, jobid, actions, workflow=workflow, retention_s=retention)
+    return perform(
+        task.store,
+        task.dws,
+        jobid,
+        actions,
+        workflow=workflow,
+        retention_s=retention,
+        send_node=send_node,
+    )
 
 
 def record_of(task: PipelineTask, jobid: int) -> JobRecord:

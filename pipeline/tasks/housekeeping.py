@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 
-from pipeline.platform.task import PipelineTask, pipeline_task, reprs
+from pipeline.platform.task import PipelineTask, pipeline_task, send
 
 log = logging.getLogger("coral2_pipeline.housekeeping")
 
@@ -34,16 +34,15 @@ def redeliver(task: PipelineTask) -> int:
     resend_after_s = task.settings.pipeline.resend_after
     now = time.time()
     sent = 0
+    node_prefix = task.settings.pipeline.queues.node_prefix
     for entry in ledger.due(now):
-        if entry.name not in task.app.tasks:
+        on_node = (entry.queue or "").startswith(node_prefix)
+        if entry.name not in task.app.tasks and not on_node:
             log.error("ledger entry %s names unknown task %r; dropped", entry.task_id, entry.name)
             ledger.done(entry.task_id)
             continue
         ledger.postpone(entry.task_id, now + entry.next_wait(now, resend_after_s))
-        options = {"queue": entry.queue} if entry.queue else {}
-        task.app.tasks[entry.name].apply_async(
-            kwargs=entry.kwargs, task_id=entry.task_id, **options, **reprs(entry.kwargs)
-        )
+        send(task.app, entry.name, entry.kwargs, entry.task_id, entry.queue)
         log.warning(
             "%s (task %s) has no outcome %.0f s after it was sent; sent again",
             entry.name,

@@ -147,8 +147,10 @@ def resync(task: PipelineTask) -> int:
     not from the records, so a pass costs two small reads however many jobs
     are in flight. Jobs waiting on DWS or on Flux
     cost nothing; a tracked job not observed for ``IDLE_RESYNC_S`` is
-    observed anyway, and an event of a job with no tracked record is
-    observed so that it is tracked or finished. The coalescing mark keeps
+    observed anyway (one never observed has no Workflow to read: a job
+    tracked for its VNIs alone, or one whose create was refused), and an
+    event of a job with no tracked record is observed so that it is tracked
+    or finished. The coalescing mark keeps
     a job from being queued twice. Returns how many were enqueued.
     """
     store = task.store
@@ -158,7 +160,8 @@ def resync(task: PipelineTask) -> int:
     for jobid, (observed_rv, observed_at) in sorted(store.jobs.observed().items()):
         rv, at = seen.pop(jobid, (observed_rv, now))
         lost = rv != observed_rv and now - at > RESYNC_AFTER_S
-        if lost or now - observed_at > IDLE_RESYNC_S:
+        idle = observed_at > 0 and now - observed_at > IDLE_RESYNC_S  # 0: no Workflow seen
+        if lost or idle:
             due.append(jobid)
     due += [jobid for jobid, (_, at) in seen.items() if now - at > RESYNC_AFTER_S]
     count = 0

@@ -61,6 +61,8 @@ RPC_TOPICS = {
     "set-property": "sched-fluxion-resource.set_property",
     "remove-property": "sched-fluxion-resource.remove_property",
     "set-status": "sched-fluxion-resource.set_status",
+    "event-post": "job-manager.coral2.event-post",
+    "prolog-finish": "job-manager.coral2.prolog-finish",
 }
 
 

@@ -112,12 +112,15 @@ class JobManager:
         perilog: Perilog | None = None,
         epilog_timeout_s: float = 0.0,
         tick_s: float = 0.005,
+        slingshot: bool = False,
     ) -> None:
         from pipeline.sim.flux.jobtap import DwsJobtap
+        from pipeline.sim.flux.slingshot import SlingshotJobtap
 
         self.resources = Resources(mapping)
         self.perilog = perilog
         self.jobtap = DwsJobtap(self, service, epilog_timeout_s=epilog_timeout_s)
+        self.slingshot = SlingshotJobtap(self, service) if slingshot else None
         self.jobs: dict[int, FluxJob] = {}
         self._active: dict[int, FluxJob] = {}  # not INACTIVE, in submission order
         self.lock = threading.RLock()
@@ -172,6 +175,8 @@ class JobManager:
             self.post(job, "exception", context)
             if severity == 0:
                 self.jobtap.exception(job, type_)
+                if self.slingshot is not None:
+                    self.slingshot.exception(job)
                 if job.state == "RUN" and not job.started:
                     for name in list(job.prologs):  # Flux kills the running prolog scripts
                         self.prolog_finish(job, name, 1)
@@ -204,6 +209,8 @@ class JobManager:
             self.received.append((topic, copy.deepcopy(payload)))
             if topic.startswith("job-manager.dws."):
                 answer = self.jobtap.serve(topic.removeprefix("job-manager.dws."), payload)
+            elif topic.startswith("job-manager.coral2.") and self.slingshot is not None:
+                answer = self.slingshot.serve(topic.removeprefix("job-manager.coral2."), payload)
             elif topic == "job-manager.memo":
                 job = self._job(payload["id"])
                 job.memo.update(payload["memo"])
@@ -272,6 +279,8 @@ class JobManager:
         self.changed.notify_all()
         if state == "RUN":
             self.jobtap.run(job)
+            if self.slingshot is not None:
+                self.slingshot.run(job)
             if self.perilog is not None and not job.fatal:
                 job.prologs["job-manager.prolog"] = self.perilog.start(
                     "prolog", job.id, job.hosts, job.dw
@@ -279,6 +288,8 @@ class JobManager:
                 self.post(job, "prolog-start", {"description": "job-manager.prolog"})
         elif state == "CLEANUP":
             self.jobtap.cleanup(job)
+            if self.slingshot is not None:
+                self.slingshot.cleanup(job)
             if self.perilog is not None and job.hosts:
                 job.epilogs["job-manager.epilog"] = self.perilog.start(
                     "epilog", job.id, job.hosts, job.dw
