@@ -22,6 +22,7 @@ from rich.table import Table
 from pipeline.cli.common import CommandError, settings_of
 from pipeline.errors import InputError
 from pipeline.model.hostlist import unique_hostlist
+from pipeline.model.job import Slingshot
 from pipeline.model.jobid import decode_jobid, encode_f58
 from pipeline.store import Store
 from pipeline.store.report import JobView, PipelineView, job_view, pipeline_view
@@ -100,6 +101,8 @@ def _job(view: JobView, as_json: bool, resend_after_s: float) -> int:
         if record.failed_nodes:
             table.add_row("failed nodes", unique_hostlist(record.failed_nodes))
         table.add_row("teardown", f"{record.teardown}, epilog {record.epilog}")
+        if record.slingshot is not None:
+            table.add_row("slingshot", _slingshot(record.slingshot))
         if record.tc_since:
             table.add_row(
                 "TransientCondition", f"since {_ago(now, record.tc_since)}: {record.tc_message}"
@@ -302,3 +305,16 @@ def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def _slingshot(state: Slingshot) -> str:
+    """The job's VNIs and how far its nodes' CXI services are."""
+    vnis = ",".join(map(str, state.vnis)) or f"none ({state.reason})"
+    parts = [f"VNIs {vnis}"]
+    if state.nodes:
+        parts.append(f"services up on {len(state.ready)}/{len(state.nodes)} nodes")
+    if state.released:
+        parts.append(f"released, gone from {len(state.clean)}/{len(state.nodes)} nodes")
+    if state.drained:
+        parts.append(f"drained for busy services: {unique_hostlist(state.drained)}")
+    return "; ".join(parts)

@@ -16,13 +16,17 @@ class DemoJob:
     cancel: bool = False  # cancelled before it runs
     expect: str = "COMPLETED"  # COMPLETED, CANCELED or FAILED
     note: str = ""  # a fragment of the fatal exception's note, for expected failures
+    slingshot: Any = None  # the job's cray-slingshot shell option (None: the site's default)
 
     def resources(self) -> list[dict[str, Any]]:
         task = {"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 1}]}
         return [{"type": "node", "count": self.nodes, "with": [task]}]
 
     def system(self) -> dict[str, Any]:
-        return {} if self.dw is None else {"dw": self.dw}
+        system: dict[str, Any] = {} if self.dw is None else {"dw": self.dw}
+        if self.slingshot is not None:
+            system["shell"] = {"options": {"cray-slingshot": self.slingshot}}
+        return system
 
 
 MIX: tuple[DemoJob, ...] = (
@@ -55,6 +59,15 @@ MIX: tuple[DemoJob, ...] = (
         "#DW jobdw type=gfs2 capacity=16GiB name=second",
     ),
     DemoJob("no #DW", 1),
+    DemoJob("2 VNIs", 2, slingshot={"vnicount": 2}),
+    DemoJob("slingshot off", 1, slingshot="off"),
+    DemoJob(
+        "5 VNIs",
+        1,
+        slingshot={"vnicount": 5},
+        expect="FAILED",
+        note="VNI count must be within 1-4",
+    ),
     DemoJob(
         "over policy",
         1,

@@ -188,7 +188,12 @@ def run_lifecycle_demo(
     previous = signal.signal(signal.SIGTERM, interrupted)
     try:
         with SimulatedSystem(
-            mapping, observe_only=False, with_flux=True, node_workers=True, config=config
+            mapping,
+            observe_only=False,
+            with_flux=True,
+            node_workers=True,
+            slingshot=True,
+            config=config,
         ) as system:
             assert system.kube is not None
             clock = TransitionClock(system.kube.url).start()

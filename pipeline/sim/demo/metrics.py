@@ -89,6 +89,12 @@ def leaks(system: SimulatedSystem) -> list[str]:
     found += [f"lock {k.decode()}" for k in client.scan_iter(f"{keys.prefix}:lock:*")]
     found += [f"deadline {d.member}" for d in system.store.deadlines.pending()]
     found += [f"job {j} still tracked" for j in system.store.jobs.jobids()]
+    pool = system.store.vnipool.query()
+    found += [f"VNIs {vnis} still reserved by job {job}" for job, vnis in pool["jobs"].items()]
+    found += [
+        f"VNIs {entry['vnis']} of job {job} still in quarantine, waiting on {entry['waiting']}"
+        for job, entry in pool["quarantine"].items()
+    ]
     backlog = system.store.outbox.backlog()
     if backlog:
         found.append(f"outbox backlog {backlog}")
