@@ -26,12 +26,17 @@ from pipeline.model.slingshot import BEST_EFFORT, JOB_TCS, LOW_LATENCY, service_
 __all__ = [
     "BEST_EFFORT",
     "LOW_LATENCY",
+    "Created",
+    "CxiBusy",
+    "CxiError",
+    "CxiNoSpace",
     "Device",
     "Nic",
     "Service",
     "ServiceRequest",
     "create_job_services",
     "destroy_job_services",
+    "job_service",
 ]
 
 
@@ -184,6 +189,3 @@ def destroy_job_services(
         if not busy or clock() >= deadline:
             return busy
         sleep(1.0)
-
-
-__all__ += ["Created", "CxiBusy", "CxiError", "CxiNoSpace", "job_service"]

@@ -106,7 +106,9 @@ def _nics(args: argparse.Namespace) -> Callable[[str], Nic] | None:
         nics: dict[str, Nic] = {}
 
         def simulated(host: str) -> Nic:
-            return nics.setdefault(host, SimulatedNic())
+            if host not in nics:  # one task thread at a time per node queue is not assured:
+                nics.setdefault(host, SimulatedNic())  # setdefault keeps the first one made
+            return nics[host]
 
         return simulated
     from node_worker.cxi_cli import CxiServiceCli
