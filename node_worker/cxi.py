@@ -16,7 +16,7 @@ limits scaled by the node's cores.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -36,6 +36,7 @@ __all__ = [
     "ServiceRequest",
     "create_job_services",
     "destroy_job_services",
+    "free_resources",
     "job_service",
 ]
 
@@ -70,6 +71,15 @@ class Device:
     name: str
     totals: Mapping[str, int]
     services: tuple[Service, ...] = ()
+
+
+def free_resources(totals: Mapping[str, int], services: Iterable[Service]) -> dict[str, int]:
+    """What a device has left to reserve: its totals less every service's reservations."""
+    used = dict.fromkeys(totals, 0)
+    for service in services:
+        for resource, (_, reserved) in service.limits.items():
+            used[resource] = used.get(resource, 0) + reserved
+    return {r: totals[r] - used[r] for r in totals}
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Sequence
 
-from node_worker.cxi import Device, Service, ServiceRequest
+from node_worker.cxi import Device, Service, ServiceRequest, free_resources
 from pipeline.errors import CxiBusy, CxiError, CxiNoSpace
 
 #: libcxi's resource names ↔ ours.
@@ -151,7 +151,8 @@ class CxiServiceCli:
             try:
                 out = self._call("create", "-d", device, "-y", yaml.name)
             except CxiNoSpace as exc:  # the CLI does not say what is left: read it
-                shared = _shared(parse_list(device, self._call("list", "-v", "-d", device)))
+                now = parse_list(device, self._call("list", "-v", "-d", device))
+                shared = free_resources(now.totals, now.services)
                 raise CxiNoSpace(str(exc), shared) from exc
         match = re.search(r"Successfully created service: (\d+)", out)
         if match is None:
@@ -160,14 +161,6 @@ class CxiServiceCli:
 
     def destroy(self, device: str, service_id: int) -> None:
         self._call("delete", "-d", device, "-s", str(service_id))
-
-
-def _shared(device: Device) -> dict[str, int]:
-    used = dict.fromkeys(device.totals, 0)
-    for service in device.services:
-        for resource, (_, reserved) in service.limits.items():
-            used[resource] = used.get(resource, 0) + reserved
-    return {r: device.totals[r] - used.get(r, 0) for r in device.totals}
 
 
 __all__ = ["CxiServiceCli", "descriptor", "parse_list"]

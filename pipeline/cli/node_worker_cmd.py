@@ -106,8 +106,8 @@ def _nics(args: argparse.Namespace) -> Callable[[str], Nic] | None:
         nics: dict[str, Nic] = {}
 
         def simulated(host: str) -> Nic:
-            if host not in nics:  # one task thread at a time per node queue is not assured:
-                nics.setdefault(host, SimulatedNic())  # setdefault keeps the first one made
+            if host not in nics:  # task threads may race here: setdefault keeps the first
+                nics.setdefault(host, SimulatedNic())
             return nics[host]
 
         return simulated

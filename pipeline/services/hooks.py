@@ -94,6 +94,14 @@ def _parse(model: type[_Payload], topic: str, payload: Mapping[str, Any]) -> Any
         raise HookError(f"malformed {topic} payload: " + "; ".join(problems(exc))) from exc
 
 
+def _check_r(R: dict[str, Any]) -> None:
+    """Refuse an invalid RFC 20 R with its error, before anything is enqueued."""
+    try:
+        ResourceSet.parse(R)
+    except InputError as exc:
+        raise HookError(str(exc)) from exc
+
+
 class Hooks:
     """The hooks of one deployment: its settings, the instance owner, and how to enqueue."""
 
@@ -132,10 +140,7 @@ class Hooks:
     def dws_setup(self, payload: Mapping[str, Any]) -> None:
         """``dws.setup``: sent when the job reaches RUN (prolog ``dws-setup`` started)."""
         request: SetupPayload = _parse(SetupPayload, "dws.setup", payload)
-        try:
-            ResourceSet.parse(request.R)
-        except InputError as exc:
-            raise HookError(str(exc)) from exc
+        _check_r(request.R)
         self.enqueue("dws.setup", {"jobid": request.jobid, "R": request.R})
 
     def dws_post_run(self, payload: Mapping[str, Any]) -> None:
@@ -163,10 +168,7 @@ class Hooks:
             return
         if request.R is None:
             raise HookError("malformed job-state payload: R: a job entering RUN needs its R")
-        try:
-            ResourceSet.parse(request.R)
-        except InputError as exc:
-            raise HookError(str(exc)) from exc
+        _check_r(request.R)
         self.enqueue(
             "slingshot.run",
             {

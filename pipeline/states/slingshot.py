@@ -48,6 +48,12 @@ def fail(jobid: int, note: str) -> list[Action]:
     return [exception(jobid, "cray-slingshot", 0, note, "exception:cray-slingshot")]
 
 
+def post_event(jobid: int, vnis: list[int], reason: str) -> SendOnce:
+    """Post the job's ``cray-slingshot`` event: its VNIs, or why it has none."""
+    payload = {"id": jobid, "name": HOLD, "context": reservation_event(vnis, reason)}
+    return SendOnce("event-post", payload, f"event:{HOLD}")
+
+
 def release_hold(jobid: int) -> SendOnce:
     """Let the job start: finish its ``cray-slingshot`` prolog."""
     return SendOnce("prolog-finish", {"id": jobid, "name": HOLD, "status": 0}, f"prolog:{HOLD}")
@@ -68,11 +74,10 @@ def on_reserved(
     if fatal:
         failed = Slingshot(reason=reason, failed=True)
         return [UpdateJob({"slingshot": failed}), *fail(job.jobid, reason)]
-    event = reservation_event(vnis, reason)
     nodes = sorted(cores) if vnis and cxi_enable else []
     actions: list[Action] = [
         UpdateJob({"slingshot": Slingshot(vnis=vnis, reason=reason, nodes=nodes)}),
-        SendOnce("event-post", {"id": job.jobid, "name": HOLD, "context": event}, f"event:{HOLD}"),
+        post_event(job.jobid, vnis, reason),
     ]
     if not nodes:
         return [*actions, release_hold(job.jobid)]
@@ -87,10 +92,7 @@ def resume(job: JobRecord, cores: Mapping[str, int]) -> list[Action]:
         return []
     if state.failed:
         return fail(job.jobid, state.reason)
-    event = reservation_event(state.vnis, state.reason)
-    actions: list[Action] = [
-        SendOnce("event-post", {"id": job.jobid, "name": HOLD, "context": event}, f"event:{HOLD}")
-    ]
+    actions: list[Action] = [post_event(job.jobid, state.vnis, state.reason)]
     waiting = [n for n in state.nodes if n not in state.ready]
     if not state.nodes or not waiting:
         return [*actions, release_hold(job.jobid)]

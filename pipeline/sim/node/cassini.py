@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from node_worker.cxi import Device, Service, ServiceRequest
+from node_worker.cxi import Device, Service, ServiceRequest, free_resources
 from pipeline.errors import CxiBusy, CxiError, CxiNoSpace
 
 #: A Cassini NIC's resource totals, as ``cxi_service list`` shows them.
@@ -47,11 +47,7 @@ class _Nic:
     le_pools: int = LE_POOLS
 
     def shared(self) -> dict[str, int]:
-        used = dict.fromkeys(self.totals, 0)
-        for service in self.services.values():
-            for resource, (_, reserved) in service.limits.items():
-                used[resource] = used.get(resource, 0) + reserved
-        return {r: self.totals[r] - used[r] for r in self.totals}
+        return free_resources(self.totals, self.services.values())
 
 
 class SimulatedNic:
