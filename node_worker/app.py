@@ -5,6 +5,11 @@ production, with the systemd ``nnf-clientmount`` unit. One process may
 serve a hostlist of nodes: the demo and the tests run a single worker for
 every compute, given the simulated service and clientmount daemon by the
 command line (``--backend simulated``, ``pipeline.sim.node``).
+
+The worker waits for nothing and polls nothing: each task does one step of
+a job's node work (:mod:`node_worker.perilog`) and answers with a task on
+the lifecycle queue that names it. It holds no Kubernetes credentials and
+reads no job record.
 """
 
 from __future__ import annotations
@@ -16,14 +21,12 @@ from typing import Any, Protocol
 from celery import Celery
 
 from node_worker import perilog
-from node_worker.cxi import Nic, create_job_services, destroy_job_services
+from node_worker.cxi import Nic
 from node_worker.service import ClientmountService
-from pipeline.clients.k8s import DwsClient, api_client
 from pipeline.errors import CxiError
 from pipeline.platform.config import celery_config
 from pipeline.platform.routing import node_queue
 from pipeline.settings import Settings
-from pipeline.store import Store
 
 log = logging.getLogger("coral2_pipeline.node_worker")
 
@@ -45,17 +48,15 @@ class NodeWorker:
         hosts: list[str],
         service: ClientmountService,
         *,
-        dws: DwsClient | None = None,
         companion: Companion | None = None,
         nic_of: Callable[[str], Nic] | None = None,
     ) -> None:
         self.settings = settings
         self.hosts = hosts
-        self.queues = [settings.pipeline.queues.node_prefix + h for h in hosts]
+        self.prefix = settings.pipeline.queues.node_prefix
+        self.queues = [self.prefix + h for h in hosts]
         for host in hosts:
             node_queue(host)  # refuses a hostname that cannot name a queue
-        self.store = Store.from_url(settings.store_url, settings.pipeline.key_prefix)
-        self.dws = dws or dws_client(settings)
         self.service = service
         self.companion = companion
         self.nic_of = nic_of
@@ -66,72 +67,87 @@ class NodeWorker:
             raise CxiError(f"{hostname}: this node worker drives no CXI devices (--nic none)")
         return self.nic_of(hostname)
 
-    def _check(self, hostname: str) -> None:
+    def _check(self, task: Any, hostname: str) -> None:
+        """Refuse a task for another node, or one that came in on another node's queue."""
         if hostname not in self.hosts:
             raise ValueError(f"node task for {hostname!r} reached the worker of {self.hosts}")
+        queue = (task.request.delivery_info or {}).get("routing_key")
+        if queue is not None and queue != self.prefix + hostname:
+            raise ValueError(f"node task for {hostname!r} came in on queue {queue!r}")
 
     def _app(self) -> Celery:
         app = Celery("coral2_node_worker", set_as_current=False)
         app.conf.update(celery_config(self.settings))
-        timeout_s = self.settings.rabbit.prolog_timeout
-
-        @app.task(name="node.prolog", acks_late=True)  # type: ignore[untyped-decorator]
-        def prolog(hostname: str, jobid: int, dw: bool) -> str:
-            self._check(hostname)
-            return perilog.prolog(
-                hostname,
-                jobid,
-                dw,
-                dws=self.dws,
-                store=self.store,
-                service=self.service,
-                timeout_s=timeout_s,
-            )
-
-        @app.task(name="node.epilog", acks_late=True)  # type: ignore[untyped-decorator]
-        def epilog(hostname: str, jobid: int) -> str:
-            self._check(hostname)
-            return perilog.epilog(hostname, self.service)
-
         lifecycle = self.settings.pipeline.queues.lifecycle
 
         def answer(name: str, **kwargs: Any) -> None:
             app.send_task(name, kwargs=kwargs, queue=lifecycle)
 
-        @app.task(name="node.cxi_prolog", acks_late=True, bind=True)  # type: ignore[untyped-decorator]
-        def cxi_prolog(
-            task: Any, hostname: str, jobid: int, userid: int, vnis: list[int], ncores: int
+        @app.task(name="node.prolog", acks_late=True, bind=True)  # type: ignore[untyped-decorator]
+        def prolog(
+            task: Any,
+            hostname: str,
+            jobid: int,
+            userid: int,
+            clientmount: str | None = None,
+            cxi: dict[str, Any] | None = None,
         ) -> dict[str, int]:
-            self._check(hostname)
-            ready = {"jobid": jobid, "node": hostname, "task_id": task.request.id}
-            try:
-                created = create_job_services(self._nic(hostname), userid, vnis, ncores)
-            except CxiError as exc:
-                answer("slingshot.node_ready", **ready, error=str(exc))
-                return {}
-            for warning in created.warnings:
-                log.warning("job %s on %s: %s", jobid, hostname, warning)
-            answer("slingshot.node_ready", **ready)
-            return created.services
+            self._check(task, hostname)
+            outcome = perilog.prolog(
+                hostname,
+                jobid,
+                userid,
+                clientmount=clientmount,
+                cxi=cxi,
+                service=self.service,
+                nic_of=self._nic,
+            )
+            done = {"jobid": jobid, "node": hostname, "task_id": task.request.id}
+            if outcome.error:
+                answer(
+                    "job.prolog_done", **done, error=outcome.error, error_type=outcome.error_type
+                )
+            else:
+                answer("job.prolog_done", **done)
+            return outcome.services
 
-        @app.task(name="node.cxi_epilog", acks_late=True, bind=True)  # type: ignore[untyped-decorator]
-        def cxi_epilog(
-            task: Any, hostname: str, jobid: int, userid: int, vnis: list[int]
+        @app.task(name="node.clientmount", acks_late=True, bind=True)  # type: ignore[untyped-decorator]
+        def clientmount(task: Any, hostname: str, jobid: int, action: str) -> str:
+            self._check(task, hostname)
+            perilog.clientmount(hostname, action, self.service)
+            answer("job.clientmount_done", jobid=jobid, node=hostname, task_id=task.request.id)
+            return action
+
+        @app.task(name="node.epilog", acks_late=True, bind=True)  # type: ignore[untyped-decorator]
+        def epilog(
+            task: Any,
+            hostname: str,
+            jobid: int,
+            userid: int,
+            clientmount: str | None = None,
+            cxi: dict[str, Any] | None = None,
         ) -> list[str]:
-            self._check(hostname)
-            busy = destroy_job_services(self._nic(hostname), userid, vnis)
+            self._check(task, hostname)
+            outcome = perilog.epilog(
+                hostname,
+                userid,
+                clientmount=clientmount,
+                cxi=cxi,
+                service=self.service,
+                nic_of=self._nic,
+            )
             answer(
-                "slingshot.node_clean",
+                "job.epilog_done",
                 jobid=jobid,
                 node=hostname,
                 task_id=task.request.id,
-                busy=busy,
+                busy=outcome.busy,
             )
-            return busy
+            return outcome.busy
 
-        @app.task(name="node.ping")  # type: ignore[untyped-decorator]
-        def ping(hostname: str) -> str:
-            self._check(hostname)
+        @app.task(name="node.ping", bind=True)  # type: ignore[untyped-decorator]
+        def ping(task: Any, hostname: str) -> str:
+            self._check(task, hostname)
             return hostname
 
         return app
@@ -158,12 +174,3 @@ class NodeWorker:
         finally:
             if self.companion is not None:
                 self.companion.stop()
-
-
-def dws_client(settings: Settings) -> DwsClient:
-    """The DWS client of ``settings``."""
-    kubeconfig = settings.pipeline.kubeconfig or settings.rabbit.kubeconfig
-    return DwsClient(
-        api_client(host=settings.pipeline.api_host, kubeconfig=kubeconfig),
-        namespace=settings.pipeline.namespace,
-    )

@@ -145,8 +145,10 @@ def create_job_services(nic: Nic, uid: int, vnis: Sequence[int], ncores: int) ->
             continue
         except CxiNoSpace as short:
             scaled = _scaled_back(limits, short.available, service_limits(1, device.totals))
-            if scaled is None:
-                raise
+            if scaled is None:  # as flux slingshot prolog names it: the device, the call
+                raise CxiNoSpace(
+                    f"{device.name}: cxil_alloc_svc: {short}", short.available
+                ) from short
             for resource, (_, wanted) in limits.items():
                 if scaled[resource][1] < wanted:
                     done.warnings.append(

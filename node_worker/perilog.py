@@ -1,84 +1,104 @@
-"""The clientmount node prolog and epilog (flux-coral2's ``zstop_nnf_clientmount.sh`` and
-``start_nnf_clientmount.sh``).
+"""The node's part of a job, as the pipeline asks for it: nothing here waits or polls.
 
-* Prolog of a DW job: start the clientmount service, wait until the job's
-  Workflow completes PreRun — every ClientMount of the job, this node's
-  among them, is mounted; the moment flux-coral2 sends ``dws_environment``
-  — at most ``rabbit.prolog_timeout`` seconds, then raise ``prolog-timeout``
-  "dws_environment timeout" (once per job), and stop the service again.
-  (Waiting for this node's own ClientMounts alone is not enough: with two
-  directives the second one's ClientMount may not exist yet.)
-* Prolog of a job without ``#DW``: stop the service.
-* Epilog: start the service, so the job's file systems can be unmounted.
+flux-coral2 runs scripts on every node: the clientmount prolog
+(``zstop_nnf_clientmount.sh``: start the clientmount service for a ``#DW``
+job, wait for the ``dws_environment`` event, stop it; stop it for any other
+job), the clientmount epilog (``start_nnf_clientmount.sh``) and ``flux
+slingshot prolog|epilog``. Here the pipeline sends each step when it is
+time, so each function below does one thing and returns:
 
-Both are idempotent: running one twice does what running it once does.
+* :func:`prolog` at RUN: the job's CXI services, and the clientmount service
+  started (``#DW``) or stopped (any other job);
+* :func:`clientmount` once a ``#DW`` job's PreRun is complete: stop it again;
+* :func:`epilog` at CLEANUP: the CXI services destroyed (those still busy are
+  returned), the clientmount service started so file systems can unmount.
+
+Each is idempotent: running one twice does what running it once does.
 """
 
 from __future__ import annotations
 
-import time
+import logging
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
+from node_worker.cxi import Nic, create_job_services, destroy_job_services
 from node_worker.service import ClientmountService
-from pipeline.clients.k8s import DwsClient
-from pipeline.errors import NotFound
-from pipeline.store import Store
-from pipeline.store.outbox import OutboxMessage
+from pipeline.errors import CxiError, PipelineError
 
-PAST_PRERUN = ("PostRun", "DataOut", "Teardown")
+log = logging.getLogger("coral2_pipeline.node_worker")
+
+#: The exception type of a failed CXI prolog (as ``flux slingshot prolog`` fails it).
+CXI_EXCEPTION = "cray-slingshot"
+#: The exception type of any other failed node prolog.
+PROLOG_EXCEPTION = "node-prolog"
 
 
-def mount_state(dws: DwsClient, jobid: int) -> str:
-    """``mounted`` (PreRun complete: every ClientMount of the job is up, which is what the
-    ``dws_environment`` event tells flux-coral2's script), ``pending``, or ``gone`` (the
-    Workflow is gone or past its run)."""
-    try:
-        workflow = dws.get_workflow(f"fluxjob-{jobid}")
-    except NotFound:
-        return "gone"
-    if (workflow.get("spec") or {}).get("desiredState") in PAST_PRERUN:
-        return "gone"
-    status = workflow.get("status") or {}
-    if status.get("state") == "PreRun" and status.get("ready"):
-        return "mounted"
-    return "pending"
+@dataclass
+class Outcome:
+    """What a node step did: ``error`` (and its exception type) when it could not."""
+
+    error: str = ""
+    error_type: str = PROLOG_EXCEPTION
+    services: dict[str, int] = field(default_factory=dict)
+    busy: list[str] = field(default_factory=list)
+
+
+def _clientmount(service: ClientmountService, host: str, action: str | None) -> None:
+    if action == "start":
+        service.start(host)
+    elif action == "stop":
+        service.stop(host)
+    elif action is not None:
+        raise ValueError(f"unknown clientmount action {action!r} (start or stop)")
 
 
 def prolog(
     host: str,
     jobid: int,
-    dw: bool,
+    userid: int,
     *,
-    dws: DwsClient,
-    store: Store,
+    clientmount: str | None,
+    cxi: dict[str, Any] | None,
     service: ClientmountService,
-    timeout_s: float,
-    poll_s: float = 0.05,
-    clock: Callable[[], float] = time.monotonic,
-) -> str:
-    """Run the node prolog; return ``mounted``, ``stopped``, ``gone`` or ``timeout``."""
-    if not dw:
-        service.stop(host)
-        return "stopped"
-    service.start(host)
+    nic_of: Callable[[str], Nic],
+) -> Outcome:
+    """The node's prolog: CXI services first (they can fail the job), then clientmount."""
+    outcome = Outcome()
+    if cxi is not None:
+        try:
+            created = create_job_services(
+                nic_of(host), userid, list(cxi["vnis"]), int(cxi.get("ncores", 0))
+            )
+        except CxiError as exc:
+            return Outcome(error=str(exc), error_type=CXI_EXCEPTION)
+        for warning in created.warnings:
+            log.warning("job %s on %s: %s", jobid, host, warning)
+        outcome.services = created.services
     try:
-        deadline = clock() + timeout_s
-        while True:
-            state = mount_state(dws, jobid)
-            if state != "pending":
-                return state
-            if clock() >= deadline:
-                payload = {"id": jobid, "type": "prolog-timeout", "severity": 0}
-                payload["note"] = "dws_environment timeout"
-                message = OutboxMessage("exception", jobid, payload)
-                store.outbox.append_once(message, "exception:prolog-timeout")
-                return "timeout"
-            time.sleep(poll_s)
-    finally:
-        service.stop(host)
+        _clientmount(service, host, clientmount)
+    except PipelineError as exc:  # e.g. systemctl failed: the job cannot have its mounts
+        return Outcome(error=str(exc), services=outcome.services)
+    return outcome
 
 
-def epilog(host: str, service: ClientmountService) -> str:
-    """Run the node epilog: start the service so unmounts can happen."""
-    service.start(host)
-    return "started"
+def clientmount(host: str, action: str, service: ClientmountService) -> None:
+    """Start or stop the clientmount service."""
+    _clientmount(service, host, action)
+
+
+def epilog(
+    host: str,
+    userid: int,
+    *,
+    clientmount: str | None,
+    cxi: dict[str, Any] | None,
+    service: ClientmountService,
+    nic_of: Callable[[str], Nic],
+) -> Outcome:
+    """The node's epilog: start clientmount (unmounts), destroy the CXI services."""
+    _clientmount(service, host, clientmount)
+    if cxi is None:
+        return Outcome()
+    return Outcome(busy=destroy_job_services(nic_of(host), userid, list(cxi["vnis"])))

@@ -17,6 +17,7 @@ from pipeline.cli import (
     demo_cmd,
     dws2jgf_cmd,
     flux_bridge_cmd,
+    flux_prolog_cmd,
     getrabbit_cmd,
     hook_cmd,
     node_worker_cmd,
@@ -38,6 +39,7 @@ COMMANDS = (
     watch_cmd,
     node_worker_cmd,
     flux_bridge_cmd,
+    flux_prolog_cmd,
 )
 
 

@@ -20,11 +20,12 @@ def register(sub: Any) -> None:
     """Add the subcommand to ``sub``."""
     parser = sub.add_parser(
         "node-worker",
-        help="run the node worker (clientmount prolog/epilog) of this node",
+        help="run the node worker (clientmount and CXI services) of this node",
         description=(
-            "Consume the node.<hostname> queue(s) and run the clientmount node prolog and "
-            "epilog. --backend systemd controls the nnf-clientmount unit; --backend simulated "
-            "also plays the clientmount daemon for the given nodes (demo, tests)."
+            "Consume the node.<hostname> queue(s) and do each job's node work as the pipeline "
+            "sends it: CXI services and the clientmount service. --backend systemd controls "
+            "the nnf-clientmount unit; --backend simulated also plays the clientmount daemon "
+            "for the given nodes (demo, tests). The worker needs no Kubernetes credentials."
         ),
     )
     parser.add_argument(
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--hostname: {exc}") from exc
     if not hosts:
         raise CommandError("--hostname names no node")
-    from node_worker.app import NodeWorker, dws_client
+    from node_worker.app import NodeWorker
     from node_worker.service import SystemdService
 
     settings = settings_of(args)
@@ -79,16 +80,14 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--concurrency must be at least 1, got {args.concurrency}")
     try:
         nic_of = _nics(args)
-        dws = dws_client(settings)
         if args.backend == "simulated":
-            from pipeline.sim.node.agent import SimulatedAgent
+            from pipeline.sim.node.agent import SimulatedAgent, agent_client
 
-            agent = SimulatedAgent(dws, hosts, Path(args.sim_root or "/tmp/coral2-mounts"))
-            worker = NodeWorker(
-                settings, hosts, agent.service, dws=dws, companion=agent, nic_of=nic_of
-            )
+            root = Path(args.sim_root or "/tmp/coral2-mounts")
+            agent = SimulatedAgent(agent_client(settings), hosts, root)
+            worker = NodeWorker(settings, hosts, agent.service, companion=agent, nic_of=nic_of)
         else:
-            worker = NodeWorker(settings, hosts, SystemdService(), dws=dws, nic_of=nic_of)
+            worker = NodeWorker(settings, hosts, SystemdService(), nic_of=nic_of)
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
     concurrency = args.concurrency or min(256, 4 * len(hosts))

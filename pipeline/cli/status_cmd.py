@@ -22,7 +22,7 @@ from rich.table import Table
 from pipeline.cli.common import CommandError, settings_of
 from pipeline.errors import InputError
 from pipeline.model.hostlist import unique_hostlist
-from pipeline.model.job import Slingshot
+from pipeline.model.job import NodeWork, Slingshot
 from pipeline.model.jobid import decode_jobid, encode_f58
 from pipeline.store import Store
 from pipeline.store.report import JobView, PipelineView, job_view, pipeline_view
@@ -103,6 +103,8 @@ def _job(view: JobView, as_json: bool, resend_after_s: float) -> int:
         table.add_row("teardown", f"{record.teardown}, epilog {record.epilog}")
         if record.slingshot is not None:
             table.add_row("slingshot", _slingshot(record.slingshot))
+        if record.node_work is not None:
+            table.add_row("nodes", _node_work(record.node_work))
         if record.tc_since:
             table.add_row(
                 "TransientCondition", f"since {_ago(now, record.tc_since)}: {record.tc_message}"
@@ -307,12 +309,26 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
+def _node_work(work: NodeWork) -> str:
+    """How far the job's node prologs are."""
+    if work.failed:
+        return f"failed: {work.failed}"
+    parts = [f"prolog done on {len(work.ready)}/{len(work.nodes)} nodes"]
+    if work.dw:
+        mounted = "mounted" if work.mounted else "not mounted yet"
+        parts.append(f"{mounted}, clientmount stopped on {len(work.stopped)}/{len(work.nodes)}")
+    parts.append(
+        "released"
+        if work.released
+        else f"held, waiting for {unique_hostlist(work.waiting) or 'PreRun'}"
+    )
+    return "; ".join(parts)
+
+
 def _slingshot(state: Slingshot) -> str:
     """The job's VNIs and how far its nodes' CXI services are."""
     vnis = ",".join(map(str, state.vnis)) or f"none ({state.reason})"
     parts = [f"VNIs {vnis}"]
-    if state.nodes:
-        parts.append(f"services up on {len(state.ready)}/{len(state.nodes)} nodes")
     if state.released:
         parts.append(f"released, gone from {len(state.clean)}/{len(state.nodes)} nodes")
     if state.drained:

@@ -85,6 +85,24 @@ class FluxHandle:
                 self.handle.msg_watcher_create(on_request, request, f"{service}.{method}")
             )
 
+    def journal(self, callback: Callable[[dict[str, Any]], None]) -> None:
+        """Stream the job manager's events journal (``job-manager.events-journal``, active
+        jobs first, then live events) into ``callback``, one response at a time."""
+
+        def on_response(future: Any, _arg: Any = None) -> None:
+            try:
+                payload = future.get()
+            except OSError as exc:  # the stream ended (job manager unloaded): stop serving
+                raise _translated(exc) from exc
+            if isinstance(payload, dict):
+                callback(payload)
+            future.reset()
+
+        flags = self.flux.constants.FLUX_RPC_STREAMING
+        self.handle.rpc("job-manager.events-journal", {"full": False}, flags=flags).then(
+            on_response
+        )
+
     def every(self, period_s: float, callback: Callable[[], None]) -> None:
         """Call ``callback`` every ``period_s`` seconds while the reactor runs."""
         self._watchers.append(

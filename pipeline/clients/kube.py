@@ -36,13 +36,21 @@ DWS_VERSIONS = ("v1alpha7", "v1alpha6")
 REQUEST_TIMEOUT_S = 30.0
 
 
-def api_client(*, host: str | None = None, kubeconfig: str | None = None) -> client.ApiClient:
+#: The User-Agent of our requests (the API server's audit log names us).
+USER_AGENT = "coral2-pipeline"
+
+
+def api_client(
+    *, host: str | None = None, kubeconfig: str | None = None, user_agent: str = USER_AGENT
+) -> client.ApiClient:
     """Return an ApiClient for ``host`` (plain URL) or a kubeconfig (default locations if None)."""
     if host:
-        return client.ApiClient(client.Configuration(host=host))
-    api: client.ApiClient = config.new_client_from_config(  # type: ignore[no-untyped-call]
-        config_file=kubeconfig
-    )
+        api = client.ApiClient(client.Configuration(host=host))
+    else:
+        api = config.new_client_from_config(  # type: ignore[no-untyped-call]
+            config_file=kubeconfig
+        )
+    api.user_agent = user_agent
     return api
 
 

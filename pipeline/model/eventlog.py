@@ -28,12 +28,16 @@ class EventlogEntry(BaseModel):
             raise ValueError(f"timestamp must be a finite non-negative number, got {value}")
         return value
 
-    def to_line(self) -> str:
-        """Return the entry as one eventlog line (with the trailing newline)."""
+    def to_dict(self) -> dict[str, Any]:
+        """Return the entry as the RFC 18 object (``context`` only when there is one)."""
         obj: dict[str, Any] = {"timestamp": self.timestamp, "name": self.name}
         if self.context is not None:
-            obj["context"] = self.context
-        return json.dumps(obj, separators=(",", ":")) + "\n"
+            obj["context"] = dict(self.context)
+        return obj
+
+    def to_line(self) -> str:
+        """Return the entry as one eventlog line (with the trailing newline)."""
+        return json.dumps(self.to_dict(), separators=(",", ":")) + "\n"
 
 
 def parse_eventlog(text: str) -> list[EventlogEntry]:

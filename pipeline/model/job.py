@@ -41,13 +41,40 @@ class Slingshot(BaseModel):
     reason: str = Field(default="", description="why the reservation is empty")
     failed: bool = Field(default=False, description="the empty reservation failed the job")
     nodes: list[str] = Field(default_factory=list, description="nodes given CXI services")
-    ready: list[str] = Field(default_factory=list, description="nodes whose services are up")
     released: bool = Field(default=False, description="the VNIs went back to the pool")
     clean: list[str] = Field(default_factory=list, description="nodes whose services are gone")
     busy_since: dict[str, float] = Field(
         default_factory=dict, description="node → when its services were first found busy"
     )
     drained: list[str] = Field(default_factory=list, description="nodes drained for busy services")
+
+
+class NodeWork(BaseModel):
+    """The job's work on its compute nodes at RUN, which holds it in the job-manager prolog:
+    each node's prolog (CXI services, the clientmount service started for a ``#DW`` job or
+    stopped for another), then, for a ``#DW`` job once PreRun is complete, the clientmount
+    service stopped again (as flux-coral2's clientmount prolog does)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    nodes: list[str] = Field(default_factory=list, description="the job's computes")
+    dw: bool = Field(default=False, description="a #DW job: stop clientmount after PreRun")
+    since: float = Field(default=0.0, description="when the node prologs were sent (epoch s)")
+    timeout_s: float = Field(default=300.0, description="how long the nodes have to answer")
+    ready: list[str] = Field(default_factory=list, description="nodes whose prolog ended")
+    mounted: bool = Field(default=False, description="PreRun is complete (#DW jobs)")
+    stopped: list[str] = Field(
+        default_factory=list, description="nodes whose clientmount was stopped after PreRun"
+    )
+    released: bool = Field(default=False, description="the job was let start")
+    failed: str = Field(default="", description="why the job was failed instead")
+
+    @property
+    def waiting(self) -> list[str]:
+        """Nodes the job still waits for."""
+        if self.dw:
+            return [n for n in self.nodes if n not in self.stopped]
+        return [n for n in self.nodes if n not in self.ready]
 
 
 class JobRecord(BaseModel):
@@ -76,6 +103,9 @@ class JobRecord(BaseModel):
     observed_rv: str = Field(default="", description="resourceVersion the last dws.observe read")
     slingshot: Slingshot | None = Field(
         default=None, description="the VNI reservation (None: the job has not reached RUN)"
+    )
+    node_work: NodeWork | None = Field(
+        default=None, description="the node prologs at RUN (None: none were sent)"
     )
     teardown: Teardown = Teardown.NOT_ASKED
     epilog: Epilog = Epilog.HELD

@@ -24,7 +24,7 @@ TASK_MODULES = (
     "pipeline.tasks.deadlines",
     "pipeline.tasks.housekeeping",
     "pipeline.tasks.observe",
-    "pipeline.tasks.slingshot",
+    "pipeline.tasks.nodes",
     "pipeline.tasks.timeouts",
 )
 

@@ -76,6 +76,7 @@ class JobStatePayload(_Payload):
     userid: int = Field(default=0, ge=0)
     R: dict[str, Any] | None = None
     shell_options: dict[str, Any] = Field(default_factory=dict)
+    dw: bool = False
 
 
 def _parse(model: type[_Payload], topic: str, payload: Mapping[str, Any]) -> Any:
@@ -159,23 +160,25 @@ class Hooks:
         self.enqueue("dws.abort", {"jobid": request.jobid})
 
     def job_state(self, payload: Mapping[str, Any]) -> None:
-        """``job-state``: sent for every job as it enters RUN (with its R, user and shell
-        options; Flux holds it in the ``cray-slingshot`` prolog) and CLEANUP, as the
-        cray-slingshot jobtap plugin sees them."""
+        """``job-state``: every job as it enters RUN (with its R, user, shell options and
+        whether it has ``#DW``; Flux holds it in the job-manager prolog) and CLEANUP, as
+        the cray-slingshot jobtap plugin sees them (the bridge reads them from the job
+        manager's events journal)."""
         request: JobStatePayload = _parse(JobStatePayload, "job-state", payload)
         if request.state == "cleanup":
-            self.enqueue("slingshot.cleanup", {"jobid": request.jobid})
+            self.enqueue("job.cleanup", {"jobid": request.jobid})
             return
         if request.R is None:
             raise HookError("malformed job-state payload: R: a job entering RUN needs its R")
         _check_r(request.R)
         self.enqueue(
-            "slingshot.run",
+            "job.run",
             {
                 "jobid": request.jobid,
                 "userid": request.userid,
                 "R": request.R,
                 "option": request.shell_options.get("cray-slingshot"),
+                "dw": request.dw,
             },
         )
 

@@ -250,6 +250,21 @@ class PipelineSettings(_Table):
         ),
     )
     queues: QueueNames = Field(default_factory=QueueNames)
+    clientmount: bool = Field(
+        default=False,
+        description=(
+            "node workers run the clientmount service of every job at RUN and CLEANUP "
+            "(stopped for a job without #DW, started until PreRun completes for one with)"
+        ),
+    )
+    node_timeout: float = Field(
+        default=300.0,
+        gt=0,
+        description=(
+            "seconds a job held at RUN waits for each node worker's answer before it "
+            "fails with an exception naming the silent nodes"
+        ),
+    )
     owner_uid: int | None = Field(
         default=None, description="instance owner uid; unset = uid of the service"
     )

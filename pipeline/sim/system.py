@@ -33,11 +33,12 @@ from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.jgf import containment_path
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.services.bridge.delivery import Deliverer
+from pipeline.services.bridge.journal import JobStates
 from pipeline.services.hooks import Hooks
 from pipeline.settings import Settings
 from pipeline.sim.children import die_with_parent
+from pipeline.sim.flux.hold import StoreHold
 from pipeline.sim.flux.jobmanager import JobManager
-from pipeline.sim.flux.perilog import CeleryPerilog
 from pipeline.sim.redis_server import RedisServer, free_port
 from pipeline.store import Store
 
@@ -62,8 +63,7 @@ class SimulatedSystem:
     epilog_timeout_s: float = 0.0
     runtime_s: float = 0.2
     node_workers: bool = False
-    #: report every job to the pipeline at RUN and CLEANUP, hold it in the cray-slingshot
-    #: prolog, and give every compute four simulated Cassini NICs
+    #: give every compute four simulated Cassini NICs and CXI services to every job
     slingshot: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
     worker_concurrency: int = 4
@@ -96,6 +96,8 @@ class SimulatedSystem:
         env["CORAL2_PIPELINE_RABBIT__MAPPING"] = str(self.workdir / "rabbitmapping.json")
         if self.slingshot:
             env["CORAL2_PIPELINE_CRAY_SLINGSHOT__CXI_ENABLE"] = "true"
+        if self.node_workers:
+            env["CORAL2_PIPELINE_PIPELINE__CLIENTMOUNT"] = "true"
         env.update(self.extra_env)
         if self.observe_only:
             env["CORAL2_PIPELINE_PIPELINE__OBSERVE_ONLY"] = "true"
@@ -227,22 +229,27 @@ class SimulatedSystem:
 
         app = self.app
         self.hooks = Hooks(settings, sender(app), owner_uid=os.getuid())
-        perilog = (
-            CeleryPerilog(app, settings.pipeline.queues.node_prefix) if self.node_workers else None
-        )
+        # the bridge's view of every job (the events journal) and the job-manager prolog
+        # (coral2-pipeline flux-prolog) when the pipeline does node work
+        node_work = self.node_workers or self.slingshot
+        states = JobStates(self.hooks) if node_work else None
         self.flux = JobManager(
             self.mapping,
             service=self.hooks.dispatch,
-            perilog=perilog,
+            journal=states.feed if states is not None else None,
+            hold=StoreHold(self.store) if node_work else None,
             epilog_timeout_s=self.epilog_timeout_s,
-            slingshot=self.slingshot,
         ).start()
+        flux = self.flux
         path_of = functools.partial(containment_path, self.mapping, "demo")
-        deliverer = Deliverer(self.store.outbox, self.flux, "sim-flux", path_of)
+        deliverer = Deliverer(self.store.outbox, flux, "sim-flux", path_of)
 
         def deliver() -> None:
             while not self._stopping.is_set():
                 try:
+                    if states is not None and states.pending:
+                        with flux.lock:  # the journal feeds it under the lock
+                            states.flush()
                     deliverer.run_once(block_ms=100)
                 except StoreUnavailable:
                     time.sleep(0.1)

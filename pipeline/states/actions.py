@@ -163,6 +163,15 @@ class ConfirmDestroyed:
     node: str
 
 
+@dataclass(frozen=True)
+class Release:
+    """Write the verdict the job's job-manager prolog waits for: ``status`` 0 lets the job
+    start; otherwise ``note`` says why it may not (the first verdict stands)."""
+
+    status: int = 0
+    note: str = ""
+
+
 Action = (
     CreateRecord
     | UpdateJob
@@ -182,6 +191,7 @@ Action = (
     | SendNodeTask
     | ReleaseVnis
     | ConfirmDestroyed
+    | Release
 )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pipeline.model.job import JobRecord
 from pipeline.settings import RabbitSettings
+from pipeline.states import nodes
 from pipeline.states.actions import Action, DisarmDeadline, SendOnce, timing
 from pipeline.states.snapshot import Snapshot
 
@@ -11,7 +12,8 @@ from pipeline.states.snapshot import Snapshot
 def advance(
     snapshot: Snapshot, job: JobRecord, now: float, settings: RabbitSettings
 ) -> list[Action]:
-    """Send ``prolog-remove`` with ``status.env`` (+ ``DW_WORKFLOW_TOKEN``) once."""
+    """Send ``prolog-remove`` with ``status.env`` (+ ``DW_WORKFLOW_TOKEN``) once; the job's
+    nodes stop the clientmount service again (:func:`pipeline.states.nodes.on_mounted`)."""
     variables = {str(k): str(v) for k, v in (snapshot.status.get("env") or {}).items()}
     if snapshot.workflow_token is not None:
         variables["DW_WORKFLOW_TOKEN"] = snapshot.workflow_token
@@ -19,4 +21,5 @@ def advance(
         SendOnce("prolog-remove", {"id": job.jobid, "variables": variables}, "prolog-remove"),
         DisarmDeadline("prerun_timeout"),
         *timing(job.jobid, "PreRun", snapshot.workflow),
+        *nodes.on_mounted(job, now),
     ]

@@ -1,4 +1,5 @@
-"""Redis store: job records, marks, locks, deadlines, the outbox, the ledger, the VNI pool.
+"""Redis store: job records, marks, locks, deadlines, the outbox, the ledger, the VNI pool,
+the release verdicts.
 
 Every key lives under ``pipeline.key_prefix`` (:class:`~pipeline.store.keys.Keys`).
 redis-py errors are translated into :class:`~pipeline.errors.StoreUnavailable`
@@ -20,6 +21,7 @@ from pipeline.store.keys import Keys
 from pipeline.store.ledger import Entry, Ledger
 from pipeline.store.marks import Holding, JobLocks, Marks
 from pipeline.store.outbox import Delivery, Outbox, OutboxMessage
+from pipeline.store.releases import Releases, Verdict
 from pipeline.store.runs import TaskRuns
 from pipeline.store.vnipool import VniPool
 from pipeline.store.watch import Checkpoint, WatchState
@@ -39,8 +41,10 @@ __all__ = [
     "Marks",
     "Outbox",
     "OutboxMessage",
+    "Releases",
     "Store",
     "TaskRuns",
+    "Verdict",
     "VniPool",
     "WatchState",
     "connect",
@@ -108,6 +112,11 @@ class Store:
     def vnipool(self) -> VniPool:
         """The VNI pool."""
         return VniPool(self.client, self.keys)
+
+    @cached_property
+    def releases(self) -> Releases:
+        """Verdicts on jobs held in the job-manager prolog."""
+        return Releases(self.client, self.keys)
 
     def close(self) -> None:
         """Close the Redis connections (a command-line tool that is done)."""

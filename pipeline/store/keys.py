@@ -84,3 +84,11 @@ class Keys:
     def rabbits(self) -> str:
         """Hash rabbit → its last observed Storage health (JSON)."""
         return f"{self.prefix}:rabbits"
+
+    def release(self, jobid: int) -> str:
+        """The verdict on the job's node prologs (JSON), read by ``coral2-pipeline flux-prolog``."""
+        return f"{self.prefix}:release:{jobid}"
+
+    def release_wake(self, jobid: int) -> str:
+        """A list pushed when the verdict is written: the waiting prolog blocks on it."""
+        return f"{self.prefix}:release-wake:{jobid}"

@@ -36,7 +36,6 @@ MessageKind = Literal[
     "remove-property",
     "set-status",
     "event-post",
-    "prolog-finish",
 ]
 KINDS: frozenset[str] = frozenset(get_args(MessageKind))
 GROUP = "flux"

@@ -40,6 +40,7 @@ from pipeline.states.actions import (
     PatchComputes,
     PatchDesiredState,
     PatchServers,
+    Release,
     ReleaseVnis,
     RemoveFinalizer,
     SendNodeTask,
@@ -177,6 +178,8 @@ class _Performer:
                     store.vnipool.release(self.jobid, nodes)
             case ConfirmDestroyed(node):
                 store.vnipool.confirm_destroyed(self.jobid, node)
+            case Release(status, note):
+                store.releases.put(self.jobid, status, note)
             case _:
                 assert_never(action)
 

@@ -21,7 +21,7 @@ from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.states import Snapshot, WorkflowState, decide
 from pipeline.store import JobRecord, Keys
 from pipeline.store.jobs import parse_notes
-from pipeline.tasks.act import perform
+from pipeline.tasks.dws import act
 
 log = logging.getLogger("coral2_pipeline.observe")
 
@@ -68,8 +68,7 @@ def observe(task: PipelineTask, jobid: int) -> str | None:
         snapshot = _snapshot(task, workflow)
         settings = task.settings.rabbit
         actions = decide(snapshot, record, time.time(), settings)
-        retention = task.settings.pipeline.retention
-        perform(store, task.dws, jobid, actions, workflow=workflow, retention_s=retention)
+        act(task, jobid, actions, workflow)
     return summary
 
 

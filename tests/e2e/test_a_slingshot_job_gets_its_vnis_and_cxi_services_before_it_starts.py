@@ -52,8 +52,8 @@ def test_a_job_runs_after_its_vnis_and_its_nodes_services(system: SimulatedSyste
     names = event_names(job)
     assert job.result == "COMPLETED"
     assert len(slingshot_event(job)["vnis"]) == 2
-    assert names.index("cray-slingshot") < names.index("prolog-finish cray-slingshot")
-    assert names.index("prolog-finish cray-slingshot") < names.index("start")
+    assert names.index("cray-slingshot") < names.index("prolog-finish job-manager.prolog")
+    assert names.index("prolog-finish job-manager.prolog") < names.index("start")
     assert pool_settles(system)["free"] == "1024-65535"
 
 

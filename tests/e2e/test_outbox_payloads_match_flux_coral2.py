@@ -1,4 +1,5 @@
-"""Every request the bridge delivers has the shape flux-coral2 sends."""
+"""Every request the bridge delivers has the shape flux-coral2 sends (flux-core's own
+``post-event`` service for the ``cray-slingshot`` event)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ SHAPES: dict[str, dict[str, type | tuple[type, ...]]] = {
     "job-manager.dws.epilog-remove": {"id": int},
     "job-manager.memo": {"id": int, "memo": dict},
     "job-manager.raise": {"id": int, "type": str, "severity": int, "note": str},
+    "job-manager.post-event.post": {"id": int, "name": str, "context": dict},
 }
 REQUIRED = {
     "job-manager.dws.resource-update": {"id", "resources", "exclude"},
@@ -25,6 +27,7 @@ REQUIRED = {
     "job-manager.dws.epilog-remove": {"id"},
     "job-manager.memo": {"id", "memo"},
     "job-manager.raise": {"id", "type", "severity", "note"},
+    "job-manager.post-event.post": {"id", "name"},
 }
 
 

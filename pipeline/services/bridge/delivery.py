@@ -14,6 +14,7 @@ drain / undrain         RPC ``resource.drain`` / ``resource.undrain`` to rank 0
 set-property            RPC ``sched-fluxion-resource.set_property`` (bulk form)
 remove-property         RPC ``sched-fluxion-resource.remove_property`` (bulk form)
 set-status              RPC ``sched-fluxion-resource.set_status``
+event-post              RPC ``job-manager.post-event.post`` (flux-core's ``.post-event``)
 kvs-put                 a put in the job's KVS directory, committed
 ======================  ============================================================
 
@@ -61,8 +62,7 @@ RPC_TOPICS = {
     "set-property": "sched-fluxion-resource.set_property",
     "remove-property": "sched-fluxion-resource.remove_property",
     "set-status": "sched-fluxion-resource.set_status",
-    "event-post": "job-manager.coral2.event-post",
-    "prolog-finish": "job-manager.coral2.prolog-finish",
+    "event-post": "job-manager.post-event.post",
 }
 
 

@@ -1,9 +1,12 @@
-"""The bridge's main loop inside the Flux instance: the ``dws`` service and outbox delivery.
+"""The bridge's main loop inside the Flux instance: the ``dws`` service, the events journal
+and outbox delivery.
 
 :func:`run_bridge` registers the ``dws`` service so the unchanged
 ``dws-jobtap.so`` talks to us, answers each request through
-:func:`pipeline.services.bridge.service.serve`, and delivers the outbox on
-a reactor timer, all through one :class:`~pipeline.clients.flux.FluxHandle`.
+:func:`pipeline.services.bridge.service.serve`, reports every job's RUN and
+CLEANUP from the events journal (:mod:`pipeline.services.bridge.journal`),
+and delivers the outbox on a reactor timer, all through one
+:class:`~pipeline.clients.flux.FluxHandle`.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pipeline.errors import StoreUnavailable
 from pipeline.model.jgf import containment_path, default_cluster_name
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.services.bridge.delivery import Deliverer
+from pipeline.services.bridge.journal import JobStates
 from pipeline.services.bridge.service import serve
 from pipeline.services.hooks import Hooks
 from pipeline.store import Store
@@ -45,13 +49,17 @@ def run_bridge(
             log.error("coral2_dws.py: %s", answer["errstr"])
         return answer
 
+    states = JobStates(hooks)
+
     def deliver() -> None:
+        states.flush()
         try:
             deliverer.run_once()
         except StoreUnavailable as exc:
             log.warning("outbox: %s", exc)
 
     handle.serve("dws", METHODS, respond)
+    handle.journal(states.feed)
     handle.every(poll_s, deliver)
-    log.info("flux-bridge: serving dws.* and delivering the outbox")
+    log.info("flux-bridge: serving dws.*, reading the events journal, delivering the outbox")
     handle.run()

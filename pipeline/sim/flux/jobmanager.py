@@ -10,9 +10,12 @@ the plugin talks to coral2_dws; the pipeline's answers arrive through the
 outbox, delivered by :class:`pipeline.services.bridge.delivery.Deliverer` into
 :meth:`JobManager.rpc` — the same translation the production bridge uses.
 
-Node perilog work (the clientmount prolog/epilog) is started through an
-optional :class:`Perilog`; the job starts once every prolog action is
-finished and becomes inactive once every epilog action is.
+Like flux-core's job manager it streams every posted event to an events
+journal consumer (``journal``: the bridge's
+:class:`~pipeline.services.bridge.journal.JobStates`), serves
+``job-manager.post-event.post``, and, given a ``hold``, runs the job-manager
+prolog ``perilog.so`` runs for a site with ``coral2-pipeline flux-prolog``:
+the job starts once every prolog action is finished.
 """
 
 from __future__ import annotations
@@ -38,17 +41,19 @@ STATES = ("DEPEND", "PRIORITY", "SCHED", "RUN", "CLEANUP", "INACTIVE")
 Service = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
-class Perilog(Protocol):
-    """Runs the node prolog/epilog of a job; :meth:`poll` says when they are done."""
+#: The job-manager prolog's name in the eventlog, as perilog.so posts it.
+PROLOG = "job-manager.prolog"
+Journal = Callable[[dict[str, Any]], None]
 
-    def start(self, kind: str, jobid: int, hosts: list[str], dw: bool) -> object:
-        """Start the ``kind`` ("prolog"/"epilog") scripts on ``hosts``; return a handle."""
 
-    def poll(self, handle: object) -> bool:
-        """Whether the scripts of ``handle`` have all finished."""
+class Hold(Protocol):
+    """The job-manager prolog (``coral2-pipeline flux-prolog``)."""
 
-    def close(self) -> None:
-        """Let go of every handle still running (the job manager stops)."""
+    def status(self, jobid: int) -> int | None:
+        """The prolog's exit status, or None while it runs."""
+
+    def forget(self, jobid: int) -> None:
+        """The prolog was killed."""
 
 
 @dataclass
@@ -109,18 +114,17 @@ class JobManager:
         mapping: RabbitMapping,
         *,
         service: Service | None = None,
-        perilog: Perilog | None = None,
+        journal: Journal | None = None,
+        hold: Hold | None = None,
         epilog_timeout_s: float = 0.0,
         tick_s: float = 0.005,
-        slingshot: bool = False,
     ) -> None:
         from pipeline.sim.flux.jobtap import DwsJobtap
-        from pipeline.sim.flux.slingshot import SlingshotJobtap
 
         self.resources = Resources(mapping)
-        self.perilog = perilog
+        self.journal = journal
+        self.hold = hold
         self.jobtap = DwsJobtap(self, service, epilog_timeout_s=epilog_timeout_s)
-        self.slingshot = SlingshotJobtap(self, service) if slingshot else None
         self.jobs: dict[int, FluxJob] = {}
         self._active: dict[int, FluxJob] = {}  # not INACTIVE, in submission order
         self.lock = threading.RLock()
@@ -175,10 +179,10 @@ class JobManager:
             self.post(job, "exception", context)
             if severity == 0:
                 self.jobtap.exception(job, type_)
-                if self.slingshot is not None:
-                    self.slingshot.exception(job)
                 if job.state == "RUN" and not job.started:
                     for name in list(job.prologs):  # Flux kills the running prolog scripts
+                        if name == PROLOG and self.hold is not None:
+                            self.hold.forget(job.id)
                         self.prolog_finish(job, name, 1)
                 elif job.state == "RUN" and job.finish_status is None:
                     job.run_until = time.monotonic()  # killed
@@ -209,8 +213,12 @@ class JobManager:
             self.received.append((topic, copy.deepcopy(payload)))
             if topic.startswith("job-manager.dws."):
                 answer = self.jobtap.serve(topic.removeprefix("job-manager.dws."), payload)
-            elif topic.startswith("job-manager.coral2.") and self.slingshot is not None:
-                answer = self.slingshot.serve(topic.removeprefix("job-manager.coral2."), payload)
+            elif topic == "job-manager.post-event.post":
+                job = self._job(payload["id"])
+                if job.state == "INACTIVE":
+                    raise FluxError("job is inactive")
+                self.post(job, str(payload["name"]), payload.get("context"))
+                answer = {}
             elif topic == "job-manager.memo":
                 job = self._job(payload["id"])
                 job.memo.update(payload["memo"])
@@ -264,8 +272,16 @@ class JobManager:
 
     def post(self, job: FluxJob, name: str, context: dict[str, Any] | None = None) -> None:
         """Append an event to the job's eventlog."""
-        job.eventlog.append(EventlogEntry(timestamp=time.time(), name=name, context=context))
+        entry = EventlogEntry(timestamp=time.time(), name=name, context=context)
+        job.eventlog.append(entry)
         job.started = job.started or name == "start"
+        if self.journal is not None:
+            response: dict[str, Any] = {"id": job.id, "events": [entry.to_dict()]}
+            if name == "submit":
+                response["jobspec"] = copy.deepcopy(job.jobspec)
+            elif name == "alloc":
+                response["R"] = copy.deepcopy(job.kvs.get("R"))
+            self.journal(response)
         self.changed.notify_all()
 
     def later(self, delay_s: float, callback: Callable[[], None]) -> None:
@@ -279,22 +295,11 @@ class JobManager:
         self.changed.notify_all()
         if state == "RUN":
             self.jobtap.run(job)
-            if self.slingshot is not None:
-                self.slingshot.run(job)
-            if self.perilog is not None and not job.fatal:
-                job.prologs["job-manager.prolog"] = self.perilog.start(
-                    "prolog", job.id, job.hosts, job.dw
-                )
-                self.post(job, "prolog-start", {"description": "job-manager.prolog"})
+            if self.hold is not None and not job.fatal:
+                job.prologs[PROLOG] = None
+                self.post(job, "prolog-start", {"description": PROLOG})
         elif state == "CLEANUP":
             self.jobtap.cleanup(job)
-            if self.slingshot is not None:
-                self.slingshot.cleanup(job)
-            if self.perilog is not None and job.hosts:
-                job.epilogs["job-manager.epilog"] = self.perilog.start(
-                    "epilog", job.id, job.hosts, job.dw
-                )
-                self.post(job, "epilog-start", {"description": "job-manager.epilog"})
 
     def prolog_finish(self, job: FluxJob, name: str, status: int) -> None:
         if name in job.prologs:
@@ -323,10 +328,10 @@ class JobManager:
                 note = f"alloc denied due to type=unsatisfiable: {exc}"
                 self.raise_exception(job.id, "alloc", 0, note)
         if job.state == "RUN":
-            if self.perilog is not None:
-                for name, handle in list(job.prologs.items()):
-                    if handle is not None and self.perilog.poll(handle):
-                        self.prolog_finish(job, name, 0)
+            if self.hold is not None and PROLOG in job.prologs:
+                status = self.hold.status(job.id)
+                if status is not None:
+                    self.prolog_finish(job, PROLOG, status)
             if not job.started and not job.prologs:
                 if job.fatal:
                     self._enter(job, "CLEANUP")
@@ -340,18 +345,13 @@ class JobManager:
                 self.post(job, "finish", {"status": status})
                 self.jobtap.finish(job)
                 self._enter(job, "CLEANUP")
-        if job.state == "CLEANUP":
-            if self.perilog is not None:
-                for name, handle in list(job.epilogs.items()):
-                    if handle is not None and self.perilog.poll(handle):
-                        self.epilog_finish(job, name, 0)
-            if not job.epilogs:
-                if job.hosts:
-                    self.resources.release(job.hosts, job.ssd)
-                    self.post(job, "free")
-                self.post(job, "clean")
-                self._enter(job, "INACTIVE")
-                job.kvs["eventlog"] = "".join(e.to_line() for e in job.eventlog)
+        if job.state == "CLEANUP" and not job.epilogs:
+            if job.hosts:
+                self.resources.release(job.hosts, job.ssd)
+                self.post(job, "free")
+            self.post(job, "clean")
+            self._enter(job, "INACTIVE")
+            job.kvs["eventlog"] = "".join(e.to_line() for e in job.eventlog)
 
     def _schedule(self) -> None:
         for job in list(self._active.values()):
@@ -393,5 +393,3 @@ class JobManager:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
-        if self.perilog is not None:
-            self.perilog.close()

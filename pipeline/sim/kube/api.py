@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections import Counter
 from http.client import HTTPMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -101,6 +102,7 @@ class _Handler(BaseHTTPRequestHandler):
         # keep-alive stream, where it would be parsed as the next request
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        self.server.count(self.headers.get("User-Agent") or "")
         try:
             self._answer(method, raw)
         except (BrokenPipeError, ConnectionResetError):  # the client left (timed out): so do we
@@ -170,6 +172,13 @@ class _Server(ThreadingHTTPServer):
         super().__init__(address, _Handler)
         self.routes = routes
         self.stopping = False
+        self.agents: Counter[str] = Counter()
+        self._agents_lock = threading.Lock()
+
+    def count(self, user_agent: str) -> None:
+        """Count one request by its User-Agent."""
+        with self._agents_lock:
+            self.agents[user_agent] += 1
 
 
 class KubeApiServer:
@@ -182,6 +191,11 @@ class KubeApiServer:
         self.routes = Routes(self.store)
         self._server = _Server((host, port), self.routes)
         self._thread: threading.Thread | None = None
+
+    def requests_by_agent(self) -> dict[str, int]:
+        """How many requests each User-Agent made so far."""
+        with self._server._agents_lock:
+            return dict(self._server.agents)
 
     @property
     def url(self) -> str:

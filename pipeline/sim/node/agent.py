@@ -18,11 +18,22 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from pipeline.clients.k8s import DwsClient
+from pipeline.clients.k8s import DwsClient, api_client
 from pipeline.errors import KubeError, NotFound
+from pipeline.settings import Settings
 from pipeline.sim.node.service import SimulatedService
 
 log = logging.getLogger("coral2_pipeline.node_worker.agent")
+
+#: The User-Agent of the simulated daemon's requests (the real one is HPE's own client).
+USER_AGENT = "nnf-clientmount (simulated)"
+
+
+def agent_client(settings: Settings) -> DwsClient:
+    """The simulated daemon's own DWS client (the node worker has none)."""
+    kubeconfig = settings.pipeline.kubeconfig or settings.rabbit.kubeconfig
+    api = api_client(host=settings.pipeline.api_host, kubeconfig=kubeconfig, user_agent=USER_AGENT)
+    return DwsClient(api, namespace=settings.pipeline.namespace)
 
 
 class SimulatedAgent:

@@ -30,14 +30,13 @@ def test_run_enqueues_the_reservation_with_the_jobs_option(hooks: Hooks, sent: l
     options = {"cray-slingshot": {"vnicount": 2}, "other": 1}
     payload = {"jobid": 5, "state": "run", "userid": 1001, "R": R, "shell_options": options}
     assert hooks.dispatch("job-state", payload) == {"success": True}
-    assert sent == [
-        ("slingshot.run", {"jobid": 5, "userid": 1001, "R": R, "option": {"vnicount": 2}})
-    ]
+    expected = {"jobid": 5, "userid": 1001, "R": R, "option": {"vnicount": 2}, "dw": False}
+    assert sent == [("job.run", expected)]
 
 
 def test_cleanup_enqueues_the_release(hooks: Hooks, sent: list[Any]) -> None:
     assert hooks.dispatch("job-state", {"jobid": 5, "state": "cleanup"}) == {"success": True}
-    assert sent == [("slingshot.cleanup", {"jobid": 5})]
+    assert sent == [("job.cleanup", {"jobid": 5})]
 
 
 @pytest.mark.parametrize(

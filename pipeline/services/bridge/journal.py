@@ -1,0 +1,113 @@
+"""Every job's RUN and CLEANUP, read from the job manager's events journal.
+
+flux-coral2's cray-slingshot jobtap plugin sees each job enter RUN and
+CLEANUP inside the job manager. The bridge gets the same view without a
+plugin, from the ``job-manager.events-journal`` streaming RPC (what
+``flux.job.JournalConsumer`` reads): one response per posted event, the
+job's jobspec with its ``submit`` event and its R with ``alloc``; a
+consumer that starts late first gets every active job's events so far,
+then a sentinel (id -1).
+
+:class:`JobStates` turns them into ``job-state`` hook calls:
+
+* ``alloc`` — the job entered RUN (Flux holds it in the job-manager prolog,
+  ``coral2-pipeline flux-prolog``, until the pipeline releases it);
+* ``finish``, or an ``exception`` of severity 0, after ``alloc`` — it entered
+  CLEANUP (a job that never ran has nothing on its nodes);
+* ``clean`` — it is gone; forget it.
+
+A report the pipeline cannot take (Redis unreachable) stays pending and is
+sent again by :meth:`JobStates.flush`; duplicates are harmless, since the
+tasks behind the hook are idempotent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.errors import PipelineError
+from pipeline.services.hooks import HookError, Hooks
+
+log = logging.getLogger("coral2_pipeline.bridge")
+
+SENTINEL = -1
+
+
+@dataclass
+class _Job:
+    userid: int = 0
+    dw: bool = False
+    shell_options: dict[str, Any] = field(default_factory=dict)
+    run: bool = False
+    cleanup: bool = False
+
+
+@dataclass
+class JobStates:
+    """Report RUN and CLEANUP of every job in the journal to ``hooks``."""
+
+    hooks: Hooks
+    jobs: dict[int, _Job] = field(default_factory=dict)
+    pending: deque[dict[str, Any]] = field(default_factory=deque)
+    caught_up: bool = False
+
+    def feed(self, response: Mapping[str, Any]) -> None:
+        """Take one journal response (``{"id", "events", "jobspec"?, "R"?}``)."""
+        jobid = response.get("id")
+        if jobid == SENTINEL:
+            self.caught_up = True
+            return
+        if not isinstance(jobid, int) or jobid < 0:
+            log.warning("events journal: response without a job id ignored: %r", response)
+            return
+        for event in response.get("events") or []:
+            if isinstance(event, Mapping):
+                self._event(jobid, event, response)
+        self.flush()
+
+    def _event(self, jobid: int, event: Mapping[str, Any], response: Mapping[str, Any]) -> None:
+        name = event.get("name")
+        context = event.get("context") or {}
+        job = self.jobs.setdefault(jobid, _Job())
+        if name == "submit":
+            job.userid = int(context.get("userid", 0))
+            system = ((response.get("jobspec") or {}).get("attributes") or {}).get("system") or {}
+            job.dw = "dw" in system
+            job.shell_options = dict((system.get("shell") or {}).get("options") or {})
+        elif name == "alloc" and not job.run:
+            job.run = True
+            self.pending.append(
+                {
+                    "jobid": jobid,
+                    "state": "run",
+                    "userid": job.userid,
+                    "R": response.get("R"),
+                    "shell_options": job.shell_options,
+                    "dw": job.dw,
+                }
+            )
+        elif (name == "finish" or (name == "exception" and context.get("severity") == 0)) and (
+            job.run and not job.cleanup
+        ):
+            job.cleanup = True
+            self.pending.append({"jobid": jobid, "state": "cleanup"})
+        elif name == "clean":
+            self.jobs.pop(jobid, None)
+
+    def flush(self) -> int:
+        """Send the pending reports in order; return how many are left (Redis down)."""
+        while self.pending:
+            report = self.pending[0]
+            try:
+                self.hooks.job_state(report)
+            except HookError as exc:
+                log.error("job-state for job %s refused: %s", report.get("jobid"), exc)
+            except PipelineError as exc:
+                log.warning("job-state for job %s not sent yet: %s", report.get("jobid"), exc)
+                break
+            self.pending.popleft()
+        return len(self.pending)

@@ -1,0 +1,228 @@
+"""The job's work on its compute nodes, decided from what its task read.
+
+flux-coral2 does this work in scripts Flux runs on every node (the clientmount
+prolog and epilog, ``flux slingshot prolog|epilog``), and its clientmount
+prolog polls for the ``dws_environment`` event. Here the pipeline tells each
+node what to do, through the node's own queue, when it is time:
+
+* At RUN (:func:`plan`): one ``node.prolog`` per node — its CXI services, and
+  the clientmount service started for a ``#DW`` job or stopped for another —
+  while Flux holds the job in the job-manager prolog. A job with nothing to
+  do on its nodes is released at once.
+* As nodes answer (:func:`on_prolog_done`): a node that failed fails the job
+  with an exception naming it. For a ``#DW`` job, once its PreRun is complete
+  (:func:`on_mounted`, decided where ``prolog-remove`` is sent) each node is
+  told to stop the clientmount service again (``node.clientmount``), as
+  flux-coral2's prolog does after ``dws_environment``.
+* The job is released (:class:`~pipeline.states.actions.Release`) when no node
+  is left to wait for; nodes that do not answer within ``node-timeout``
+  seconds fail the job with an exception naming them (:func:`on_timeout`).
+* At CLEANUP (:func:`epilogs`): one ``node.epilog`` per node — the CXI
+  services destroyed, the clientmount service started for a ``#DW`` job so
+  its file systems can be unmounted. Nothing in Flux waits for them; a node
+  that is down runs its epilog when it comes back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pipeline.model.hostlist import unique_hostlist
+from pipeline.model.job import JobRecord, NodeWork
+from pipeline.states.actions import (
+    Action,
+    ArmDeadline,
+    DisarmDeadline,
+    Release,
+    SendNodeTask,
+    UpdateJob,
+    exception,
+)
+
+#: The exception a node's failed or missing prolog raises (CXI failures raise
+#: ``cray-slingshot``, as flux-coral2 does).
+PROLOG_EXCEPTION = "node-prolog"
+#: The deadline on the nodes' answers.
+DEADLINE = "node_prolog"
+#: The deadline on a ``#DW`` job's file systems (flux-coral2: "dws_environment timeout").
+MOUNT_DEADLINE = "dws_environment"
+
+
+def fail(job: JobRecord, work: NodeWork, type_: str, note: str) -> list[Action]:
+    """Fail the job: a fatal exception, and the verdict its held prolog waits for."""
+    failed = work.model_copy(update={"failed": note})
+    return [
+        UpdateJob({"node_work": failed}),
+        exception(job.jobid, type_, 0, note, f"exception:{type_}"),
+        DisarmDeadline(DEADLINE),
+        DisarmDeadline(MOUNT_DEADLINE),
+        Release(1, note),
+    ]
+
+
+def plan(
+    job: JobRecord,
+    *,
+    cores: Mapping[str, int],
+    dw: bool,
+    cxi: dict[str, Any] | None,
+    clientmount: bool,
+    mounted: bool,
+    now: float,
+    timeout_s: float,
+    mount_timeout_s: float = 0.0,
+) -> list[Action]:
+    """The node prologs of a job that reached RUN. ``cores``: its nodes and their cores;
+    ``cxi``: the CXI part (``{"vnis": [...]}``), None when no services are made;
+    ``clientmount``: the site runs the clientmount service on its nodes; ``mounted``:
+    the job's PreRun is already complete; ``timeout_s``: how long the nodes have to
+    answer; ``mount_timeout_s``: how long a ``#DW`` job waits for its file systems
+    (``rabbit.prolog_timeout``, 0: for ever)."""
+    if job.node_work is not None:
+        return resume(job, job.node_work, cores, cxi, clientmount)
+    if not cores or (cxi is None and not clientmount):
+        return [Release()]
+    work = NodeWork(
+        nodes=sorted(cores), dw=dw and clientmount, since=now, timeout_s=timeout_s, mounted=mounted
+    )
+    job = job.model_copy(update={"node_work": work})
+    actions: list[Action] = [UpdateJob({"node_work": work}), ArmDeadline(DEADLINE, now + timeout_s)]
+    if work.dw and not mounted and mount_timeout_s > 0:
+        actions.append(ArmDeadline(MOUNT_DEADLINE, now + mount_timeout_s))
+    return actions + prologs(job, work.nodes, cores, cxi, clientmount)
+
+
+def prologs(
+    job: JobRecord,
+    nodes: list[str],
+    cores: Mapping[str, int],
+    cxi: dict[str, Any] | None,
+    clientmount: bool,
+) -> list[Action]:
+    """The ``node.prolog`` of each of ``nodes``."""
+    work = job.node_work
+    action = None
+    if clientmount and work is not None:
+        action = "start" if work.dw else "stop"
+    actions: list[Action] = []
+    for node in nodes:
+        kwargs: dict[str, Any] = {"jobid": job.jobid, "userid": job.userid, "clientmount": action}
+        kwargs["cxi"] = None if cxi is None else {**cxi, "ncores": cores.get(node, 0)}
+        actions.append(SendNodeTask(node, "node.prolog", kwargs))
+    return actions
+
+
+def resume(
+    job: JobRecord,
+    work: NodeWork,
+    cores: Mapping[str, int],
+    cxi: dict[str, Any] | None,
+    clientmount: bool,
+) -> list[Action]:
+    """A duplicate RUN: send again what may not have gone out (every node task is
+    idempotent; the first verdict stands)."""
+    if work.failed:
+        return [Release(1, work.failed)]
+    if work.released:
+        return [Release()]
+    waiting = [n for n in work.nodes if n not in work.ready]
+    actions = prologs(job, waiting, cores, cxi, clientmount)
+    if work.dw and work.mounted:
+        actions += stops(job, [n for n in work.ready if n not in work.stopped])
+    return actions + release(job, work)
+
+
+def stops(job: JobRecord, nodes: list[str]) -> list[Action]:
+    """Tell ``nodes`` to stop the clientmount service: the job's file systems are mounted."""
+    kwargs = {"jobid": job.jobid, "action": "stop"}
+    return [SendNodeTask(node, "node.clientmount", kwargs) for node in nodes]
+
+
+def release(job: JobRecord, work: NodeWork) -> list[Action]:
+    """Let the job start once no node is left to wait for."""
+    if work.released or work.failed or work.waiting or (work.dw and not work.mounted):
+        return []
+    done = work.model_copy(update={"released": True})
+    return [
+        UpdateJob({"node_work": done}),
+        DisarmDeadline(DEADLINE),
+        DisarmDeadline(MOUNT_DEADLINE),
+        Release(),
+    ]
+
+
+def on_prolog_done(
+    job: JobRecord, node: str, error: str = "", error_type: str = PROLOG_EXCEPTION
+) -> list[Action]:
+    """``node``'s prolog ended (``error``: why it could not do its part)."""
+    work = job.node_work
+    if work is None or node not in work.nodes or node in work.ready or work.failed:
+        return []
+    if error:
+        return fail(job, work, error_type, f"{node}: {error}")
+    work = work.model_copy(update={"ready": sorted({*work.ready, node})})
+    actions: list[Action] = [UpdateJob({"node_work": work})]
+    if work.dw and work.mounted and not work.released:
+        actions += stops(job, [node])
+    return actions + release(job, work)
+
+
+def on_mounted(job: JobRecord, now: float) -> list[Action]:
+    """The job's PreRun is complete: the nodes that started clientmount stop it again;
+    those still to answer have the node timeout again to do it."""
+    work = job.node_work
+    if work is None or not work.dw or work.mounted or work.failed:
+        return []
+    work = work.model_copy(update={"mounted": True})
+    return [
+        UpdateJob({"node_work": work}),
+        DisarmDeadline(MOUNT_DEADLINE),
+        ArmDeadline(DEADLINE, now + work.timeout_s),
+        *stops(job, [n for n in work.ready if n not in work.stopped]),
+        *release(job, work),
+    ]
+
+
+def on_stopped(job: JobRecord, node: str) -> list[Action]:
+    """``node`` stopped the clientmount service after PreRun."""
+    work = job.node_work
+    if work is None or node not in work.nodes or node in work.stopped:
+        return []
+    work = work.model_copy(update={"stopped": sorted({*work.stopped, node})})
+    return [UpdateJob({"node_work": work}), *release(job, work)]
+
+
+def on_timeout(job: JobRecord) -> list[Action]:
+    """The nodes did not all answer in time: fail the job, naming them."""
+    work = job.node_work
+    if work is None or work.released or work.failed:
+        return []
+    late = work.waiting
+    if not late:  # a #DW job whose PreRun is not complete: the DWS timeouts own that
+        return []
+    note = f"no answer from the node worker of {unique_hostlist(late)} in {work.timeout_s:g} s"
+    return fail(job, work, PROLOG_EXCEPTION, note)
+
+
+def on_mount_timeout(job: JobRecord) -> list[Action]:
+    """A ``#DW`` job's file systems were not mounted in ``rabbit.prolog_timeout``: the
+    exception flux-coral2's clientmount prolog raises."""
+    work = job.node_work
+    if work is None or work.mounted or work.released or work.failed:
+        return []
+    return fail(job, work, "prolog-timeout", "dws_environment timeout")
+
+
+def epilogs(job: JobRecord, vnis: list[int] | None, clientmount: bool) -> list[Action]:
+    """The ``node.epilog`` of each node the job's prolog was sent to (``vnis``: destroy
+    the job's CXI services; ``clientmount``: start the service for a ``#DW`` job)."""
+    work = job.node_work
+    if work is None:
+        return []
+    kwargs: dict[str, Any] = {"jobid": job.jobid, "userid": job.userid}
+    kwargs["clientmount"] = "start" if clientmount and work.dw else None
+    kwargs["cxi"] = None if vnis is None else {"vnis": vnis}
+    if kwargs["clientmount"] is None and kwargs["cxi"] is None:
+        return []
+    return [SendNodeTask(node, "node.epilog", dict(kwargs)) for node in work.nodes]

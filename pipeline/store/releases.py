@@ -1,0 +1,83 @@
+"""The verdict that lets a held job start, or fails it: written by the pipeline, awaited by
+``coral2-pipeline flux-prolog`` (the job-manager prolog Flux runs on rank 0 for each job).
+
+:meth:`Releases.put` writes the verdict and pushes a wake-up on a per-job list
+in one transaction; :meth:`Releases.wait` reads the verdict and, while there
+is none, blocks on that list (``BLPOP``): Redis answers the moment it is
+written, and nobody polls. Both keys expire after ``ttl_s``; a prolog that
+starts again (Flux restarted) finds the verdict still there.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+import redis
+
+from pipeline.store.connection import store_errors
+from pipeline.store.keys import Keys
+
+#: How long a verdict is kept (s): longer than any prolog waits.
+TTL_S = 7 * 24 * 3600
+#: The longest single block on the wake-up list (s): under the client's socket timeout.
+BLOCK_S = 2.0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``status`` 0: the job may start; otherwise ``note`` says why it may not."""
+
+    status: int
+    note: str = ""
+
+
+class Releases:
+    """Verdicts on held jobs (see the module docstring)."""
+
+    def __init__(self, client: redis.Redis, keys: Keys, *, ttl_s: float = TTL_S) -> None:
+        self.client = client
+        self.keys = keys
+        self.ttl_s = int(ttl_s)
+
+    def put(self, jobid: int, status: int = 0, note: str = "") -> None:
+        """Write the job's verdict (the first one stands) and wake its waiting prolog."""
+        value = json.dumps({"status": status, "note": note})
+        try:
+            pipe = self.client.pipeline(transaction=True)
+            pipe.set(self.keys.release(jobid), value, ex=self.ttl_s, nx=True)
+            pipe.rpush(self.keys.release_wake(jobid), "1")
+            pipe.expire(self.keys.release_wake(jobid), self.ttl_s)
+            pipe.execute()
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    def get(self, jobid: int) -> Verdict | None:
+        """The job's verdict, or None while it is held."""
+        try:
+            raw = self.client.get(self.keys.release(jobid))
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        if raw is None:
+            return None
+        data = json.loads(raw)
+        return Verdict(int(data["status"]), str(data.get("note", "")))
+
+    def wait(self, jobid: int, timeout_s: float | None = None) -> Verdict | None:
+        """Block until the job's verdict is written (None after ``timeout_s``; None waits
+        for ever)."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            verdict = self.get(jobid)
+            if verdict is not None:
+                return verdict
+            block = BLOCK_S
+            if deadline is not None:
+                block = min(block, deadline - time.monotonic())
+                if block <= 0:
+                    return None
+            try:
+                self.client.blpop([self.keys.release_wake(jobid)], timeout=max(block, 0.01))
+            except redis.RedisError as exc:
+                raise store_errors(exc) from exc

@@ -1,0 +1,153 @@
+"""A job's RUN and CLEANUP: the VNI reservation, the node prologs that hold it, the epilogs.
+
+Enqueued by the job-state hook (``pipeline.services.hooks``) when a job
+reaches RUN or CLEANUP, and by the node workers as their tasks end (each
+answer names the node task it ends, which crosses it out of the ledger).
+Each holds the job's lock, reads what ``pipeline.states.slingshot`` and
+``pipeline.states.nodes`` need, and performs what they decide.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pipeline.errors import InputError, VniError
+from pipeline.model.job import JobRecord
+from pipeline.model.resource_set import ResourceSet
+from pipeline.model.slingshot import vni_request
+from pipeline.platform.task import PipelineTask, pipeline_task
+from pipeline.states import nodes, slingshot
+from pipeline.states.actions import Action
+from pipeline.store import Deadline
+from pipeline.tasks.dws import act, record_of
+from pipeline.tasks.timeouts import handles
+
+
+def _reserve(task: PipelineTask, record: JobRecord, option: Any, hosts: list[str]) -> list[Action]:
+    """Reserve the job's VNIs as the cray-slingshot plugin does; the actions that record it."""
+    settings = task.settings.cray_slingshot
+    try:
+        request = vni_request(option, settings.vnis_per_job)
+    except InputError as exc:
+        return slingshot.fail(record.jobid, str(exc))
+    pool = task.store.vnipool
+    pool.configure(settings.vni_pool)
+    vnis: list[int] = []
+    reason, fatal = request.reason, False
+    if request.count:
+        try:
+            vnis = pool.reserve(record.jobid, request.count)
+        except VniError as exc:
+            reason, fatal = str(exc), settings.vni_reserve_fatal
+    cxi_nodes = hosts if settings.cxi_enable else []
+    return slingshot.on_reserved(record, vnis, reason, fatal=fatal, nodes=cxi_nodes)
+
+
+@pipeline_task("job.run", queue="lifecycle", lock_job=True)
+def run(
+    task: PipelineTask,
+    jobid: int,
+    userid: int,
+    R: dict[str, Any],
+    option: Any = None,
+    dw: bool = False,
+) -> list[int]:
+    """A job reached RUN (Flux holds it in the job-manager prolog): reserve its VNIs, send
+    each node its prolog, and let the job start once they have all answered. Returns the
+    VNIs."""
+    resources = ResourceSet.parse(R)
+    cores = {host: len(resources.cores(host)) for host in resources.unique_hosts()}
+    record = record_of(task, jobid).model_copy(update={"userid": userid})
+    if record.slingshot is None:
+        task.store.jobs.create(record)
+        actions = _reserve(task, record, option, sorted(cores))
+        act(task, jobid, actions)
+        record = record_of(task, jobid).model_copy(update={"userid": userid})
+    else:
+        act(task, jobid, slingshot.resume(record))
+    state = record.slingshot
+    if state is None or state.failed:
+        return []
+    pipeline = task.settings.pipeline
+    now = time.time()
+    actions = nodes.plan(
+        record,
+        cores=cores,
+        dw=dw,
+        cxi=slingshot.cxi_part(record),
+        clientmount=pipeline.clientmount,
+        mounted=task.store.marks.is_set(jobid, "prolog-remove"),
+        now=now,
+        timeout_s=pipeline.node_timeout,
+        mount_timeout_s=task.settings.rabbit.prolog_timeout,
+    )
+    act(task, jobid, actions)
+    return state.vnis
+
+
+@pipeline_task("job.prolog_done", queue="lifecycle", lock_job=True)
+def prolog_done(
+    task: PipelineTask,
+    jobid: int,
+    node: str,
+    task_id: str,
+    error: str = "",
+    error_type: str = nodes.PROLOG_EXCEPTION,
+) -> None:
+    """A node's prolog ended (``error``: why it could not do its part); sent by the node."""
+    record = record_of(task, jobid)
+    act(task, jobid, nodes.on_prolog_done(record, node, error, error_type))
+    task.store.ledger.done(task_id)
+
+
+@pipeline_task("job.clientmount_done", queue="lifecycle", lock_job=True)
+def clientmount_done(task: PipelineTask, jobid: int, node: str, task_id: str) -> None:
+    """A node stopped the clientmount service after the job's PreRun; sent by the node."""
+    act(task, jobid, nodes.on_stopped(record_of(task, jobid), node))
+    task.store.ledger.done(task_id)
+
+
+@pipeline_task("job.cleanup", queue="lifecycle", lock_job=True)
+def cleanup(task: PipelineTask, jobid: int) -> None:
+    """A job reached CLEANUP: its VNIs go to quarantine and each node gets its epilog
+    (nothing in Flux waits for them)."""
+    record = record_of(task, jobid)
+    if record.node_work is None and record.slingshot is None:
+        return
+    actions = [*slingshot.on_cleanup(record)]
+    state = record.slingshot
+    if state is None or not state.released:
+        vnis = state.vnis if state is not None and state.nodes else None
+        actions += nodes.epilogs(record, vnis, task.settings.pipeline.clientmount)
+        released = None if state is None else state.model_copy(update={"released": True})
+        actions += slingshot.finished(record, released)
+    act(task, jobid, actions)
+
+
+@pipeline_task("job.epilog_done", queue="lifecycle", lock_job=True)
+def epilog_done(
+    task: PipelineTask, jobid: int, node: str, task_id: str, busy: list[str] | None = None
+) -> None:
+    """A node's epilog ended; ``busy``: its CXI services still in use. Sent by the node."""
+    record = record_of(task, jobid)
+    act(task, jobid, slingshot.on_node_clean(record, node, list(busy or []), time.time()))
+    task.store.ledger.done(task_id)
+
+
+@handles(nodes.DEADLINE)
+def node_prolog(task: PipelineTask, record: JobRecord, deadline: Deadline) -> None:
+    """The job's nodes did not all answer in ``node-timeout``: fail it, naming them."""
+    act(task, record.jobid, nodes.on_timeout(record))
+
+
+@handles(nodes.MOUNT_DEADLINE)
+def dws_environment(task: PipelineTask, record: JobRecord, deadline: Deadline) -> None:
+    """A ``#DW`` job's file systems were not mounted in ``rabbit.prolog_timeout``."""
+    act(task, record.jobid, nodes.on_mount_timeout(record))
+
+
+@handles("cxi_retry")
+def cxi_retry(task: PipelineTask, record: JobRecord, deadline: Deadline) -> None:
+    """Housekeeping: send the CXI epilog again to the nodes whose services were busy."""
+    act(task, record.jobid, slingshot.on_retry(record))
