@@ -201,3 +201,42 @@ def destroy_job_services(
         if not busy or clock() >= deadline:
             return busy
         sleep(1.0)
+
+
+def clean_services(
+    nic: Nic,
+    pool: Iterable[int],
+    *,
+    retry_busy_s: float = 5.0,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> tuple[list[str], list[str]]:
+    """Destroy every non-system service that lists a VNI of ``pool``, as ``flux slingshot
+    clean`` does, retrying busy ones every second for ``retry_busy_s``; return
+    ``(destroyed, busy)`` as ``"<device> service <id>"``."""
+    ids = set(pool)
+    destroyed: list[str] = []
+    deadline = clock() + retry_busy_s
+    while True:
+        busy: list[str] = []
+        for device in nic.devices():
+            for service in device.services:
+                if service.system or not ids.intersection(service.vnis):
+                    continue
+                name = f"{device.name} service {service.id}"
+                try:
+                    nic.destroy(device.name, service.id)
+                    destroyed.append(name)
+                except CxiBusy:
+                    busy.append(name)
+        if not busy or clock() >= deadline:
+            return destroyed, busy
+        sleep(1.0)
+
+
+def env_devices(nic: Nic) -> list[dict[str, object]]:
+    """The node's devices as ``pipeline.model.slingshot.job_environment`` reads them."""
+    return [
+        {"name": d.name, "services": [s.as_env_service() for s in d.services]}
+        for d in nic.devices()
+    ]

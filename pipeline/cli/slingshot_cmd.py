@@ -1,0 +1,141 @@
+"""``coral2-pipeline slingshot pool|env|clean``: the VNI pool and the nodes' CXI services,
+as ``flux jobtap query cray-slingshot.so`` and ``flux slingshot`` show and sweep them.
+
+``env`` and ``clean`` ask the node's worker (``node.cxi_list``,
+``node.cxi_clean`` on its queue), which is the only thing that touches its
+NICs; they wait ``--timeout`` seconds for its answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from pipeline.cli.common import CommandError, settings_of
+from pipeline.errors import InputError
+from pipeline.model.idset import decode_idset
+from pipeline.model.jobid import decode_jobid, encode_f58
+from pipeline.model.slingshot import job_environment, reservation_event
+from pipeline.platform.routing import node_queue
+
+
+def register(sub: Any) -> None:
+    """Add the subcommand to ``sub``."""
+    parser = sub.add_parser(
+        "slingshot",
+        help="the VNI pool and the nodes' CXI services (pool, env, clean)",
+        description="Show the VNI pool, a job's Slingshot environment on a node, or sweep "
+        "a node's leftover CXI services.",
+    )
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+    pool = verbs.add_parser("pool", help="the VNI pool, its reservations and its quarantine")
+    pool.add_argument("--json", action="store_true", help="print JSON")
+    pool.set_defaults(func=run_pool)
+    env = verbs.add_parser("env", help="a job's SLINGSHOT_* environment on one node")
+    env.add_argument("-j", "--jobid", required=True, help="the job (decimal or F58)")
+    env.add_argument("-n", "--node", required=True, help="the node")
+    env.add_argument("--timeout", type=float, default=10.0, help="seconds to wait (10)")
+    env.set_defaults(func=run_env)
+    clean = verbs.add_parser(
+        "clean", help="destroy a node's services for VNIs of the pool; free its quarantine"
+    )
+    clean.add_argument("node", help="the node to sweep")
+    clean.add_argument("--timeout", type=float, default=60.0, help="seconds to wait (60)")
+    clean.set_defaults(func=run_clean)
+
+
+def _store(args: argparse.Namespace) -> Any:
+    from pipeline.store import Store
+
+    settings = settings_of(args)
+    return Store.from_url(settings.store_url, settings.pipeline.key_prefix)
+
+
+def run_pool(args: argparse.Namespace) -> int:
+    """Print the pool."""
+    settings = settings_of(args)
+    state = _store(args).vnipool.query()
+    plugin = settings.cray_slingshot
+    out = {
+        "vnis-per-job": plugin.vnis_per_job,
+        "vni-reserve-fatal": plugin.vni_reserve_fatal,
+        "vnipool": state,
+    }
+    if args.json:
+        print(json.dumps(out, sort_keys=True))
+        return 0
+    print(f"universe    {state['universe'] or '-'}")
+    print(f"free        {state['free'] or '-'}")
+    print(f"vnis-per-job {plugin.vnis_per_job}, vni-reserve-fatal {plugin.vni_reserve_fatal}")
+    for f58, vnis in sorted(state["jobs"].items()):
+        print(f"job {f58}: {','.join(map(str, vnis))}")
+    for f58, held in sorted(state["quarantine"].items()):
+        vnis = ",".join(map(str, held["vnis"]))
+        print(f"quarantine {f58}: {vnis} until clean on {held['waiting'] or '-'}")
+    return 0
+
+
+def _ask(args: argparse.Namespace, name: str, node: str, **kwargs: Any) -> Any:
+    from pipeline.platform.app import create_app
+
+    try:
+        queue = node_queue(node)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    app = create_app(settings_of(args), set_current=False)
+    prefix = settings_of(args).pipeline.queues.node_prefix
+    result = app.send_task(name, kwargs={"hostname": node, **kwargs}, queue=prefix + node)
+    try:
+        return result.get(timeout=args.timeout)
+    except TimeoutError:
+        raise CommandError(
+            f"no answer from the node worker of {node} ({queue}) in {args.timeout:g} s"
+        ) from None
+    except Exception as exc:  # the node's own error, e.g. no CXI devices driven
+        raise CommandError(f"{node}: {exc}") from None
+
+
+def run_env(args: argparse.Namespace) -> int:
+    """Print the job's environment on the node, one VAR=value a line."""
+    try:
+        jobid = decode_jobid(args.jobid)
+    except InputError:
+        raise CommandError(f"error parsing jobid {args.jobid!r}") from None
+    record = _store(args).jobs.get(jobid)
+    state = None if record is None else record.slingshot
+    if state is None:
+        raise CommandError(f"no reservation found for {encode_f58(jobid)}")
+    reservation = reservation_event(state.vnis, state.reason)
+    devices = _ask(args, "node.cxi_list", args.node)
+    for name, value in job_environment(inherited={}, reservation=reservation, devices=devices).items():
+        print(f"{name}={value}")
+    return 0
+
+
+def run_clean(args: argparse.Namespace) -> int:
+    """Sweep the node and confirm it clean to the pool's quarantine."""
+    settings = settings_of(args)
+    store = _store(args)
+    answer = _ask(args, "node.cxi_clean", args.node, pool=settings.cray_slingshot.vni_pool)
+    for name in answer["destroyed"]:
+        print(f"{args.node}: {name} destroyed")
+    if answer["busy"]:
+        raise CommandError(f"{args.node}: still busy: {'; '.join(answer['busy'])}")
+    freed = []
+    for f58, held in store.vnipool.query()["quarantine"].items():
+        if args.node in set(_hosts(held["waiting"])):
+            store.vnipool.confirm_destroyed(decode_jobid(f58), args.node)
+            freed.append(f58)
+    if freed:
+        print(f"{args.node}: confirmed clean for {', '.join(sorted(freed))}")
+    return 0
+
+
+def _hosts(hostlist: str) -> list[str]:
+    from pipeline.model.hostlist import expand_hostlist
+
+    return expand_hostlist(hostlist) if hostlist else []
+
+
+__all__ = ["decode_idset", "register"]
