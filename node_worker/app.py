@@ -21,11 +21,13 @@ from typing import Any, Protocol
 from celery import Celery
 
 from node_worker import perilog
-from node_worker.cxi import Nic
+from node_worker.cxi import Nic, clean_services, env_devices
 from node_worker.service import ClientmountService
 from pipeline.errors import CxiError
+from pipeline.model.idset import decode_idset
 from pipeline.platform.config import celery_config
 from pipeline.platform.routing import node_queue
+from pipeline.platform.signing import secure
 from pipeline.settings import Settings
 
 log = logging.getLogger("coral2_pipeline.node_worker")
@@ -78,6 +80,7 @@ class NodeWorker:
     def _app(self) -> Celery:
         app = Celery("coral2_node_worker", set_as_current=False)
         app.conf.update(celery_config(self.settings))
+        secure(app, self.settings.pipeline)
         lifecycle = self.settings.pipeline.queues.lifecycle
 
         def answer(name: str, **kwargs: Any) -> None:
@@ -144,6 +147,17 @@ class NodeWorker:
                 busy=outcome.busy,
             )
             return outcome.busy
+
+        @app.task(name="node.cxi_list", bind=True)  # type: ignore[untyped-decorator]
+        def cxi_list(task: Any, hostname: str) -> list[dict[str, object]]:
+            self._check(task, hostname)
+            return env_devices(self._nic(hostname))
+
+        @app.task(name="node.cxi_clean", bind=True)  # type: ignore[untyped-decorator]
+        def cxi_clean(task: Any, hostname: str, pool: str) -> dict[str, list[str]]:
+            self._check(task, hostname)
+            destroyed, busy = clean_services(self._nic(hostname), decode_idset(pool))
+            return {"destroyed": destroyed, "busy": busy}
 
         @app.task(name="node.ping", bind=True)  # type: ignore[untyped-decorator]
         def ping(task: Any, hostname: str) -> str:

@@ -34,8 +34,10 @@ __all__ = [
     "Nic",
     "Service",
     "ServiceRequest",
+    "clean_services",
     "create_job_services",
     "destroy_job_services",
+    "env_devices",
     "free_resources",
     "job_service",
 ]

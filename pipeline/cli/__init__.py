@@ -22,6 +22,7 @@ from pipeline.cli import (
     hook_cmd,
     node_worker_cmd,
     sim_cmd,
+    slingshot_cmd,
     status_cmd,
     watch_cmd,
 )
@@ -32,6 +33,7 @@ COMMANDS = (
     dws2jgf_cmd,
     getrabbit_cmd,
     status_cmd,
+    slingshot_cmd,
     breakdown_cmd,
     hook_cmd,
     demo_cmd,

@@ -14,7 +14,6 @@ from typing import Any
 
 from pipeline.cli.common import CommandError, settings_of
 from pipeline.errors import InputError
-from pipeline.model.idset import decode_idset
 from pipeline.model.jobid import decode_jobid, encode_f58
 from pipeline.model.slingshot import job_environment, reservation_event
 from pipeline.platform.routing import node_queue
@@ -77,6 +76,8 @@ def run_pool(args: argparse.Namespace) -> int:
 
 
 def _ask(args: argparse.Namespace, name: str, node: str, **kwargs: Any) -> Any:
+    from celery.exceptions import TimeoutError as NoAnswer
+
     from pipeline.platform.app import create_app
 
     try:
@@ -88,7 +89,7 @@ def _ask(args: argparse.Namespace, name: str, node: str, **kwargs: Any) -> Any:
     result = app.send_task(name, kwargs={"hostname": node, **kwargs}, queue=prefix + node)
     try:
         return result.get(timeout=args.timeout)
-    except TimeoutError:
+    except NoAnswer:
         raise CommandError(
             f"no answer from the node worker of {node} ({queue}) in {args.timeout:g} s"
         ) from None
@@ -108,7 +109,9 @@ def run_env(args: argparse.Namespace) -> int:
         raise CommandError(f"no reservation found for {encode_f58(jobid)}")
     reservation = reservation_event(state.vnis, state.reason)
     devices = _ask(args, "node.cxi_list", args.node)
-    for name, value in job_environment(inherited={}, reservation=reservation, devices=devices).items():
+    for name, value in job_environment(
+        inherited={}, reservation=reservation, devices=devices
+    ).items():
         print(f"{name}={value}")
     return 0
 
@@ -136,6 +139,3 @@ def _hosts(hostlist: str) -> list[str]:
     from pipeline.model.hostlist import expand_hostlist
 
     return expand_hostlist(hostlist) if hostlist else []
-
-
-__all__ = ["decode_idset", "register"]

@@ -15,6 +15,7 @@ from celery import Celery
 
 from beat_schedules.schedule import SCHEDULE
 from pipeline.platform.config import celery_config
+from pipeline.platform.signing import secure
 from pipeline.platform.task import dispatch, store_of
 from pipeline.settings import Settings, load_settings
 
@@ -40,6 +41,7 @@ def create_app(settings: Settings | None = None, *, set_current: bool = True) ->
     if set_current:
         celery.set_default()  # worker threads resolve shared tasks through the default app
     celery.conf.update(celery_config(settings))
+    secure(celery, settings.pipeline)
     celery.conf.beat_schedule = SCHEDULE
     celery.loader.import_default_modules()  # TASK_MODULES: their shared tasks bind to it
     # bind the shared tasks now: send_task() routes by the task found in the app's registry

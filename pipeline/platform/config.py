@@ -8,6 +8,7 @@ from kombu.entity import Exchange, Queue
 
 from pipeline.platform.broker import transport_for
 from pipeline.platform.routing import QueueRouter
+from pipeline.platform.signing import signing_config
 from pipeline.settings import Settings
 
 #: Hard time limit of a task (s); the broker's visibility timeout must exceed it.
@@ -80,4 +81,5 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         ),
         # the whole settings tree, typed: tasks read it as PipelineTask.settings
         "coral2_settings": settings,
+        **signing_config(settings.pipeline),
     }

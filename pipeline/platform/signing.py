@@ -64,6 +64,6 @@ def secure(app: Celery, pipeline: PipelineSettings) -> None:
         if not Path(path).exists():
             raise ConfigError(f"pipeline.{name} {path!r}: No such file or directory")
     try:
-        app.setup_security(allowed_serializers=["auth", "json"])
+        app.setup_security(allowed_serializers=["json"])  # auth is registered after
     except Exception as exc:  # cryptography's and celery's errors on a bad key or cert
         raise ConfigError(f"message signing: {exc}") from exc

@@ -268,6 +268,32 @@ class PipelineSettings(_Table):
     owner_uid: int | None = Field(
         default=None, description="instance owner uid; unset = uid of the service"
     )
+    security_key: str | None = Field(
+        default=None,
+        description="PEM private key this process signs task messages with (mode 0600); "
+        "with the next two, only signed messages are run",
+    )
+    security_certificate: str | None = Field(
+        default=None, description="PEM X.509 certificate of security_key"
+    )
+    security_cert_store: str | None = Field(
+        default=None,
+        description="directory of the PEM certificates whose signed messages this process runs",
+    )
+
+    @model_validator(mode="after")
+    def _signing(self) -> PipelineSettings:
+        given = [
+            name
+            for name in ("security_key", "security_certificate", "security_cert_store")
+            if getattr(self, name) is not None
+        ]
+        if given and len(given) != 3:
+            raise ValueError(
+                "message signing needs security_key, security_certificate and "
+                f"security_cert_store together; only {', '.join(given)} is set"
+            )
+        return self
 
     @field_validator("key_prefix")
     @classmethod

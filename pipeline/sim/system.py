@@ -39,6 +39,7 @@ from pipeline.settings import Settings
 from pipeline.sim.children import die_with_parent
 from pipeline.sim.flux.hold import StoreHold
 from pipeline.sim.flux.jobmanager import JobManager
+from pipeline.sim.keys import demo_signers
 from pipeline.sim.redis_server import RedisServer, free_port
 from pipeline.store import Store
 
@@ -65,7 +66,11 @@ class SimulatedSystem:
     node_workers: bool = False
     #: give every compute four simulated Cassini NICs and CXI services to every job
     slingshot: bool = False
+    #: sign every task message: the management side and the node workers each with their
+    #: own key, made at start (pipeline.sim.keys)
+    signing: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
+    node_env: dict[str, str] = field(default_factory=dict)
     worker_concurrency: int = 4
     worker_pool: str = "threads"
     workers: int = 1
@@ -114,9 +119,12 @@ class SimulatedSystem:
 
     def _popen(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
         with (self.workdir / f"{name}.log").open("ab") as log:  # the child keeps its own fd
+            env = self.env()
+            if name == "node-worker":
+                env.update(self.node_env)
             return subprocess.Popen(
                 die_with_parent(argv),
-                env=self.env(),
+                env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=self.workdir,
@@ -140,6 +148,10 @@ class SimulatedSystem:
     def start(self) -> SimulatedSystem:
         """Start everything; return self."""
         (self.workdir / "rabbitmapping.json").write_text(self.mapping.model_dump_json(indent=1))
+        if self.signing:
+            management, node = demo_signers(self.workdir / "keys")
+            self.extra_env.update(management.env())
+            self.node_env.update(node.env())
         self._start_redis()
         self._start_kube()
         assert self.kube is not None

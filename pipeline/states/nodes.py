@@ -178,6 +178,7 @@ def on_mounted(job: JobRecord, now: float) -> list[Action]:
     return [
         UpdateJob({"node_work": work}),
         DisarmDeadline(MOUNT_DEADLINE),
+        DisarmDeadline(DEADLINE),  # the first arming leaves the set only when disarmed
         ArmDeadline(DEADLINE, now + work.timeout_s),
         *stops(job, [n for n in work.ready if n not in work.stopped]),
         *release(job, work),

@@ -193,6 +193,7 @@ def run_lifecycle_demo(
             with_flux=True,
             node_workers=True,
             slingshot=True,
+            signing=True,
             config=config,
         ) as system:
             assert system.kube is not None
