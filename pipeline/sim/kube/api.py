@@ -24,6 +24,8 @@ from pipeline.sim.kube.resources import ApiError
 from pipeline.sim.kube.routes import Fault, Route, Routes
 from pipeline.sim.kube.store import KubeStore
 
+#: GET here answers how many requests each User-Agent made (not a Kubernetes path).
+REQUESTS_PATH = "/sim/requests-by-agent"
 #: Longest request line or header line, and most header lines, a request may have.
 _MAX_LINE = 65536
 _MAX_HEADERS = 100
@@ -102,7 +104,8 @@ class _Handler(BaseHTTPRequestHandler):
         # keep-alive stream, where it would be parsed as the next request
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        self.server.count(self.headers.get("User-Agent") or "")
+        if self.path != REQUESTS_PATH:
+            self.server.count(self.headers.get("User-Agent") or "")
         try:
             self._answer(method, raw)
         except (BrokenPipeError, ConnectionResetError):  # the client left (timed out): so do we
@@ -110,6 +113,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, method: str, raw: bytes) -> None:
         routes = self.server.routes
+        if method == "GET" and self.path == REQUESTS_PATH:  # the simulator's own counter
+            with self.server._agents_lock:
+                self._send(200, dict(self.server.agents))
+            return
         try:
             fault = routes.take_fault(method)
             parts = urlsplit(self.path)
