@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks import elcap, lifecycle, platform, vnipool
+from benchmarks import elcap, fanout, lifecycle, platform, vnipool
 
 
 def main() -> None:
@@ -56,6 +56,14 @@ def main() -> None:
         f"({v['raw_pairs_per_s']:.0f}/s)",
         "≥ 50 % of raw",
     )
+    for nodes in (100, 1000, 4000):
+        r = fanout.bench_fanout(nodes)
+        table.add_row(
+            f"one job's node prolog on {nodes:,} simulated nodes, signed",
+            f"RUN → released {r['seconds']:.2f} s, {r['pushes_per_node']:.1f} broker pushes "
+            f"per node, {r['from_nodes']:.0f} API requests from nodes",
+            "0 API requests from nodes",
+        )
     p50, p99 = platform.watch_to_observe()
     table.add_row("watch event → dws.observe start", f"p50 {p50:.1f} ms, p99 {p99:.1f} ms", "")
     f = lifecycle.bench_lifecycle()
