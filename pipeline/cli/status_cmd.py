@@ -104,7 +104,9 @@ def _job(view: JobView, as_json: bool, resend_after_s: float) -> int:
         if record.slingshot is not None:
             table.add_row("slingshot", _slingshot(record.slingshot))
         if record.node_work is not None:
-            table.add_row("nodes", _node_work(record.node_work))
+            ready = set(view.answered.get("prolog", []))
+            stopped = set(view.answered.get("stopped", []))
+            table.add_row("nodes", _node_work(record.node_work, ready, stopped))
         if record.tc_since:
             table.add_row(
                 "TransientCondition", f"since {_ago(now, record.tc_since)}: {record.tc_message}"
@@ -309,19 +311,17 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
-def _node_work(work: NodeWork) -> str:
-    """How far the job's node prologs are."""
+def _node_work(work: NodeWork, ready: set[str], stopped: set[str]) -> str:
+    """How far the job's node prologs are (``ready``, ``stopped``: the nodes that
+    answered each phase)."""
     if work.failed:
         return f"failed: {work.failed}"
-    parts = [f"prolog done on {len(work.ready)}/{len(work.nodes)} nodes"]
+    parts = [f"prolog done on {len(ready)}/{len(work.nodes)} nodes"]
     if work.dw:
         mounted = "mounted" if work.mounted else "not mounted yet"
-        parts.append(f"{mounted}, clientmount stopped on {len(work.stopped)}/{len(work.nodes)}")
-    parts.append(
-        "released"
-        if work.released
-        else f"held, waiting for {unique_hostlist(work.waiting) or 'PreRun'}"
-    )
+        parts.append(f"{mounted}, clientmount stopped on {len(stopped)}/{len(work.nodes)}")
+    waiting = unique_hostlist(work.waiting(ready, stopped)) or "PreRun"
+    parts.append("released" if work.released else f"held, waiting for {waiting}")
     return "; ".join(parts)
 
 

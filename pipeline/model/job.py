@@ -50,7 +50,8 @@ class Slingshot(BaseModel):
 
 
 class NodeWork(BaseModel):
-    """The job's work on its compute nodes at RUN, which holds it in the job-manager prolog:
+    """The job's work on its compute nodes at RUN, which holds it in the job-manager prolog
+    (the nodes' answers are counted in the store, not here):
     each node's prolog (CXI services, the clientmount service started for a ``#DW`` job or
     stopped for another), then, for a ``#DW`` job once PreRun is complete, the clientmount
     service stopped again (as flux-coral2's clientmount prolog does)."""
@@ -61,20 +62,16 @@ class NodeWork(BaseModel):
     dw: bool = Field(default=False, description="a #DW job: stop clientmount after PreRun")
     since: float = Field(default=0.0, description="when the node prologs were sent (epoch s)")
     timeout_s: float = Field(default=300.0, description="how long the nodes have to answer")
-    ready: list[str] = Field(default_factory=list, description="nodes whose prolog ended")
     mounted: bool = Field(default=False, description="PreRun is complete (#DW jobs)")
-    stopped: list[str] = Field(
-        default_factory=list, description="nodes whose clientmount was stopped after PreRun"
-    )
     released: bool = Field(default=False, description="the job was let start")
     failed: str = Field(default="", description="why the job was failed instead")
 
-    @property
-    def waiting(self) -> list[str]:
-        """Nodes the job still waits for."""
-        if self.dw:
-            return [n for n in self.nodes if n not in self.stopped]
-        return [n for n in self.nodes if n not in self.ready]
+    def waiting(self, ready: set[str], stopped: set[str]) -> list[str]:
+        """Nodes the job still waits for, given those whose prolog ended (``ready``) and
+        those that stopped clientmount after PreRun (``stopped``; the answers are
+        counted in the store, ``pipeline.store.tally``)."""
+        done = stopped if self.dw else ready
+        return [n for n in self.nodes if n not in done]
 
 
 class JobRecord(BaseModel):

@@ -172,6 +172,19 @@ class Release:
     note: str = ""
 
 
+@dataclass(frozen=True)
+class ExpectAnswers:
+    """The job's node work waits for ``count`` nodes (``pipeline.store.tally``)."""
+
+    count: int
+
+
+@dataclass(frozen=True)
+class MarkMounted:
+    """The job's file systems are mounted: note it for the nodes still to answer, and tell
+    every node that has answered its prolog to stop the clientmount service."""
+
+
 Action = (
     CreateRecord
     | UpdateJob
@@ -192,6 +205,8 @@ Action = (
     | ReleaseVnis
     | ConfirmDestroyed
     | Release
+    | ExpectAnswers
+    | MarkMounted
 )
 
 

@@ -9,11 +9,14 @@ node what to do, through the node's own queue, when it is time:
   the clientmount service started for a ``#DW`` job or stopped for another —
   while Flux holds the job in the job-manager prolog. A job with nothing to
   do on its nodes is released at once.
-* As nodes answer (:func:`on_prolog_done`): a node that failed fails the job
-  with an exception naming it. For a ``#DW`` job, once its PreRun is complete
-  (:func:`on_mounted`, decided where ``prolog-remove`` is sent) each node is
-  told to stop the clientmount service again (``node.clientmount``), as
-  flux-coral2's prolog does after ``dws_environment``.
+* As nodes answer: their answers are counted in the store without the job's
+  lock (``pipeline.store.tally``), and the answer that completes a phase
+  brings the locked decision (:func:`on_answers`); a node that failed fails
+  the job with an exception naming it (:func:`on_prolog_failed`). For a
+  ``#DW`` job, once its PreRun is complete (:func:`on_mounted`, decided where
+  ``prolog-remove`` is sent) each node is told to stop the clientmount
+  service again (``node.clientmount``), as flux-coral2's prolog does after
+  ``dws_environment``.
 * The job is released (:class:`~pipeline.states.actions.Release`) when no node
   is left to wait for; nodes that do not answer within ``node-timeout``
   seconds fail the job with an exception naming them (:func:`on_timeout`).
@@ -26,6 +29,7 @@ node what to do, through the node's own queue, when it is time:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from pipeline.model.hostlist import unique_hostlist
@@ -34,6 +38,8 @@ from pipeline.states.actions import (
     Action,
     ArmDeadline,
     DisarmDeadline,
+    ExpectAnswers,
+    MarkMounted,
     Release,
     SendNodeTask,
     UpdateJob,
@@ -72,22 +78,31 @@ def plan(
     now: float,
     timeout_s: float,
     mount_timeout_s: float = 0.0,
+    ready: AbstractSet[str] = frozenset(),
+    stopped: AbstractSet[str] = frozenset(),
 ) -> list[Action]:
     """The node prologs of a job that reached RUN. ``cores``: its nodes and their cores;
     ``cxi``: the CXI part (``{"vnis": [...]}``), None when no services are made;
     ``clientmount``: the site runs the clientmount service on its nodes; ``mounted``:
     the job's PreRun is already complete; ``timeout_s``: how long the nodes have to
     answer; ``mount_timeout_s``: how long a ``#DW`` job waits for its file systems
-    (``rabbit.prolog_timeout``, 0: for ever)."""
+    (``rabbit.prolog_timeout``, 0: for ever); ``ready``/``stopped``: the nodes that
+    answered so far (a duplicate RUN)."""
     if job.node_work is not None:
-        return resume(job, job.node_work, cores, cxi, clientmount)
+        return resume(job, job.node_work, cores, cxi, clientmount, ready, stopped)
     if not cores or (cxi is None and not clientmount):
         return [Release()]
     work = NodeWork(
         nodes=sorted(cores), dw=dw and clientmount, since=now, timeout_s=timeout_s, mounted=mounted
     )
     job = job.model_copy(update={"node_work": work})
-    actions: list[Action] = [UpdateJob({"node_work": work}), ArmDeadline(DEADLINE, now + timeout_s)]
+    actions: list[Action] = [
+        UpdateJob({"node_work": work}),
+        ExpectAnswers(len(work.nodes)),
+        ArmDeadline(DEADLINE, now + timeout_s),
+    ]
+    if work.dw and mounted:
+        actions.append(MarkMounted())
     if work.dw and not mounted and mount_timeout_s > 0:
         actions.append(ArmDeadline(MOUNT_DEADLINE, now + mount_timeout_s))
     return actions + prologs(job, work.nodes, cores, cxi, clientmount)
@@ -119,6 +134,8 @@ def resume(
     cores: Mapping[str, int],
     cxi: dict[str, Any] | None,
     clientmount: bool,
+    ready: AbstractSet[str],
+    stopped: AbstractSet[str],
 ) -> list[Action]:
     """A duplicate RUN: send again what may not have gone out (every node task is
     idempotent; the first verdict stands)."""
@@ -126,11 +143,11 @@ def resume(
         return [Release(1, work.failed)]
     if work.released:
         return [Release()]
-    waiting = [n for n in work.nodes if n not in work.ready]
+    waiting = [n for n in work.nodes if n not in ready]
     actions = prologs(job, waiting, cores, cxi, clientmount)
     if work.dw and work.mounted:
-        actions += stops(job, [n for n in work.ready if n not in work.stopped])
-    return actions + release(job, work)
+        actions += stops(job, [n for n in work.nodes if n in ready and n not in stopped])
+    return actions + release(job, work, ready, stopped)
 
 
 def stops(job: JobRecord, nodes: list[str]) -> list[Action]:
@@ -139,9 +156,13 @@ def stops(job: JobRecord, nodes: list[str]) -> list[Action]:
     return [SendNodeTask(node, "node.clientmount", kwargs) for node in nodes]
 
 
-def release(job: JobRecord, work: NodeWork) -> list[Action]:
+def release(
+    job: JobRecord, work: NodeWork, ready: AbstractSet[str], stopped: AbstractSet[str]
+) -> list[Action]:
     """Let the job start once no node is left to wait for."""
-    if work.released or work.failed or work.waiting or (work.dw and not work.mounted):
+    if work.released or work.failed or (work.dw and not work.mounted):
+        return []
+    if work.waiting(set(ready), set(stopped)):
         return []
     done = work.model_copy(update={"released": True})
     return [
@@ -152,25 +173,29 @@ def release(job: JobRecord, work: NodeWork) -> list[Action]:
     ]
 
 
-def on_prolog_done(
-    job: JobRecord, node: str, error: str = "", error_type: str = PROLOG_EXCEPTION
+def on_prolog_failed(
+    job: JobRecord, node: str, error: str, error_type: str = PROLOG_EXCEPTION
 ) -> list[Action]:
-    """``node``'s prolog ended (``error``: why it could not do its part)."""
+    """``node``'s prolog could not do its part: fail the job, naming the node."""
     work = job.node_work
-    if work is None or node not in work.nodes or node in work.ready or work.failed:
+    if work is None or node not in work.nodes or work.failed or work.released:
         return []
-    if error:
-        return fail(job, work, error_type, f"{node}: {error}")
-    work = work.model_copy(update={"ready": sorted({*work.ready, node})})
-    actions: list[Action] = [UpdateJob({"node_work": work})]
-    if work.dw and work.mounted and not work.released:
-        actions += stops(job, [node])
-    return actions + release(job, work)
+    return fail(job, work, error_type, f"{node}: {error}")
+
+
+def on_answers(job: JobRecord, ready: AbstractSet[str], stopped: AbstractSet[str]) -> list[Action]:
+    """Every node answered a phase (its prolog, or its clientmount stop): release the job
+    if nothing else is missing."""
+    work = job.node_work
+    if work is None:
+        return []
+    return release(job, work, ready, stopped)
 
 
 def on_mounted(job: JobRecord, now: float) -> list[Action]:
-    """The job's PreRun is complete: the nodes that started clientmount stop it again;
-    those still to answer have the node timeout again to do it."""
+    """The job's PreRun is complete: the nodes that started clientmount stop it again
+    (:class:`~pipeline.states.actions.MarkMounted` tells those that answered; those
+    still to answer are told when they do), and have the node timeout again to do it."""
     work = job.node_work
     if work is None or not work.dw or work.mounted or work.failed:
         return []
@@ -180,27 +205,17 @@ def on_mounted(job: JobRecord, now: float) -> list[Action]:
         DisarmDeadline(MOUNT_DEADLINE),
         DisarmDeadline(DEADLINE),  # the first arming leaves the set only when disarmed
         ArmDeadline(DEADLINE, now + work.timeout_s),
-        *stops(job, [n for n in work.ready if n not in work.stopped]),
-        *release(job, work),
+        MarkMounted(),
     ]
 
 
-def on_stopped(job: JobRecord, node: str) -> list[Action]:
-    """``node`` stopped the clientmount service after PreRun."""
-    work = job.node_work
-    if work is None or node not in work.nodes or node in work.stopped:
-        return []
-    work = work.model_copy(update={"stopped": sorted({*work.stopped, node})})
-    return [UpdateJob({"node_work": work}), *release(job, work)]
-
-
-def on_timeout(job: JobRecord) -> list[Action]:
+def on_timeout(job: JobRecord, ready: AbstractSet[str], stopped: AbstractSet[str]) -> list[Action]:
     """The nodes did not all answer in time: fail the job, naming them."""
     work = job.node_work
     if work is None or work.released or work.failed:
         return []
-    late = work.waiting
-    if not late:  # a #DW job whose PreRun is not complete: the DWS timeouts own that
+    late = work.waiting(set(ready), set(stopped))
+    if not late:  # a #DW job whose PreRun is not complete: the mount deadline owns that
         return []
     note = f"no answer from the node worker of {unique_hostlist(late)} in {work.timeout_s:g} s"
     return fail(job, work, PROLOG_EXCEPTION, note)

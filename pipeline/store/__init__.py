@@ -23,11 +23,13 @@ from pipeline.store.marks import Holding, JobLocks, Marks
 from pipeline.store.outbox import Delivery, Outbox, OutboxMessage
 from pipeline.store.releases import Releases, Verdict
 from pipeline.store.runs import TaskRuns
+from pipeline.store.tally import Counted, Tally
 from pipeline.store.vnipool import VniPool
 from pipeline.store.watch import Checkpoint, WatchState
 
 __all__ = [
     "Checkpoint",
+    "Counted",
     "Deadline",
     "Deadlines",
     "Delivery",
@@ -43,6 +45,7 @@ __all__ = [
     "OutboxMessage",
     "Releases",
     "Store",
+    "Tally",
     "TaskRuns",
     "Verdict",
     "VniPool",
@@ -112,6 +115,11 @@ class Store:
     def vnipool(self) -> VniPool:
         """The VNI pool."""
         return VniPool(self.client, self.keys)
+
+    @cached_property
+    def tally(self) -> Tally:
+        """Node answers, counted without the job's lock."""
+        return Tally(self.client, self.keys)
 
     @cached_property
     def releases(self) -> Releases:

@@ -92,3 +92,11 @@ class Keys:
     def release_wake(self, jobid: int) -> str:
         """A list pushed when the verdict is written: the waiting prolog blocks on it."""
         return f"{self.prefix}:release-wake:{jobid}"
+
+    def tally(self, jobid: int, phase: str) -> str:
+        """Set of the nodes that answered the job's ``phase`` (``prolog``, ``stopped``)."""
+        return f"{self.prefix}:tally:{jobid}:{phase}"
+
+    def tally_meta(self, jobid: int) -> str:
+        """Hash of the job's node-work facts the answers read without its lock."""
+        return f"{self.prefix}:tally:{jobid}"

@@ -63,6 +63,7 @@ class JobView:
     outbox: list[Delivery]  # its messages Flux has not acknowledged
     ledger: list[Entry]  # its sent tasks without an outcome
     failures: list[dict[str, Any]]  # its tasks that failed for good
+    answered: dict[str, list[str]] = field(default_factory=dict)  # node-work phase → nodes
     searched_all: bool = True  # False: a searched hash or stream was longer than the limit
 
     @property
@@ -140,6 +141,9 @@ def job_view(store: Store, jobid: int, *, scan_limit: int = SCAN_LIMIT) -> JobVi
         outbox=[d for d in outbox if d.message.jobid == jobid],
         ledger=[e for e in ledger if _jobid_of(e.kwargs) == jobid],
         failures=[f for f in map(_json, (v for _, v in failures)) if _jobid_of(f) == jobid],
+        answered={
+            phase: sorted(store.tally.nodes(jobid, phase)) for phase in ("prolog", "stopped")
+        },
         searched_all=outbox_all and ledger_all and failures_all,
     )
 

@@ -35,8 +35,10 @@ from pipeline.states.actions import (
     DisableComputes,
     DisableRabbit,
     DisarmDeadline,
+    ExpectAnswers,
     FinishJob,
     ForceReady,
+    MarkMounted,
     PatchComputes,
     PatchDesiredState,
     PatchServers,
@@ -127,6 +129,7 @@ class _Performer:
                 store.jobs.update(self.jobid, _updater(changes))
             case FinishJob():
                 store.jobs.finish(self.jobid, self.retention_s)
+                store.tally.forget(self.jobid)
             case CreateWorkflow(body, refused_as):
                 try:
                     dws.create_workflow(body)
@@ -170,9 +173,7 @@ class _Performer:
             case DisarmDeadline(kind):
                 timeouts.disarm(store, self.jobid, kind)
             case SendNodeTask(node, task_name, kwargs):
-                if self.send_node is None:
-                    raise PermanentError(f"job {self.jobid}: no way to send {task_name} to {node}")
-                self.send_node(node, task_name, {"hostname": node, **kwargs})
+                self._send_node(node, task_name, kwargs)
             case ReleaseVnis(nodes):
                 with suppress(VniError):  # unknown job: released already
                     store.vnipool.release(self.jobid, nodes)
@@ -180,8 +181,20 @@ class _Performer:
                 store.vnipool.confirm_destroyed(self.jobid, node)
             case Release(status, note):
                 store.releases.put(self.jobid, status, note)
+            case ExpectAnswers(count):
+                store.tally.expect(self.jobid, count)
+            case MarkMounted():
+                for node in sorted(store.tally.flag(self.jobid, "mounted", "prolog")):
+                    self._send_node(
+                        node, "node.clientmount", {"jobid": self.jobid, "action": "stop"}
+                    )
             case _:
                 assert_never(action)
+
+    def _send_node(self, node: str, task_name: str, kwargs: dict[str, Any]) -> None:
+        if self.send_node is None:
+            raise PermanentError(f"job {self.jobid}: no way to send {task_name} to {node}")
+        self.send_node(node, task_name, {"hostname": node, **kwargs})
 
     def _move(
         self,

@@ -16,7 +16,7 @@ from pipeline.errors import InputError, VniError
 from pipeline.model.job import JobRecord
 from pipeline.model.resource_set import ResourceSet
 from pipeline.model.slingshot import vni_request
-from pipeline.platform.task import PipelineTask, pipeline_task
+from pipeline.platform.task import PipelineTask, dispatch, dispatch_node, pipeline_task
 from pipeline.states import nodes, slingshot
 from pipeline.states.actions import Action
 from pipeline.store import Deadline
@@ -71,6 +71,7 @@ def run(
         return []
     pipeline = task.settings.pipeline
     now = time.time()
+    ready, stopped = _tallies(task, jobid)
     actions = nodes.plan(
         record,
         cores=cores,
@@ -81,12 +82,27 @@ def run(
         now=now,
         timeout_s=pipeline.node_timeout,
         mount_timeout_s=task.settings.rabbit.prolog_timeout,
+        ready=ready,
+        stopped=stopped,
     )
     act(task, jobid, actions)
     return state.vnis
 
 
-@pipeline_task("job.prolog_done", queue="lifecycle", lock_job=True)
+def _answered(task: PipelineTask, jobid: int, phase: str, node: str, task_id: str) -> None:
+    """Count one node's answer without the job's lock; the one that completes the phase
+    sends the locked decision (``job.answers_complete``)."""
+    counted = task.store.tally.add(jobid, phase, node)
+    if phase == "prolog" and counted.new and "mounted" in counted.flags:
+        # the job's file systems were mounted before this node answered: stop at once
+        stop = {"hostname": node, "jobid": jobid, "action": "stop"}
+        dispatch_node(task.app, task.store, node, "node.clientmount", stop)
+    if counted.completes:
+        dispatch(task.app, task.store, "job.answers_complete", {"jobid": jobid})
+    task.store.ledger.done(task_id)
+
+
+@pipeline_task("job.prolog_done", queue="lifecycle")
 def prolog_done(
     task: PipelineTask,
     jobid: int,
@@ -95,17 +111,37 @@ def prolog_done(
     error: str = "",
     error_type: str = nodes.PROLOG_EXCEPTION,
 ) -> None:
-    """A node's prolog ended (``error``: why it could not do its part); sent by the node."""
-    record = record_of(task, jobid)
-    act(task, jobid, nodes.on_prolog_done(record, node, error, error_type))
-    task.store.ledger.done(task_id)
+    """A node's prolog ended (``error``: why it could not do its part); sent by the node.
+    Counted without the job's lock: a whole-machine job gets one per node."""
+    if error:
+        kwargs = {"jobid": jobid, "node": node, "error": error, "error_type": error_type}
+        dispatch(task.app, task.store, "job.prolog_failed", kwargs)
+        task.store.ledger.done(task_id)
+        return
+    _answered(task, jobid, "prolog", node, task_id)
 
 
-@pipeline_task("job.clientmount_done", queue="lifecycle", lock_job=True)
+@pipeline_task("job.clientmount_done", queue="lifecycle")
 def clientmount_done(task: PipelineTask, jobid: int, node: str, task_id: str) -> None:
     """A node stopped the clientmount service after the job's PreRun; sent by the node."""
-    act(task, jobid, nodes.on_stopped(record_of(task, jobid), node))
-    task.store.ledger.done(task_id)
+    _answered(task, jobid, "stopped", node, task_id)
+
+
+@pipeline_task("job.prolog_failed", queue="lifecycle", lock_job=True)
+def prolog_failed(task: PipelineTask, jobid: int, node: str, error: str, error_type: str) -> None:
+    """A node could not do its part of the job's prolog: fail the job, naming it."""
+    act(task, jobid, nodes.on_prolog_failed(record_of(task, jobid), node, error, error_type))
+
+
+@pipeline_task("job.answers_complete", queue="lifecycle", lock_job=True)
+def answers_complete(task: PipelineTask, jobid: int) -> None:
+    """Every node answered a phase of the job's node work: release it if that was all."""
+    ready, stopped = _tallies(task, jobid)
+    act(task, jobid, nodes.on_answers(record_of(task, jobid), ready, stopped))
+
+
+def _tallies(task: PipelineTask, jobid: int) -> tuple[set[str], set[str]]:
+    return task.store.tally.nodes(jobid, "prolog"), task.store.tally.nodes(jobid, "stopped")
 
 
 @pipeline_task("job.cleanup", queue="lifecycle", lock_job=True)
@@ -138,7 +174,8 @@ def epilog_done(
 @handles(nodes.DEADLINE)
 def node_prolog(task: PipelineTask, record: JobRecord, deadline: Deadline) -> None:
     """The job's nodes did not all answer in ``node-timeout``: fail it, naming them."""
-    act(task, record.jobid, nodes.on_timeout(record))
+    ready, stopped = _tallies(task, record.jobid)
+    act(task, record.jobid, nodes.on_timeout(record, ready, stopped))
 
 
 @handles(nodes.MOUNT_DEADLINE)

@@ -11,8 +11,10 @@ def test_the_job_report_names_its_vnis_and_the_nodes_it_waits_for(
     aimed: Store, status: Status
 ) -> None:
     state = Slingshot(vnis=[1024, 1025], nodes=["n1", "n2"])
-    work = NodeWork(nodes=["n1", "n2"], ready=["n1"])
+    work = NodeWork(nodes=["n1", "n2"])
     aimed.jobs.create(JobRecord(jobid=4242, slingshot=state, node_work=work))
+    aimed.tally.expect(4242, 2)
+    aimed.tally.add(4242, "prolog", "n1")
     _, out, err = status("-j", "4242")
     assert err == ""
     text = " ".join(out.split())

@@ -1,24 +1,35 @@
-"""The node-work decisions: each node's prolog at RUN, the job released when the last one
-answers (after PreRun and the clientmount stop for a #DW job), failed with the names of
-nodes that fail or stay silent, and each node's epilog at CLEANUP."""
+"""The node-work decisions: each node's prolog at RUN, the job released once every node
+has answered (after PreRun and the clientmount stop for a #DW job), failed with the names
+of nodes that fail or stay silent, and each node's epilog at CLEANUP. The answers are
+counted in the store; the decisions get the nodes that answered each phase."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pipeline.model.job import JobRecord, NodeWork
-from pipeline.states.actions import ArmDeadline, Release, SendNodeTask, SendOnce, UpdateJob
+from pipeline.states.actions import (
+    ArmDeadline,
+    ExpectAnswers,
+    MarkMounted,
+    Release,
+    SendNodeTask,
+    SendOnce,
+    UpdateJob,
+)
 from pipeline.states.nodes import (
     DEADLINE,
     MOUNT_DEADLINE,
     epilogs,
+    on_answers,
     on_mount_timeout,
     on_mounted,
-    on_prolog_done,
-    on_stopped,
+    on_prolog_failed,
     on_timeout,
     plan,
 )
+
+BOTH = {"n1", "n2"}
 
 CORES = {"n1": 96, "n2": 48}
 
@@ -52,6 +63,7 @@ def test_each_node_gets_one_prolog_with_its_cxi_services_and_clientmount_action(
         ("n2", {"vnis": [1024], "ncores": 48}, "stop"),
     ]
     assert ArmDeadline(DEADLINE, 400.0) in actions
+    assert ExpectAnswers(2) in actions
     assert not any(isinstance(a, Release) for a in actions)
 
 
@@ -65,15 +77,14 @@ def test_a_job_with_nothing_to_do_on_its_nodes_is_released_at_once() -> None:
     assert run(clientmount=False) == [Release()]
 
 
-def test_the_last_node_to_answer_releases_the_job_once() -> None:
-    assert not any(isinstance(a, Release) for a in on_prolog_done(held(), "n1"))
-    last = on_prolog_done(held(ready=["n1"]), "n2")
-    assert Release() in last
-    assert on_prolog_done(held(ready=["n1", "n2"], released=True), "n2") == []
+def test_the_job_is_released_once_every_node_answered() -> None:
+    assert on_answers(held(), {"n1"}, set()) == []
+    assert Release() in on_answers(held(), BOTH, set())
+    assert on_answers(held(released=True), BOTH, set()) == []
 
 
 def test_a_node_that_fails_its_prolog_fails_the_job_naming_it() -> None:
-    actions = on_prolog_done(held(), "n2", "cxi0: no resources", "cray-slingshot")
+    actions = on_prolog_failed(held(), "n2", "cxi0: no resources", "cray-slingshot")
     [raised] = [a for a in actions if isinstance(a, SendOnce)]
     assert raised.payload["type"] == "cray-slingshot"
     assert raised.payload["note"] == "n2: cxi0: no resources"
@@ -81,25 +92,25 @@ def test_a_node_that_fails_its_prolog_fails_the_job_naming_it() -> None:
 
 
 def test_a_dw_job_is_released_only_after_prerun_and_every_clientmount_stop() -> None:
-    answered = held(dw=True, ready=["n1", "n2"])
-    mounted = on_mounted(answered, now=200.0)
-    assert [s.node for s in sent(mounted, "node.clientmount")] == ["n1", "n2"]
-    assert not any(isinstance(a, Release) for a in mounted)
-    one_left = held(dw=True, ready=["n1", "n2"], mounted=True, stopped=["n1"])
-    assert Release() in on_stopped(one_left, "n2")
+    assert on_answers(held(dw=True), BOTH, set()) == []  # not mounted yet
+    mounted = on_mounted(held(dw=True), now=200.0)
+    assert MarkMounted() in mounted and ArmDeadline(DEADLINE, 500.0) in mounted
+    assert on_answers(held(dw=True, mounted=True), BOTH, {"n1"}) == []
+    assert Release() in on_answers(held(dw=True, mounted=True), BOTH, BOTH)
 
 
-def test_a_node_answering_after_prerun_is_told_to_stop_at_once() -> None:
-    actions = on_prolog_done(held(dw=True, mounted=True, ready=["n1"], stopped=["n1"]), "n2")
-    assert [s.node for s in sent(actions, "node.clientmount")] == ["n2"]
+def test_prerun_done_before_run_marks_the_job_mounted_at_once() -> None:
+    actions = run(dw=True, mounted=True)
+    assert MarkMounted() in actions
+    assert not any(isinstance(a, ArmDeadline) and a.kind == MOUNT_DEADLINE for a in actions)
 
 
 def test_silent_nodes_fail_the_job_with_their_names() -> None:
-    actions = on_timeout(held(ready=["n1"], timeout_s=300.0))
+    actions = on_timeout(held(timeout_s=300.0), {"n1"}, set())
     [raised] = [a for a in actions if isinstance(a, SendOnce)]
     assert raised.payload["type"] == "node-prolog"
     assert raised.payload["note"] == "no answer from the node worker of n2 in 300 s"
-    assert on_timeout(held(ready=["n1", "n2"], released=True)) == []
+    assert on_timeout(held(released=True), BOTH, set()) == []
 
 
 def test_unmounted_file_systems_raise_flux_coral2s_prolog_timeout() -> None:
@@ -113,9 +124,16 @@ def test_unmounted_file_systems_raise_flux_coral2s_prolog_timeout() -> None:
 
 
 def test_a_duplicate_run_resends_only_what_is_missing() -> None:
-    job = held(ready=["n1"])
     actions = plan(
-        job, cores=CORES, dw=False, cxi=None, clientmount=True, mounted=False, now=0, timeout_s=1
+        held(),
+        cores=CORES,
+        dw=False,
+        cxi=None,
+        clientmount=True,
+        mounted=False,
+        now=0,
+        timeout_s=1,
+        ready={"n1"},
     )
     assert [p.node for p in sent(actions, "node.prolog")] == ["n2"]
     assert not any(isinstance(a, UpdateJob) for a in actions)

@@ -1,0 +1,109 @@
+"""Node answers counted without the job's lock: one ``SADD`` per answer.
+
+A job on 11,136 nodes gets 11,136 answers to its prolog; taken one at a time
+under the job's lock, each rewriting a record that lists every node, they
+would cost time quadratic in the job's size. Here each answer adds its node
+to a set and reads, in the same transaction, how many have answered, how
+many are expected, and the job's flags; only the answer that completes the
+set (``SADD`` said it was new and the count reached the expected number)
+goes on to the locked decision. Duplicates add nothing.
+
+The flags are facts the answers act on without the lock: ``mounted`` (a
+``#DW`` job's PreRun is complete, so a node that answers now is told to stop
+clientmount at once). The side that sets a flag reads the set in the same
+transaction, and an answer adds itself before it reads the flag, so every
+node is told at least once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import redis
+
+from pipeline.store.connection import store_errors
+from pipeline.store.keys import Keys
+
+#: How long the tally outlives its last change (s): longer than any job's node work.
+TTL_S = 7 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class Counted:
+    """What one answer learned: whether it was new, the count, the expected count, and
+    the job's flags."""
+
+    new: bool
+    count: int
+    expected: int
+    flags: frozenset[str]
+
+    @property
+    def completes(self) -> bool:
+        """This answer is the one that completed the set."""
+        return self.new and self.expected > 0 and self.count == self.expected
+
+
+class Tally:
+    """The per-job answer sets (see the module docstring)."""
+
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self.client = client
+        self.keys = keys
+
+    def expect(self, jobid: int, count: int) -> None:
+        """The job's node work waits for ``count`` nodes in each phase."""
+        meta = self.keys.tally_meta(jobid)
+        try:
+            pipe = self.client.pipeline(transaction=True)
+            pipe.hsetnx(meta, "expected", count)
+            pipe.expire(meta, TTL_S)
+            pipe.execute()
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    def add(self, jobid: int, phase: str, node: str) -> Counted:
+        """Count ``node``'s answer to ``phase``."""
+        key, meta = self.keys.tally(jobid, phase), self.keys.tally_meta(jobid)
+        try:
+            pipe = self.client.pipeline(transaction=True)
+            pipe.sadd(key, node)
+            pipe.expire(key, TTL_S)
+            pipe.scard(key)
+            pipe.hgetall(meta)
+            added, _, count, fields = pipe.execute()
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        expected = int(fields.get(b"expected", 0))
+        flags = frozenset(k.decode() for k, v in fields.items() if k != b"expected" and v == b"1")
+        return Counted(bool(added), int(count), expected, flags)
+
+    def flag(self, jobid: int, name: str, phase: str) -> set[str]:
+        """Set flag ``name`` and return the nodes that had answered ``phase`` by then."""
+        key, meta = self.keys.tally(jobid, phase), self.keys.tally_meta(jobid)
+        try:
+            pipe = self.client.pipeline(transaction=True)
+            pipe.hset(meta, name, "1")
+            pipe.expire(meta, TTL_S)
+            pipe.smembers(key)
+            _, _, members = pipe.execute()
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return {m.decode() for m in members}
+
+    def nodes(self, jobid: int, phase: str) -> set[str]:
+        """The nodes that answered ``phase``."""
+        try:
+            members: set[bytes] = self.client.smembers(self.keys.tally(jobid, phase))  # type: ignore[assignment]
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return {m.decode() for m in members}
+
+    def forget(self, jobid: int) -> None:
+        """Drop the job's sets (its record is finished)."""
+        keys = [self.keys.tally_meta(jobid)]
+        keys += [self.keys.tally(jobid, phase) for phase in ("prolog", "stopped")]
+        try:
+            self.client.delete(*keys)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
