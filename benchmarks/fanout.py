@@ -78,7 +78,7 @@ def main() -> None:
         result = bench_fanout(nodes)
         print(
             f"{nodes:>5} nodes: RUN → released {result['seconds']:.2f} s, "
-            f"{result['pushes_per_node']:.1f} broker pushes per node , "
+            f"{result['pushes_per_node']:.1f} broker pushes per node, "
             f"{result['from_nodes']} API requests from nodes "
             f"(whole run {time.monotonic() - started:.0f} s)"
         )
