@@ -14,7 +14,10 @@ then a sentinel (id -1).
   ``coral2-pipeline flux-prolog``, until the pipeline releases it);
 * ``finish``, or an ``exception`` of severity 0, after ``alloc`` — it entered
   CLEANUP (a job that never ran has nothing on its nodes);
-* ``clean`` — it is gone; forget it.
+* ``clean`` — it is gone; forget it;
+* the sentinel — the backlog of active jobs is read: a job the pipeline still
+  holds VNIs for that is not among them ended while nobody read the journal
+  (the bridge was down), and is reported at CLEANUP now.
 
 A report the pipeline cannot take (Redis unreachable) stays pending and is
 sent again by :meth:`JobStates.flush`; duplicates are harmless, since the
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +54,9 @@ class JobStates:
     """Report RUN and CLEANUP of every job in the journal to ``hooks``."""
 
     hooks: Hooks
+    #: the jobs the pipeline holds VNIs for: those not active once the backlog is read
+    #: reached CLEANUP while nobody read the journal, and are reported now
+    reserved: Callable[[], Iterable[int]] = lambda: ()
     jobs: dict[int, _Job] = field(default_factory=dict)
     pending: deque[dict[str, Any]] = field(default_factory=deque)
     caught_up: bool = False
@@ -60,6 +66,9 @@ class JobStates:
         jobid = response.get("id")
         if jobid == SENTINEL:
             self.caught_up = True
+            for missed in sorted(set(self.reserved()) - set(self.jobs)):
+                self.pending.append({"jobid": missed, "state": "cleanup"})
+            self.flush()
             return
         if not isinstance(jobid, int) or jobid < 0:
             log.warning("events journal: response without a job id ignored: %r", response)

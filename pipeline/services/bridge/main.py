@@ -17,6 +17,7 @@ from typing import Any
 from pipeline.clients.flux import FluxHandle
 from pipeline.errors import StoreUnavailable
 from pipeline.model.jgf import containment_path, default_cluster_name
+from pipeline.model.jobid import decode_jobid
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.services.bridge.delivery import Deliverer
 from pipeline.services.bridge.journal import JobStates
@@ -49,7 +50,10 @@ def run_bridge(
             log.error("coral2_dws.py: %s", answer["errstr"])
         return answer
 
-    states = JobStates(hooks)
+    def reserved() -> list[int]:
+        return [decode_jobid(f58) for f58 in store.vnipool.query()["jobs"]]
+
+    states = JobStates(hooks, reserved)
 
     def deliver() -> None:
         states.flush()

@@ -102,3 +102,13 @@ def test_a_malformed_response_is_skipped(states: JobStates, enqueue: Enqueue) ->
     states.feed({"events": [event("alloc")]})
     states.feed({"id": 10, "events": ["not an event"]})
     assert enqueue.sent == []
+
+
+def test_a_job_holding_vnis_that_ended_while_nobody_read_is_cleaned_up(enqueue: Enqueue) -> None:
+    hooks = Hooks(load_settings(env={}), enqueue, owner_uid=0)
+    states = JobStates(hooks, reserved=lambda: [8, 11])
+    backlog = [event("submit", userid=1001), event("alloc")]
+    states.feed({"id": 8, "events": backlog, "jobspec": JOBSPEC, "R": R})  # still active
+    states.feed({"id": -1, "events": []})
+    assert ("job.cleanup", {"jobid": 11}) in enqueue.sent
+    assert ("job.cleanup", {"jobid": 8}) not in enqueue.sent
