@@ -120,4 +120,29 @@ def leaks(system: SimulatedSystem) -> list[str]:
             for rabbit, entry in system.mapping.rabbits.items():
                 if res.ssd_free[rabbit] != entry.capacity // 2**30:
                     found.append(f"ssd still allocated on {rabbit}")
+    return found + cxi_leaks(system)
+
+
+#: The VNIs of every NIC's default service (id 1), which no job owns.
+DEFAULT_SERVICE_VNIS = {1, 10}
+
+
+def cxi_leaks(system: SimulatedSystem) -> list[str]:
+    """Job CXI services left on the simulated NICs (each node's worker answers
+    ``node.cxi_list``): any but system services and the default service's."""
+    if not (system.slingshot and system.node_workers) or system.app is None:
+        return []
+    prefix = "node."
+    asked = {
+        host: system.app.send_task("node.cxi_list", args=[host], queue=prefix + host)
+        for host in system.mapping.computes
+    }
+    found = []
+    for host, result in asked.items():
+        for device in result.get(timeout=30):
+            found += [
+                f"CXI service {s['id']} of VNIs {s['vnis']} left on {host} {device['name']}"
+                for s in device["services"]
+                if not s["system"] and set(s["vnis"]) - DEFAULT_SERVICE_VNIS
+            ]
     return found
