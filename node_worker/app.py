@@ -105,13 +105,10 @@ class NodeWorker:
                 service=self.service,
                 nic_of=self._nic,
             )
-            done = {"jobid": jobid, "node": hostname, "task_id": task.request.id}
+            done: dict[str, Any] = {"jobid": jobid, "node": hostname, "task_id": task.request.id}
             if outcome.error:
-                answer(
-                    "job.prolog_done", **done, error=outcome.error, error_type=outcome.error_type
-                )
-            else:
-                answer("job.prolog_done", **done)
+                done.update(error=outcome.error, error_type=outcome.error_type)
+            answer("job.prolog_done", **done)
             return outcome.services
 
         @app.task(name="node.clientmount", acks_late=True, bind=True)  # type: ignore[untyped-decorator]

@@ -26,13 +26,12 @@ from typing import Any
 from node_worker.cxi import Nic, create_job_services, destroy_job_services
 from node_worker.service import ClientmountService
 from pipeline.errors import CxiError, PipelineError
+from pipeline.states.nodes import PROLOG_EXCEPTION  # what any other failed prolog raises
 
 log = logging.getLogger("coral2_pipeline.node_worker")
 
 #: The exception type of a failed CXI prolog (as ``flux slingshot prolog`` fails it).
 CXI_EXCEPTION = "cray-slingshot"
-#: The exception type of any other failed node prolog.
-PROLOG_EXCEPTION = "node-prolog"
 
 
 @dataclass
