@@ -135,6 +135,7 @@ class NodeWorker:
                 cxi=cxi,
                 service=self.service,
                 nic_of=self._nic,
+                busy_wait_s=self.settings.pipeline.cxi_epilog_wait,
             )
             answer(
                 "job.epilog_done",

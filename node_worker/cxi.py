@@ -200,9 +200,10 @@ def destroy_job_services(
                 nic.destroy(device.name, service.id)
             except CxiBusy:
                 busy.append(f"{device.name} service {service.id}")
-        if not busy or clock() >= deadline:
+        now = clock()
+        if not busy or now >= deadline:
             return busy
-        sleep(1.0)
+        sleep(min(1.0, deadline - now))
 
 
 def clean_services(
@@ -231,9 +232,10 @@ def clean_services(
                     destroyed.append(name)
                 except CxiBusy:
                     busy.append(name)
-        if not busy or clock() >= deadline:
+        now = clock()
+        if not busy or now >= deadline:
             return destroyed, busy
-        sleep(1.0)
+        sleep(min(1.0, deadline - now))
 
 
 def env_devices(nic: Nic) -> list[dict[str, object]]:

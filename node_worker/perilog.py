@@ -95,9 +95,13 @@ def epilog(
     cxi: dict[str, Any] | None,
     service: ClientmountService,
     nic_of: Callable[[str], Nic],
+    busy_wait_s: float = 5.0,
 ) -> Outcome:
-    """The node's epilog: start clientmount (unmounts), destroy the CXI services."""
+    """The node's epilog: start clientmount (unmounts), destroy the CXI services (retrying
+    busy ones for ``busy_wait_s``)."""
     _clientmount(service, host, clientmount)
     if cxi is None:
         return Outcome()
-    return Outcome(busy=destroy_job_services(nic_of(host), userid, list(cxi["vnis"])))
+    nic = nic_of(host)
+    busy = destroy_job_services(nic, userid, list(cxi["vnis"]), retry_busy_s=busy_wait_s)
+    return Outcome(busy=busy)

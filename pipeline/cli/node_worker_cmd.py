@@ -54,6 +54,14 @@ def register(sub: Any) -> None:
         help="the node's CXI devices for --nic cxi_service (default cxi0,cxi1,cxi2,cxi3)",
     )
     parser.add_argument(
+        "--sim-cxi-busy",
+        metavar="UID=SECONDS",
+        action="append",
+        default=[],
+        help="with --nic simulated: CXI services made for UID stay busy SECONDS from "
+        "the first attempt to destroy them (a job whose processes outlive it; repeatable)",
+    )
+    parser.add_argument(
         "--concurrency",
         type=int,
         default=None,
@@ -103,10 +111,11 @@ def _nics(args: argparse.Namespace) -> Callable[[str], Nic] | None:
         from pipeline.sim.node.cassini import SimulatedNic
 
         nics: dict[str, Nic] = {}
+        busy = dict(_busy_uid(text) for text in args.sim_cxi_busy)
 
         def simulated(host: str) -> Nic:
             if host not in nics:  # task threads may race here: setdefault keeps the first
-                nics.setdefault(host, SimulatedNic())
+                nics.setdefault(host, SimulatedNic(busy_uids=busy))
             return nics[host]
 
         return simulated
@@ -114,3 +123,15 @@ def _nics(args: argparse.Namespace) -> Callable[[str], Nic] | None:
 
     cli = CxiServiceCli([d.strip() for d in args.cxi_devices.split(",") if d.strip()])
     return lambda host: cli
+
+
+def _busy_uid(text: str) -> tuple[int, float]:
+    """``UID=SECONDS`` of ``--sim-cxi-busy``."""
+    uid, _, seconds = text.partition("=")
+    try:
+        pair = int(uid), float(seconds)
+    except ValueError:
+        pair = (-1, -1.0)
+    if pair[0] < 0 or not 0 <= pair[1] < float("inf"):
+        raise CommandError(f"--sim-cxi-busy {text!r}: expected UID=SECONDS, e.g. 1002=3")
+    return pair

@@ -75,16 +75,20 @@ def run_pool(args: argparse.Namespace) -> int:
     return 0
 
 
+def _app(args: argparse.Namespace) -> Any:
+    from pipeline.platform.app import create_app
+
+    return create_app(settings_of(args), set_current=False)
+
+
 def _ask(args: argparse.Namespace, name: str, node: str, **kwargs: Any) -> Any:
     from celery.exceptions import TimeoutError as NoAnswer
-
-    from pipeline.platform.app import create_app
 
     try:
         queue = node_queue(node)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
-    app = create_app(settings_of(args), set_current=False)
+    app = _app(args)
     prefix = settings_of(args).pipeline.queues.node_prefix
     result = app.send_task(name, kwargs={"hostname": node, **kwargs}, queue=prefix + node)
     try:
@@ -125,10 +129,16 @@ def run_clean(args: argparse.Namespace) -> int:
         print(f"{args.node}: {name} destroyed")
     if answer["busy"]:
         raise CommandError(f"{args.node}: still busy: {'; '.join(answer['busy'])}")
+    from pipeline.platform.task import dispatch
+
     freed = []
+    app = _app(args)
     for f58, held in store.vnipool.query()["quarantine"].items():
         if args.node in set(_hosts(held["waiting"])):
-            store.vnipool.confirm_destroyed(decode_jobid(f58), args.node)
+            jobid = decode_jobid(f58)
+            store.vnipool.confirm_destroyed(jobid, args.node)
+            # the job's record learns it too (a job tracked for its nodes alone ends then)
+            dispatch(app, store, "job.node_swept", {"jobid": jobid, "node": args.node})
             freed.append(f58)
     if freed:
         print(f"{args.node}: confirmed clean for {', '.join(sorted(freed))}")

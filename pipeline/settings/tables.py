@@ -268,6 +268,24 @@ class PipelineSettings(_Table):
     owner_uid: int | None = Field(
         default=None, description="instance owner uid; unset = uid of the service"
     )
+    cxi_epilog_wait: float = Field(
+        default=5.0,
+        ge=0,
+        description="seconds a node epilog retries destroying CXI services still busy (EBUSY)",
+    )
+    cxi_busy_retry: float = Field(
+        default=10.0,
+        gt=0,
+        description="seconds between housekeeping's retries of a node's busy CXI services",
+    )
+    cxi_busy_timeout: float = Field(
+        default=300.0,
+        gt=0,
+        description=(
+            "seconds housekeeping retries a node's busy CXI services before it drains the "
+            "node (its VNIs stay quarantined until `coral2-pipeline slingshot clean`)"
+        ),
+    )
     security_key: str | None = Field(
         default=None,
         description="PEM private key this process signs task messages with (mode 0600); "

@@ -69,6 +69,8 @@ class SimulatedSystem:
     #: sign every task message: the management side and the node workers each with their
     #: own key, made at start (pipeline.sim.keys)
     signing: bool = False
+    #: uid → seconds the CXI services of that user's jobs stay busy once their job is over
+    cxi_busy: dict[int, float] = field(default_factory=dict)
     extra_env: dict[str, str] = field(default_factory=dict)
     node_env: dict[str, str] = field(default_factory=dict)
     worker_concurrency: int = 4
@@ -230,6 +232,7 @@ class SimulatedSystem:
         argv = [sys.executable, "-m", "pipeline.cli", "node-worker", "--backend", "simulated"]
         argv += ["--hostname", encode_hostlist(computes), "--sim-root", str(self.workdir / "mnt")]
         argv += ["--nic", "simulated" if self.slingshot else "none"]
+        argv += [f"--sim-cxi-busy={uid}={s:g}" for uid, s in self.cxi_busy.items()]
         self._spawn("node-worker", argv)
         queue = settings.pipeline.queues.node_prefix + computes[-1]
         self.app.send_task("node.ping", args=[computes[-1]], queue=queue).get(timeout=120)

@@ -10,13 +10,14 @@ VNIs wait in quarantine until every node has destroyed its services for them.
 * At CLEANUP (:func:`on_cleanup`): release the VNIs into quarantine; the node
   epilogs destroy the services. A node whose services are gone confirms it
   (:func:`on_node_clean`); one whose services stay busy is tried again on
-  housekeeping's beat for ``BUSY_GIVE_UP_S``, then drained, and stays in the
-  quarantine until ``coral2-pipeline slingshot clean`` sweeps it.
+  housekeeping's beat for ``pipeline.cxi_busy_timeout`` (:class:`BusyPolicy`), then
+  drained, and stays in the quarantine until ``coral2-pipeline slingshot clean``
+  sweeps it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from pipeline.model.job import JobRecord, Slingshot
 from pipeline.model.slingshot import reservation_event
@@ -34,10 +35,16 @@ from pipeline.states.actions import (
 )
 
 HOLD = "cray-slingshot"
-#: How long housekeeping retries the destroy of a node's busy services before draining it.
-BUSY_GIVE_UP_S = 300.0
-#: How often housekeeping retries it.
-BUSY_RETRY_S = 10.0
+
+
+class BusyPolicy(NamedTuple):
+    """How housekeeping treats a node whose CXI services stay busy after its job."""
+
+    give_up_s: float = 300.0  # pipeline.cxi_busy_timeout: then the node is drained
+    retry_s: float = 10.0  # pipeline.cxi_busy_retry: the epilog is sent again this often
+
+
+BUSY = BusyPolicy()
 
 
 def fail(jobid: int, note: str) -> list[Action]:
@@ -114,10 +121,12 @@ def epilogs(job: JobRecord, state: Slingshot, nodes: list[str]) -> list[Action]:
     return [SendNodeTask(node, "node.epilog", dict(kwargs)) for node in nodes]
 
 
-def on_node_clean(job: JobRecord, node: str, busy: list[str], now: float) -> list[Action]:
-    """``node``'s epilog ran: its services are gone (``busy`` empty), or some are still
-    in use; those are retried by housekeeping, and the node is drained after
-    ``BUSY_GIVE_UP_S``."""
+def on_node_clean(
+    job: JobRecord, node: str, busy: list[str], now: float, policy: BusyPolicy = BUSY
+) -> list[Action]:
+    """``node``'s epilog ran (or an admin swept it): its services are gone (``busy``
+    empty), or some are still in use; those are retried by housekeeping every
+    ``policy.retry_s``, and the node is drained after ``policy.give_up_s``."""
     state = job.slingshot
     if state is None or node in state.clean:
         return []
@@ -127,9 +136,9 @@ def on_node_clean(job: JobRecord, node: str, busy: list[str], now: float) -> lis
         actions: list[Action] = [ConfirmDestroyed(node), UpdateJob({"slingshot": update})]
         return actions + finished(job, update)
     since = state.busy_since.get(node, now)
-    if now - since < BUSY_GIVE_UP_S:
+    if now - since < policy.give_up_s:
         update = state.model_copy(update={"busy_since": {**state.busy_since, node: since}})
-        return [UpdateJob({"slingshot": update}), ArmDeadline("cxi_retry", now + BUSY_RETRY_S)]
+        return [UpdateJob({"slingshot": update}), ArmDeadline("cxi_retry", now + policy.retry_s)]
     if node in state.drained:
         return []
     reason = f"CXI services of VNIs {','.join(map(str, state.vnis))} busy: {'; '.join(busy)}"

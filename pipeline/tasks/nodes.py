@@ -167,8 +167,22 @@ def epilog_done(
 ) -> None:
     """A node's epilog ended; ``busy``: its CXI services still in use. Sent by the node."""
     record = record_of(task, jobid)
-    act(task, jobid, slingshot.on_node_clean(record, node, list(busy or []), time.time()))
+    actions = slingshot.on_node_clean(record, node, list(busy or []), time.time(), _busy(task))
+    act(task, jobid, actions)
     task.store.ledger.done(task_id)
+
+
+@pipeline_task("job.node_swept", queue="lifecycle", lock_job=True)
+def node_swept(task: PipelineTask, jobid: int, node: str) -> None:
+    """``coral2-pipeline slingshot clean`` swept ``node``: none of the job's CXI services is
+    left there (a node drained for busy services is confirmed clean this way)."""
+    record = record_of(task, jobid)
+    act(task, jobid, slingshot.on_node_clean(record, node, [], time.time(), _busy(task)))
+
+
+def _busy(task: PipelineTask) -> slingshot.BusyPolicy:
+    pipeline = task.settings.pipeline
+    return slingshot.BusyPolicy(pipeline.cxi_busy_timeout, pipeline.cxi_busy_retry)
 
 
 @handles(nodes.DEADLINE)

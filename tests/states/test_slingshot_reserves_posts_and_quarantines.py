@@ -15,7 +15,8 @@ from pipeline.states.actions import (
     UpdateJob,
 )
 from pipeline.states.slingshot import (
-    BUSY_GIVE_UP_S,
+    BUSY,
+    BusyPolicy,
     cxi_part,
     on_cleanup,
     on_node_clean,
@@ -91,8 +92,24 @@ def test_busy_services_are_retried_then_the_node_is_drained() -> None:
     assert isinstance(retry, SendNodeTask) and retry.name == "node.epilog"
     assert retry.kwargs["cxi"] == {"vnis": [1024]} and retry.kwargs["clientmount"] is None
     waited = job(vnis=[1024], nodes=["n1"], released=True, busy_since={"n1": 100.0})
-    later = on_node_clean(waited, "n1", ["cxi0 service 2"], now=100.0 + BUSY_GIVE_UP_S)
+    later = on_node_clean(waited, "n1", ["cxi0 service 2"], now=100.0 + BUSY.give_up_s)
     [drain] = [a for a in later if isinstance(a, SendOnce)]
     assert drain.kind == "drain" and drain.payload["targets"] == "n1"
     assert "cxi0 service 2" in drain.payload["reason"]
     assert ConfirmDestroyed("n1") not in later
+
+
+def test_the_site_sets_how_long_busy_services_are_retried_and_how_often() -> None:
+    released = job(vnis=[1024], nodes=["n1"], released=True, busy_since={"n1": 100.0})
+    policy = BusyPolicy(give_up_s=2.0, retry_s=0.5)
+    soon = on_node_clean(released, "n1", ["cxi0 service 2"], now=101.0, policy=policy)
+    assert ArmDeadline("cxi_retry", 101.5) in soon
+    late = on_node_clean(released, "n1", ["cxi0 service 2"], now=102.0, policy=policy)
+    assert [a.kind for a in late if isinstance(a, SendOnce)] == ["drain"]
+
+
+def test_a_drained_node_swept_clean_later_confirms_and_finishes_the_job() -> None:
+    drained = job(vnis=[1024], nodes=["n1"], released=True, drained=["n1"])
+    actions = on_node_clean(drained, "n1", [], now=500.0)
+    assert actions[0] == ConfirmDestroyed("n1")
+    assert actions[-1] == FinishJob()

@@ -5,6 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+#: The demo user whose jobs leave CXI services busy after they end: housekeeping drains
+#: the node, and the demo sweeps it with ``coral2-pipeline slingshot clean``.
+BUSY_UID = 1002
+#: How long those services stay busy from the first attempt to destroy them, seconds.
+BUSY_S = 3.0
+
 
 @dataclass(frozen=True)
 class DemoJob:
@@ -17,6 +23,7 @@ class DemoJob:
     expect: str = "COMPLETED"  # COMPLETED, CANCELED or FAILED
     note: str = ""  # a fragment of the fatal exception's note, for expected failures
     slingshot: Any = None  # the job's cray-slingshot shell option (None: the site's default)
+    userid: int = 1001
 
     def resources(self) -> list[dict[str, Any]]:
         task = {"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 1}]}
@@ -61,6 +68,7 @@ MIX: tuple[DemoJob, ...] = (
     DemoJob("no #DW", 1),
     DemoJob("2 VNIs", 2, slingshot={"vnicount": 2}),
     DemoJob("slingshot off", 1, slingshot="off"),
+    DemoJob("busy NIC", 1, userid=BUSY_UID),
     DemoJob(
         "5 VNIs",
         1,

@@ -22,8 +22,9 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.sim.demo.batch import DemoJob, batch
+from pipeline.sim.demo.batch import BUSY_S, BUSY_UID, DemoJob, batch
 from pipeline.sim.demo.metrics import PIPELINE_DRIVEN, TransitionClock, leaks, percentile
+from pipeline.sim.demo.sweep import BUSY_ENV, sweep_busy_nodes
 from pipeline.sim.flux.jobmanager import FluxJob
 from pipeline.sim.redis_server import free_port
 from pipeline.sim.system import SimulatedSystem
@@ -39,6 +40,7 @@ class Report:
     latency_ms: list[float] = field(default_factory=list)
     by_state_ms: dict[str, list[float]] = field(default_factory=dict)
     leaks: list[str] = field(default_factory=list)
+    swept: list[str] = field(default_factory=list)
     wall_s: float = 0.0
 
     @property
@@ -60,6 +62,7 @@ class Report:
             "latency_ms": self.quantiles(self.latency_ms),
             "latency_by_state_ms": {s: self.quantiles(v) for s, v in self.by_state_ms.items()},
             "leaks": self.leaks,
+            "swept": self.swept,
             "wall_s": round(self.wall_s, 2),
         }
 
@@ -79,7 +82,9 @@ def _drive(system: SimulatedSystem, jobs: list[DemoJob], console: Console, quiet
     assert system.flux is not None
     flux = system.flux
     report = Report(submitted=len(jobs))
-    ids = [flux.submit(j.resources(), system=j.system(), runtime_s=0.3) for j in jobs]
+    ids = [
+        flux.submit(j.resources(), system=j.system(), userid=j.userid, runtime_s=0.3) for j in jobs
+    ]
     to_cancel = {i for i, j in zip(ids, jobs, strict=True) if j.cancel}
     deadline = time.monotonic() + 120 + 2 * len(jobs)
     with Progress(
@@ -141,6 +146,8 @@ def _print(console: Console, report: Report) -> None:
         "all", str(len(report.latency_ms)), *(f"{q[k]:.0f}" for k in ("p50", "p95", "p99"))
     )
     console.print(latency)
+    for line in report.swept:
+        console.print(f"  busy CXI services: {line}", soft_wrap=True, highlight=False)
     for problem in report.unexpected:
         console.print(f"  [red]unexpected:[/red] {problem}", soft_wrap=True)
     for item in report.leaks:
@@ -195,11 +202,17 @@ def run_lifecycle_demo(
             slingshot=True,
             signing=True,
             config=config,
+            cxi_busy={BUSY_UID: BUSY_S},
+            extra_env=dict(BUSY_ENV),
         ) as system:
             assert system.kube is not None
             clock = TransitionClock(system.kube.url).start()
             started = time.monotonic()
-            report = _drive(system, batch(jobs), console, quiet=as_json)
+            mix = batch(jobs)
+            report = _drive(system, mix, console, quiet=as_json)
+            if any(j.userid == BUSY_UID for j in mix):
+                report.swept, problem = sweep_busy_nodes(system)
+                report.unexpected += [problem] if problem else []
             report.wall_s = time.monotonic() - started
             settle = time.monotonic() + 15  # Workflow deletion finishes after the jobs end
             while leaks(system) and time.monotonic() < settle:

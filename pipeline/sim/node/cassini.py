@@ -9,14 +9,16 @@ one), an LE reservation one of 15 LE pools; a listed VNI of 0 or above
 0xffff, more than 4 VNIs, or a max below its reservation or above the
 device's is EINVAL; destroying a service still in use is EBUSY. The
 simulation keeps a service busy for ``busy_s`` after the job's last use
-(the NIC finishing in-flight work), or until :meth:`SimulatedNic.release`.
+(the NIC finishing in-flight work), or until :meth:`SimulatedNic.release`;
+a service made for a uid of ``busy_uids`` stays busy for that many seconds
+from the first attempt to destroy it (a job whose processes outlive it).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from node_worker.cxi import Device, Service, ServiceRequest, free_resources
@@ -43,6 +45,7 @@ class _Nic:
     totals: dict[str, int]
     services: dict[int, Service] = field(default_factory=dict)
     busy_until: dict[int, float] = field(default_factory=dict)
+    lingers: dict[int, float] = field(default_factory=dict)  # busy_uids' services
     tle_pools: int = TLE_POOLS - 1  # the default service holds one
     le_pools: int = LE_POOLS
 
@@ -59,11 +62,13 @@ class SimulatedNic:
         *,
         totals: dict[str, int] | None = None,
         busy_s: float = 0.0,
+        busy_uids: Mapping[int, float] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._lock = threading.Lock()
         self._clock = clock
         self.busy_s = busy_s
+        self.busy_uids = dict(busy_uids or {})
         self._nics: dict[str, _Nic] = {}
         for index in range(devices):
             nic = _Nic(dict(totals or CASSINI_TOTALS))
@@ -114,6 +119,8 @@ class SimulatedNic:
                 ident, uids=(request.uid,), vnis=request.vnis, tcs=request.tcs, limits=limits
             )
             nic.busy_until[ident] = 0.0
+            if request.uid in self.busy_uids:
+                nic.lingers[ident] = self.busy_uids[request.uid]
             return ident
 
     def use(self, device: str, service_id: int) -> None:
@@ -131,6 +138,8 @@ class SimulatedNic:
             nic = self._nic(device)
             if service_id == 1 or service_id not in nic.services:
                 raise CxiError(f"Could not delete service {service_id}: Invalid argument")
+            if service_id in nic.lingers:
+                nic.busy_until[service_id] = self._clock() + nic.lingers.pop(service_id)
             if nic.busy_until.get(service_id, 0.0) > self._clock():
                 raise CxiBusy(f"Could not delete service {service_id}: Device or resource busy")
             service = nic.services.pop(service_id)
