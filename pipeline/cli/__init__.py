@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pipeline import __version__
 from pipeline.cli import (
     breakdown_cmd,
+    deadletters_cmd,
     demo_cmd,
     dws2jgf_cmd,
     flux_bridge_cmd,
@@ -33,6 +34,7 @@ COMMANDS = (
     dws2jgf_cmd,
     getrabbit_cmd,
     status_cmd,
+    deadletters_cmd,
     slingshot_cmd,
     breakdown_cmd,
     hook_cmd,

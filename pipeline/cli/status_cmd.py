@@ -124,7 +124,8 @@ def _job(view: JobView, as_json: bool, resend_after_s: float) -> int:
         "deadlines", "; ".join(f"{d.kind} {_in(now, d.due)}" for d in view.deadlines) or "-"
     )
     table.add_row(
-        "outbox", "; ".join(f"{d.message.kind} ({d.entry_id})" for d in view.outbox) or "-"
+        "outbox",
+        "; ".join(f"{d.message.kind} ({d.entry_id})" for d in view.outbox if d.message) or "-",
     )
     table.add_row(
         "sent tasks", "; ".join(f"{e.name} {_ago(now, e.first_sent)}" for e in view.ledger) or "-"
@@ -194,6 +195,9 @@ def _pipeline(view: PipelineView, as_json: bool, resend_after_s: float) -> int:
         n: h for n, h in view.rabbits.items() if h.get("status") != "Ready" or h.get("not_ready")
     }
     summary.add_row("rabbits", f"{len(view.rabbits)} seen, {len(sick)} not Ready")
+    summary.add_row(
+        "dead letters", f"{view.dead_letters} kept, {view.dead_letters_total} ever set aside"
+    )
     console = Console()
     console.print(summary)
     _rows(
@@ -258,6 +262,13 @@ def _pipeline_flags(view: PipelineView, resend_after_s: float) -> list[str]:
     if view.failures:
         flags.append(
             f"{view.failures} task(s) failed for good: `coral2-pipeline status -j JOBID` for one"
+        )
+    if view.latest_dead_letters:
+        latest = view.latest_dead_letters[0]
+        flags.append(
+            f"{view.dead_letters} message(s) set aside as dead letters (latest from "
+            f"{latest.where} {_ago(now, latest.at)}: {latest.reason}): read them with "
+            "`coral2-pipeline deadletters`, then `coral2-pipeline deadletters --clear`"
         )
     return flags
 

@@ -16,6 +16,11 @@ a fork), the next command builds a client for the new one. Everything else
 — the unacked index, visibility timeout, restore at shutdown, Sentinel
 failover — is kombu's, unchanged.
 
+The channels also read every message defensively (:class:`_SetAside`): an
+item on a queue that is not a kombu message — not JSON, not its envelope —
+is set aside as a dead letter (:mod:`pipeline.platform.deadletters`) where
+kombu would raise out of the worker's event loop and stop the worker.
+
 ``celery_config`` selects these for ``redis://`` and ``sentinel://`` broker
 URLs. A ``rediss://`` URL keeps kombu's own transport: kombu derives its
 TLS set-up from that scheme, which a transport named by import path would
@@ -26,10 +31,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from queue import Empty
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from kombu.transport import redis as kombu_redis
+from kombu.utils.encoding import bytes_to_str
+from kombu.utils.json import loads
+
+from pipeline.platform.deadletters import set_aside
+
+#: The transport option naming the deployment's key prefix, for dead letters.
+PREFIX_OPTION = "coral2_key_prefix"
 
 #: broker URL scheme → the transport Celery should use (``broker_transport``)
 TRANSPORTS = {
@@ -68,12 +81,80 @@ class _SharedClient:
         yield shared
 
 
-class RedisChannel(_SharedClient, kombu_redis.Channel):
-    """Kombu's Redis channel sharing one client (module docstring)."""
+class _SetAside:
+    """Mixin for a kombu Redis channel: an item that is no message is a dead letter."""
+
+    if TYPE_CHECKING:  # kombu's, through the channel this is mixed into
+        sep: str
+        client: Any
+        connection: Any
+        connection_errors: tuple[type[BaseException], ...]
+        priority_steps: list[int]
+        _queue_cycle: Any
+        _in_poll: Any
+
+        def conn_or_acquire(self, client: Any = None) -> Any: ...
+
+        def _q_for_pri(self, queue: str, pri: int) -> str: ...
+
+        def _maybe_update_queues_expire(self, client: Any, queue: str) -> None: ...
+
+    def _message(self, item: bytes, queue: str) -> dict[str, Any] | None:
+        """The envelope in ``item``; None (and a dead letter) when it is none."""
+        try:
+            payload = loads(bytes_to_str(item))  # type: ignore[no-untyped-call]
+            if not isinstance(payload, dict):
+                raise TypeError(f"a JSON {type(payload).__name__}, not an object")
+            self.Message(payload, channel=self)  # type: ignore[attr-defined]  # as delivered
+            return payload
+        except Exception as exc:  # anything kombu's own read would have raised
+            prefix = self.connection.client.transport_options.get(PREFIX_OPTION)
+            reason = f"not a kombu message: {type(exc).__name__}: {exc}"
+            with self.conn_or_acquire() as client:
+                set_aside(client, prefix, queue, item, reason)
+            return None
+
+    def _brpop_read(self, **options: Any) -> bool:
+        # kombu's read (the blocking BRPOP's reply), decoding through _message
+        try:
+            try:
+                reply = self.client.parse_response(self.client.connection, "BRPOP", **options)
+            except self.connection_errors:
+                self.client.connection.disconnect()  # the next poll reconnects
+                raise
+            if not reply:
+                raise Empty()
+            dest, item = reply
+            queue = bytes_to_str(dest).rsplit(self.sep, 1)[0]  # type: ignore[no-untyped-call]
+            self._queue_cycle.rotate(queue)
+            payload = self._message(item, queue)
+            if payload is not None:
+                self.connection._deliver(payload, queue)
+            return True
+        finally:
+            self._in_poll = None
+            flush = getattr(self, "_flush_brpop_reauth", None)  # kombu ≥ 5.7
+            if flush is not None:
+                flush()
+
+    def _get(self, queue: str, timeout: float | None = None) -> dict[str, Any]:
+        with self.conn_or_acquire() as client:
+            for pri in self.priority_steps:
+                while item := client.rpop(self._q_for_pri(queue, pri)):
+                    payload = self._message(item, queue)
+                    if payload is not None:
+                        self._maybe_update_queues_expire(client, queue)
+                        return payload
+            self._maybe_update_queues_expire(client, queue)
+            raise Empty()
 
 
-class SentinelChannel(_SharedClient, kombu_redis.SentinelChannel):
-    """Kombu's Sentinel channel sharing one client (module docstring)."""
+class RedisChannel(_SetAside, _SharedClient, kombu_redis.Channel):
+    """Kombu's Redis channel sharing one client, setting bad items aside (module docstring)."""
+
+
+class SentinelChannel(_SetAside, _SharedClient, kombu_redis.SentinelChannel):
+    """Kombu's Sentinel channel sharing one client, setting bad items aside."""
 
 
 class RedisTransport(kombu_redis.Transport):

@@ -6,7 +6,7 @@ from typing import Any
 
 from kombu.entity import Exchange, Queue
 
-from pipeline.platform.broker import transport_for
+from pipeline.platform.broker import PREFIX_OPTION, transport_for
 from pipeline.platform.routing import QueueRouter
 from pipeline.platform.signing import signing_config
 from pipeline.settings import Settings
@@ -27,12 +27,15 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     }
     if settings.pipeline.sentinel_master:
         transport["master_name"] = settings.pipeline.sentinel_master
+    broker_transport = dict(transport, **{PREFIX_OPTION: settings.pipeline.key_prefix})
     return {
         "broker_url": settings.pipeline.broker_url,
         # kombu's Redis transport, sharing one client per channel (pipeline/platform/broker.py)
         "broker_transport": transport_for(settings.pipeline.broker_url),
         "result_backend": settings.pipeline.result_backend or settings.pipeline.broker_url,
-        "broker_transport_options": transport,
+        "broker_transport_options": broker_transport,
+        # a message Celery cannot decode or run is set aside, not only logged
+        "worker_consumer": "pipeline.platform.consumer:Consumer",
         "result_backend_transport_options": dict(transport),
         "visibility_timeout": visibility,
         "task_acks_late": True,

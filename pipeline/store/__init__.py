@@ -15,6 +15,7 @@ import redis
 
 from pipeline.model.job import JobRecord
 from pipeline.store.connection import connect
+from pipeline.store.deadletters import DeadLetters
 from pipeline.store.deadlines import Deadline, Deadlines
 from pipeline.store.jobs import JobStore
 from pipeline.store.keys import Keys
@@ -30,6 +31,7 @@ from pipeline.store.watch import Checkpoint, WatchState
 __all__ = [
     "Checkpoint",
     "Counted",
+    "DeadLetters",
     "Deadline",
     "Deadlines",
     "Delivery",
@@ -70,6 +72,11 @@ class Store:
     def from_url(cls, url: str, prefix: str) -> Store:
         """Connect to ``url`` with key prefix ``prefix``."""
         return cls(connect(url), Keys(prefix))
+
+    @cached_property
+    def dead_letters(self) -> DeadLetters:
+        """Messages set aside: no process could decode or deliver them."""
+        return DeadLetters(self.client, self.keys.prefix)
 
     @cached_property
     def jobs(self) -> JobStore:

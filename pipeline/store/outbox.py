@@ -56,11 +56,14 @@ class OutboxMessage:
 
 @dataclass(frozen=True)
 class Delivery:
-    """A message read from the outbox, to be acknowledged by ``entry_id``."""
+    """A message read from the outbox, to be acknowledged by ``entry_id``; ``message`` is
+    None for an entry that cannot be read (``problem`` says why, ``raw`` is what it holds)."""
 
     entry_id: str
-    message: OutboxMessage
+    message: OutboxMessage | None
     attempt: int
+    problem: str = ""
+    raw: str = ""
 
 
 # KEYS: the job's marks, the outbox; ARGV: (kind, jobid, payload, mark) per message.
@@ -147,12 +150,27 @@ class Outbox:
 
     @staticmethod
     def _decode(entry_id: bytes, fields: dict[bytes, bytes], attempt: int) -> Delivery:
-        jobid = fields[b"jobid"].decode()
-        message = OutboxMessage(
-            kind=fields[b"kind"].decode(),
-            jobid=int(jobid) if jobid else None,
-            payload=json.loads(fields[b"payload"]),
-        )
+        """The entry's message; one that cannot be read comes back as a :class:`Delivery`
+        whose ``problem`` says why (its raw fields in ``raw``), for the reader to set aside."""
+        try:
+            jobid = fields[b"jobid"].decode()
+            payload = json.loads(fields[b"payload"])
+            if not isinstance(payload, dict):
+                raise ValueError(f"its payload is a JSON {type(payload).__name__}, not an object")
+            message = OutboxMessage(
+                kind=fields[b"kind"].decode(),
+                jobid=int(jobid) if jobid else None,
+                payload=payload,
+            )
+        except (KeyError, ValueError, RecursionError, InputError) as exc:
+            raw = json.dumps(
+                {
+                    k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
+                    for k, v in fields.items()
+                }
+            )
+            problem = f"{type(exc).__name__}: {exc}"
+            return Delivery(entry_id.decode(), None, attempt, problem=problem, raw=raw)
         return Delivery(entry_id.decode(), message, attempt)
 
     def read(
@@ -225,10 +243,9 @@ class Outbox:
             raise store_errors(exc) from exc
         out: list[Delivery] = []
         for entry_id, fields in rows[:limit]:
-            try:
-                out.append(self._decode(entry_id, fields, 0))
-            except (KeyError, ValueError, InputError):  # not ours to judge here: a report
-                continue
+            delivery = self._decode(entry_id, fields, 0)
+            if delivery.message is not None:  # not ours to judge here: a report
+                out.append(delivery)
         return out, len(rows) <= limit
 
     def unacked(self) -> int:

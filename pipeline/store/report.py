@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pydantic
 import redis
 
+from pipeline.model.deadletter import DeadLetter
 from pipeline.model.job import JobRecord
 from pipeline.store.connection import store_errors
 from pipeline.store.deadlines import Deadline
@@ -104,6 +105,9 @@ class PipelineView:
     watcher_leader: str | None
     watch_resume: dict[str, str] = field(default_factory=dict)  # plural → resourceVersion
     rabbits: dict[str, dict[str, Any]] = field(default_factory=dict)  # name → health
+    dead_letters: int = 0  # kept in the dead-letter list
+    dead_letters_total: int = 0  # ever set aside
+    latest_dead_letters: list[DeadLetter] = field(default_factory=list)  # newest first
 
 
 def job_view(store: Store, jobid: int, *, scan_limit: int = SCAN_LIMIT) -> JobView:
@@ -138,7 +142,7 @@ def job_view(store: Store, jobid: int, *, scan_limit: int = SCAN_LIMIT) -> JobVi
         deadlines=[
             Deadline.parse(_text(m), float(s)) for m, s in deadlines if _text(m).startswith(prefix)
         ],
-        outbox=[d for d in outbox if d.message.jobid == jobid],
+        outbox=[d for d in outbox if d.message is not None and d.message.jobid == jobid],
         ledger=[e for e in ledger if _jobid_of(e.kwargs) == jobid],
         failures=[f for f in map(_json, (v for _, v in failures)) if _jobid_of(f) == jobid],
         answered={
@@ -170,6 +174,7 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
         failures, _ = _scan(client, keys.failures, scan_limit)
     except redis.RedisError as exc:
         raise store_errors(exc) from exc
+    kept, total = store.dead_letters.counts()
     stalest = sorted(
         ((j, states.get(j), last[j][1] or None) for j in jobids),
         key=lambda row: row[2] or 0.0,  # never observed: first
@@ -197,6 +202,9 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
         watcher_leader=None if leader is None else _text(leader),
         watch_resume={p: _text(rv) for p, rv in zip(_WATCHED, rvs, strict=True) if rv},
         rabbits={_text(name): _json(health) for name, health in rabbits.items()},
+        dead_letters=kept,
+        dead_letters_total=total,
+        latest_dead_letters=store.dead_letters.latest(min(limit, 3)) if kept else [],
     )
 
 

@@ -19,7 +19,9 @@ kvs-put                 a put in the job's KVS directory, committed
 ======================  ============================================================
 
 An error *answer* from Flux is logged and the message acknowledged, as
-coral2_dws only logs responses; a failure to *reach* Flux
+coral2_dws only logs responses; an entry that cannot be read, or of which no
+Flux request can be made (an unknown kind, a payload missing a field), is
+set aside as a dead letter and delivery goes on with the next; a failure to *reach* Flux
 (:class:`FluxUnreachable`) leaves the message unacknowledged so it is
 delivered again — which is safe, since every message is idempotent on the
 Flux side or guarded by a once-mark when it was written.
@@ -27,13 +29,15 @@ Flux side or guarded by a once-mark when it was written.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pipeline.errors import FluxError, FluxUnreachable
+from pipeline.errors import FluxError, FluxUnreachable, InputError
 from pipeline.model.hostlist import expand_hostlist
+from pipeline.platform.deadletters import set_aside
 from pipeline.store.outbox import Delivery, Outbox, OutboxMessage
 
 log = logging.getLogger("coral2_pipeline.bridge")
@@ -103,16 +107,32 @@ class Deliverer:
     path_of: PathOf
 
     def deliver(self, message: OutboxMessage) -> None:
-        """Deliver one message; an error answer is logged (raise FluxUnreachable to retry)."""
+        """Deliver one message; an error answer is logged (raise FluxUnreachable to retry);
+        a message no Flux request can be made of is set aside."""
         try:
             if message.kind == "kvs-put":
-                assert message.jobid is not None
-                self.flux.kvs_put(message.jobid, message.payload["key"], message.payload["value"])
-                return
-            topic, payload = translate(message, self.path_of)
-            self.flux.rpc(topic, payload)
+                if message.jobid is None:
+                    raise ValueError("a kvs-put names no job")
+                put = (message.jobid, str(message.payload["key"]), message.payload["value"])
+            else:
+                topic, payload = translate(message, self.path_of)
+        except (KeyError, TypeError, ValueError, InputError) as exc:
+            fields = {"kind": message.kind, "jobid": message.jobid, "payload": message.payload}
+            problem = f"cannot make a Flux request of it: {type(exc).__name__}: {exc}"
+            self.set_aside("", json.dumps(fields), problem)
+            return
+        try:
+            if message.kind == "kvs-put":
+                self.flux.kvs_put(*put)
+            else:
+                self.flux.rpc(topic, payload)
         except FluxError as exc:
             log.warning("%s for job %s: Flux answered: %s", message.kind, message.jobid, exc)
+
+    def set_aside(self, entry_id: str, raw: str, problem: str) -> None:
+        """An entry no Flux request can be made of: a dead letter, and delivery goes on."""
+        where = f"outbox {entry_id}".strip()
+        set_aside(self.outbox.client, self.outbox.keys.prefix, where, raw, problem)
 
     def run_once(self, *, count: int = 100, block_ms: int | None = None) -> int:
         """Deliver up to ``count`` messages in order; return how many were delivered.
@@ -127,6 +147,10 @@ class Deliverer:
         deliveries: list[Delivery] = self.outbox.read(self.consumer, count=count, block_ms=block_ms)
         try:
             for delivery in deliveries:
+                if delivery.message is None:
+                    self.set_aside(delivery.entry_id, delivery.raw, delivery.problem)
+                    delivered.append(delivery.entry_id)
+                    continue
                 try:
                     self.deliver(delivery.message)
                 except FluxUnreachable as exc:

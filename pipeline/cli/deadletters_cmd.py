@@ -1,0 +1,58 @@
+"""``coral2-pipeline deadletters``: the messages no process could decode or deliver."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from pipeline.cli.common import CommandError, settings_of
+from pipeline.store import Store
+
+
+def register(sub: Any) -> None:
+    """Add the subcommand to ``sub``."""
+    parser = sub.add_parser(
+        "deadletters",
+        help="list (or clear) the messages set aside because nothing could use them",
+        description=(
+            "Messages no worker could decode or run, and outbox entries the bridge could not "
+            "make a Flux request of, are set aside with their raw bytes (the newest 1,000 are "
+            "kept). List them, newest first; --clear drops the kept ones once read."
+        ),
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object a line")
+    parser.add_argument(
+        "--limit", type=int, default=20, metavar="N", help="how many to show (default 20)"
+    )
+    parser.add_argument("--clear", action="store_true", help="drop every kept dead letter")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """List or clear; exit 0."""
+    if args.limit < 1:
+        raise CommandError(f"--limit must be at least 1, got {args.limit}")
+    settings = settings_of(args)
+    letters = Store.from_url(settings.store_url, settings.pipeline.key_prefix).dead_letters
+    if args.clear:
+        print(f"dropped {letters.clear()} dead letter(s)")
+        return 0
+    latest = letters.latest(args.limit)
+    if args.json:
+        for letter in latest:
+            print(json.dumps(letter.model_dump(), sort_keys=True))
+        return 0
+    kept, total = letters.counts()
+    table = Table(title=f"dead letters: {kept} kept, {total} ever set aside (newest first)")
+    for column in ("when", "from", "why", "bytes", "raw (start)"):
+        table.add_column(column, overflow="fold")
+    for letter in latest:
+        when = datetime.datetime.fromtimestamp(letter.at).isoformat(sep=" ", timespec="seconds")
+        table.add_row(when, letter.where, letter.reason, str(letter.size), letter.raw[:200])
+    Console().print(table)
+    return 0

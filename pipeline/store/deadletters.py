@@ -1,0 +1,55 @@
+"""The dead letters as admins read them (the writers are in ``pipeline.platform.deadletters``)."""
+
+from __future__ import annotations
+
+import pydantic
+import redis
+
+from pipeline.model.deadletter import DeadLetter, count_key, list_key
+from pipeline.store.connection import store_errors
+
+
+class DeadLetters:
+    """The bounded list of messages set aside, and the count of every one ever set aside."""
+
+    def __init__(self, client: redis.Redis, prefix: str) -> None:
+        self.client = client
+        self.list_key = list_key(prefix)
+        self.count_key = count_key(prefix)
+
+    def counts(self) -> tuple[int, int]:
+        """(kept, ever set aside)."""
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            pipe.llen(self.list_key)
+            pipe.get(self.count_key)
+            kept, total = pipe.execute()
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return int(kept), int(total or 0)
+
+    def latest(self, limit: int) -> list[DeadLetter]:
+        """The newest ``limit`` dead letters, newest first (an unreadable one is shown as
+        such, not skipped)."""
+        try:
+            raws = self.client.lrange(self.list_key, 0, max(limit, 1) - 1)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        out = []
+        for raw in raws:
+            try:
+                out.append(DeadLetter.model_validate_json(raw))
+            except pydantic.ValidationError:
+                out.append(DeadLetter.of("?", raw, "(this dead letter itself is unreadable)"))
+        return out
+
+    def clear(self) -> int:
+        """Drop every kept dead letter (the count stays); return how many were dropped."""
+        try:
+            pipe = self.client.pipeline(transaction=True)
+            pipe.llen(self.list_key)
+            pipe.delete(self.list_key)
+            dropped, _ = pipe.execute()
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return int(dropped)
