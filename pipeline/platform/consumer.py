@@ -8,6 +8,10 @@ the worker's event loop and stops the worker. This consumer sets every such
 message aside as a dead letter (:mod:`pipeline.platform.deadletters`), with
 its headers and body, drops it from the queue, and goes on.
 
+With signing on it also refuses, the same way, a message whose signature
+verifies but was made for another task, or by a key whose role may not
+send it (:func:`pipeline.platform.signing.refusal`): nothing of it runs.
+
 ``celery_config`` names it as ``worker_consumer``; node workers use it too.
 """
 
@@ -22,6 +26,7 @@ from vine import promise  # type: ignore[import-untyped]
 
 from pipeline.platform.broker import PREFIX_OPTION
 from pipeline.platform.deadletters import set_aside
+from pipeline.platform.signing import refusal, signed
 
 log = logging.getLogger("coral2_pipeline.consumer")
 
@@ -72,9 +77,15 @@ class Consumer(CeleryConsumer):  # type: ignore[misc]
         # kombu counts KeyError among the Redis transport's connection errors (a stale
         # poller fd); from a task strategy it means a message missing a field
         connection_errors = tuple(e for e in self.connection_errors if e is not KeyError)
+        check = signed(self.app)
 
         def on_task_received(message: Any) -> Any:
             try:
+                problem = refusal(message) if check else None
+                if problem is not None:
+                    self._set_aside(message, f"refused: {problem}")
+                    self._drop(message)
+                    return None
                 return handle(message)
             except connection_errors:
                 raise  # the broker is gone: Celery reconnects

@@ -298,6 +298,14 @@ class PipelineSettings(_Table):
         default=None,
         description="directory of the PEM certificates whose signed messages this process runs",
     )
+    security_node_cert_store: str | None = Field(
+        default=None,
+        description=(
+            "management side: directory of the node workers' PEM certificates, trusted "
+            "only for a node's answers (job.prolog_done, job.clientmount_done, "
+            "job.epilog_done)"
+        ),
+    )
 
     @model_validator(mode="after")
     def _signing(self) -> PipelineSettings:
@@ -310,6 +318,11 @@ class PipelineSettings(_Table):
             raise ValueError(
                 "message signing needs security_key, security_certificate and "
                 f"security_cert_store together; only {', '.join(given)} is set"
+            )
+        if self.security_node_cert_store is not None and not given:
+            raise ValueError(
+                "security_node_cert_store needs message signing on: set security_key, "
+                "security_certificate and security_cert_store too"
             )
         return self
 

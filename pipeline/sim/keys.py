@@ -3,9 +3,11 @@
 A site makes its own with its PKI (docs/security.md). The demo makes two
 self-signed pairs with ``cryptography`` — the management side's, which signs
 every task the pipeline sends, and the node workers', which sign only their
-answers — and two certificate stores: the management side trusts both, a
-node worker trusts the management side alone, so it runs nothing a node (or
-anyone without the management key) signed.
+answers — and three certificate stores: the management side trusts its own
+certificate for every task and the node certificate for node answers only
+(``security_node_cert_store``); a node worker trusts the management side
+alone, so it runs nothing a node (or anyone without the management key)
+signed.
 """
 
 from __future__ import annotations
@@ -28,14 +30,18 @@ class Signer:
     key: Path
     certificate: Path
     store: Path
+    answers: Path | None = None  # certificates trusted for node answers only
 
     def env(self) -> dict[str, str]:
-        """The settings that make a process sign with this key and trust this store."""
-        return {
+        """The settings that make a process sign with this key and trust these stores."""
+        env = {
             "CORAL2_PIPELINE_PIPELINE__SECURITY_KEY": str(self.key),
             "CORAL2_PIPELINE_PIPELINE__SECURITY_CERTIFICATE": str(self.certificate),
             "CORAL2_PIPELINE_PIPELINE__SECURITY_CERT_STORE": str(self.store),
         }
+        if self.answers is not None:
+            env["CORAL2_PIPELINE_PIPELINE__SECURITY_NODE_CERT_STORE"] = str(self.answers)
+        return env
 
 
 def key_pair(directory: Path, name: str) -> tuple[Path, Path]:
@@ -72,8 +78,9 @@ def demo_signers(directory: Path) -> tuple[Signer, Signer]:
     mgmt_key, mgmt_cert = key_pair(directory, "management")
     node_key, node_cert = key_pair(directory, "node")
     mgmt_store, node_store = directory / "management-trusts", directory / "node-trusts"
-    for store, certs in ((mgmt_store, (mgmt_cert, node_cert)), (node_store, (mgmt_cert,))):
+    answers = directory / "node-answers-trusts"
+    for store, cert in ((mgmt_store, mgmt_cert), (node_store, mgmt_cert), (answers, node_cert)):
         store.mkdir(exist_ok=True)
-        for cert in certs:
-            (store / cert.name).write_bytes(cert.read_bytes())
-    return Signer(mgmt_key, mgmt_cert, mgmt_store), Signer(node_key, node_cert, node_store)
+        (store / cert.name).write_bytes(cert.read_bytes())
+    management = Signer(mgmt_key, mgmt_cert, mgmt_store, answers)
+    return management, Signer(node_key, node_cert, node_store)
