@@ -123,7 +123,7 @@ def refusal(message: Any) -> str | None:
     left to Celery's own refusal (None here)."""
     headers = message.headers if isinstance(message.headers, dict) else {}
     try:
-        args, kwargs, embed = message.decode()
+        _args, _kwargs, embed = message.decode()
     except Exception:  # Celery refuses it next, with its own reason
         return None
     if not isinstance(embed, dict):
