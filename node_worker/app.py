@@ -22,6 +22,7 @@ from celery import Celery
 
 from node_worker import perilog
 from node_worker.cxi import Nic, clean_services, env_devices
+from node_worker.ended import EndedJobs
 from node_worker.service import ClientmountService
 from pipeline.errors import CxiError
 from pipeline.model.idset import decode_idset
@@ -52,6 +53,7 @@ class NodeWorker:
         *,
         companion: Companion | None = None,
         nic_of: Callable[[str], Nic] | None = None,
+        ended: EndedJobs | None = None,
     ) -> None:
         self.settings = settings
         self.hosts = hosts
@@ -62,6 +64,7 @@ class NodeWorker:
         self.service = service
         self.companion = companion
         self.nic_of = nic_of
+        self.ended = ended or EndedJobs(None)
         self.app = self._app()
 
     def _nic(self, hostname: str) -> Nic:
@@ -86,7 +89,7 @@ class NodeWorker:
         def answer(name: str, **kwargs: Any) -> None:
             app.send_task(name, kwargs=kwargs, queue=lifecycle)
 
-        @app.task(name="node.prolog", acks_late=True, bind=True)  # type: ignore[untyped-decorator]
+        @app.task(name="node.prolog", shared=False, acks_late=True, bind=True)  # type: ignore[untyped-decorator]
         def prolog(
             task: Any,
             hostname: str,
@@ -96,6 +99,16 @@ class NodeWorker:
             cxi: dict[str, Any] | None = None,
         ) -> dict[str, int]:
             self._check(task, hostname)
+            if self.ended.ended(hostname, jobid):  # a late copy: the epilog has run
+                log.info("node.prolog of job %s on %s after its epilog: ignored", jobid, hostname)
+                answer(
+                    "job.prolog_done",
+                    jobid=jobid,
+                    node=hostname,
+                    task_id=task.request.id,
+                    late=True,
+                )
+                return {}
             outcome = perilog.prolog(
                 hostname,
                 jobid,
@@ -111,14 +124,22 @@ class NodeWorker:
             answer("job.prolog_done", **done)
             return outcome.services
 
-        @app.task(name="node.clientmount", acks_late=True, bind=True)  # type: ignore[untyped-decorator]
+        @app.task(name="node.clientmount", shared=False, acks_late=True, bind=True)  # type: ignore[untyped-decorator]
         def clientmount(task: Any, hostname: str, jobid: int, action: str) -> str:
             self._check(task, hostname)
+            done = {"jobid": jobid, "node": hostname, "task_id": task.request.id}
+            if action == "stop" and self.ended.ended(hostname, jobid):
+                # a late copy: the epilog started the service for the unmounts; leave it
+                log.info(
+                    "clientmount stop of job %s on %s after its epilog: ignored", jobid, hostname
+                )
+                answer("job.clientmount_done", **done, late=True)
+                return "ignored"
             perilog.clientmount(hostname, action, self.service)
-            answer("job.clientmount_done", jobid=jobid, node=hostname, task_id=task.request.id)
+            answer("job.clientmount_done", **done)
             return action
 
-        @app.task(name="node.epilog", acks_late=True, bind=True)  # type: ignore[untyped-decorator]
+        @app.task(name="node.epilog", shared=False, acks_late=True, bind=True)  # type: ignore[untyped-decorator]
         def epilog(
             task: Any,
             hostname: str,
@@ -128,6 +149,7 @@ class NodeWorker:
             cxi: dict[str, Any] | None = None,
         ) -> list[str]:
             self._check(task, hostname)
+            self.ended.note(hostname, jobid)  # before acting: no prolog copy undoes it
             outcome = perilog.epilog(
                 hostname,
                 userid,
@@ -146,18 +168,18 @@ class NodeWorker:
             )
             return outcome.busy
 
-        @app.task(name="node.cxi_list", bind=True)  # type: ignore[untyped-decorator]
+        @app.task(name="node.cxi_list", shared=False, bind=True)  # type: ignore[untyped-decorator]
         def cxi_list(task: Any, hostname: str) -> list[dict[str, object]]:
             self._check(task, hostname)
             return env_devices(self._nic(hostname))
 
-        @app.task(name="node.cxi_clean", bind=True)  # type: ignore[untyped-decorator]
+        @app.task(name="node.cxi_clean", shared=False, bind=True)  # type: ignore[untyped-decorator]
         def cxi_clean(task: Any, hostname: str, pool: str) -> dict[str, list[str]]:
             self._check(task, hostname)
             destroyed, busy = clean_services(self._nic(hostname), decode_idset(pool))
             return {"destroyed": destroyed, "busy": busy}
 
-        @app.task(name="node.ping", bind=True)  # type: ignore[untyped-decorator]
+        @app.task(name="node.ping", shared=False, bind=True)  # type: ignore[untyped-decorator]
         def ping(task: Any, hostname: str) -> str:
             self._check(task, hostname)
             return hostname

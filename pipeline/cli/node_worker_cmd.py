@@ -15,6 +15,9 @@ from pipeline.model.hostlist import expand_hostlist
 if TYPE_CHECKING:
     from node_worker.cxi import Nic
 
+#: Where a production node worker notes the jobs whose epilog ran.
+STATE_DIR = Path("/var/lib/coral2-pipeline/node-worker")
+
 
 def register(sub: Any) -> None:
     """Add the subcommand to ``sub``."""
@@ -62,6 +65,14 @@ def register(sub: Any) -> None:
         "the first attempt to destroy them (a job whose processes outlive it; repeatable)",
     )
     parser.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        default=None,
+        help="where the worker notes the jobs whose epilog ran, so that a late copy of "
+        "their prolog undoes nothing (default /var/lib/coral2-pipeline/node-worker; "
+        "with --backend simulated, <sim-root>/.state)",
+    )
+    parser.add_argument(
         "--concurrency",
         type=int,
         default=None,
@@ -81,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     if not hosts:
         raise CommandError("--hostname names no node")
     from node_worker.app import NodeWorker
+    from node_worker.ended import EndedJobs
     from node_worker.service import SystemdService
 
     settings = settings_of(args)
@@ -88,14 +100,18 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--concurrency must be at least 1, got {args.concurrency}")
     try:
         nic_of = _nics(args)
+        root = Path(args.sim_root or "/tmp/coral2-mounts")
+        default_state = root / ".state" if args.backend == "simulated" else STATE_DIR
+        ended = EndedJobs(Path(args.state_dir) if args.state_dir else default_state)
         if args.backend == "simulated":
             from pipeline.sim.node.agent import SimulatedAgent, agent_client
 
-            root = Path(args.sim_root or "/tmp/coral2-mounts")
             agent = SimulatedAgent(agent_client(settings), hosts, root)
-            worker = NodeWorker(settings, hosts, agent.service, companion=agent, nic_of=nic_of)
+            worker = NodeWorker(
+                settings, hosts, agent.service, companion=agent, nic_of=nic_of, ended=ended
+            )
         else:
-            worker = NodeWorker(settings, hosts, SystemdService(), nic_of=nic_of)
+            worker = NodeWorker(settings, hosts, SystemdService(), nic_of=nic_of, ended=ended)
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
     concurrency = args.concurrency or min(256, 4 * len(hosts))

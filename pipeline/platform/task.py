@@ -12,9 +12,12 @@
   with capped exponential backoff (or the error's own ``delay_s`` if
   longer); :class:`~pipeline.errors.PermanentError` is recorded in
   ``<prefix>:failures`` and the task ends without retrying.
-* **Poison messages.** Every start of a message increments a counter in
-  Redis; past ``max_attempts`` the message is recorded as failed and
-  dropped instead of crashing workers forever.
+* **Poison messages.** Every failed run of a message (an unexpected
+  exception, a permanent error) increments a counter in Redis; past
+  ``max_attempts`` failures the message is recorded as failed and dropped
+  instead of failing forever. Runs that end because a worker was killed, and
+  retries of temporary errors, are not failures: churn never drops a
+  healthy message.
 * **No lost messages.** :func:`dispatch` notes every message in the
   store's ledger before sending it; a task crosses its entry out when it
   ends (success, permanent failure, dropped), a retry postpones it, and
@@ -219,7 +222,7 @@ class PipelineTask(Task):  # type: ignore[misc]
         )
         extra = {"jobid": jobid, "task": self.name, "attempt": attempt}
         if attempt > self.max_attempts:
-            reason = f"dropped after {attempt - 1} starts (poison message?)"
+            reason = f"dropped after {attempt - 1} failed runs (poison message?)"
             log.error("%s: %s", self.name, reason, extra=extra)
             self.record_failure(jobid, reason)
             taken = Holding(lock_jobid, token) if lock_jobid is not None and token else None
@@ -243,11 +246,15 @@ class PipelineTask(Task):  # type: ignore[misc]
             raise self.retry(exc=exc, countdown=countdown) from exc
         except PermanentError as exc:
             log.error("%s: %s", self.name, exc, extra=extra)
+            self.store.runs.failed(self.request.id or "eager")
             self.record_failure(jobid, str(exc))
             self._settle()
             return None
-        # An unexpected error (a bug) leaves the entry: the message is sent again
-        # later, ever more rarely, until max_attempts drops it.
+        except Exception:
+            # An unexpected error (a bug) is counted and leaves the ledger entry: the
+            # message is sent again later, ever more rarely, until max_attempts drops it.
+            self.store.runs.failed(self.request.id or "eager")
+            raise
         return result
 
 

@@ -89,6 +89,11 @@ def parse_notes(raw: Mapping[Any, Any]) -> dict[int, tuple[str, float]]:
     return out
 
 
+#: The one-shot mark of a job the pipeline is done with (:meth:`JobStore.finish`): a task
+#: that would start its work again (``dws.create``, ``dws.setup``, ``job.run``) does nothing.
+ENDED = "ended"
+
+
 class JobStore:
     """Job records in Redis."""
 
@@ -213,13 +218,15 @@ class JobStore:
             raise store_errors(exc) from exc
 
     def finish(self, jobid: int, retain_s: float) -> None:
-        """Stop tracking ``jobid``: its record and marks expire ``retain_s`` from now.
+        """Stop tracking ``jobid``: its record and marks expire ``retain_s`` from now, and
+        its :data:`ENDED` mark tells a late or duplicate task that the job is over.
 
         Idempotent; a later update keeps the expiry (``SET KEEPTTL``).
         """
         ms = max(1, int(retain_s * 1000))
         try:
             pipe = self.client.pipeline()
+            pipe.hset(self.keys.marks(jobid), ENDED, "1")
             pipe.srem(self.keys.jobs_index, jobid)
             pipe.pexpire(self.keys.job(jobid), ms)
             pipe.pexpire(self.keys.marks(jobid), ms)

@@ -39,7 +39,7 @@ class Keys:
         return f"{self.prefix}:jobs"
 
     def attempts(self, task_id: str) -> str:
-        """How many times a task message has started (poison-message guard)."""
+        """How many runs of a task message failed (poison-message guard)."""
         return f"{self.prefix}:attempts:{task_id}"
 
     @property

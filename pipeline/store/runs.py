@@ -41,15 +41,17 @@ class TaskRuns:
     def begin(
         self, task_id: str, *, lock_jobid: int | None, lock_ttl_s: float, clears: str | None
     ) -> tuple[int, str | None]:
-        """Count this start of message ``task_id``, delete key ``clears``, and for
-        ``lock_jobid`` try its lock and read its record (the task's first update of it then
-        needs no read of its own: ``JobStore.start_known``). Return the start count and the
-        lock's token (None: not taken)."""
+        """Start a run of message ``task_id``: read how many of its runs failed, delete key
+        ``clears``, and for ``lock_jobid`` try its lock and read its record (the task's
+        first update of it then needs no read of its own: ``JobStore.start_known``).
+        Return this run's attempt (failed runs + 1) and the lock's token (None: not taken).
+
+        Only failures count (:meth:`failed`): a message redelivered because its worker
+        was killed, or retried because its job's lock was busy, is never taken for poison."""
         key = self.keys.attempts(task_id)
         try:
             pipe = self.client.pipeline(transaction=False)
-            pipe.incr(key)
-            pipe.expire(key, ATTEMPTS_TTL_S)
+            pipe.get(key)
             token = None
             if lock_jobid is not None:
                 token = self.locks.acquire_in(pipe, lock_jobid, ttl_s=lock_ttl_s)
@@ -59,9 +61,20 @@ class TaskRuns:
             replies = pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
-        taken = token if token and replies[2] else None
-        self.jobs.start_known(lock_jobid, replies[3] if taken else None)
-        return int(replies[0]), taken
+        taken = token if token and replies[1] else None
+        self.jobs.start_known(lock_jobid, replies[2] if taken else None)
+        return int(replies[0] or 0) + 1, taken
+
+    def failed(self, task_id: str) -> None:
+        """Count a failed run of message ``task_id`` (a bug's exception, a permanent error)."""
+        key = self.keys.attempts(task_id)
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            pipe.incr(key)
+            pipe.expire(key, ATTEMPTS_TTL_S)
+            pipe.execute()
+        except redis.RedisError as exc:
+            log.warning("cannot count a failed run of %s: %s", task_id, store_errors(exc))
 
     def settle(
         self, name: str, task_id: str | None, holding: Holding | None, *, until: float | None

@@ -9,6 +9,7 @@ merges, messages to Flux go through once-only outbox writes.
 
 from __future__ import annotations
 
+import logging
 import pwd
 import time
 from functools import cache
@@ -21,8 +22,11 @@ from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.platform.task import PipelineTask, dispatch_node, pipeline_task
 from pipeline.states import hooks
 from pipeline.states.actions import Action
+from pipeline.store.jobs import ENDED
 from pipeline.tasks.act import perform
 from pipeline.tasks.health import clientmounts_not_in_state, rabbits_with_allocations
+
+log = logging.getLogger("coral2_pipeline.tasks")
 
 
 @cache
@@ -64,6 +68,15 @@ def record_of(task: PipelineTask, jobid: int) -> JobRecord:
     return task.store.jobs.latest(jobid) or JobRecord(jobid=jobid)
 
 
+def ended(task: PipelineTask, jobid: int) -> bool:
+    """Whether the pipeline is done with ``jobid``: a late or duplicate copy of a task that
+    would start its work again then changes nothing (and says so in the log)."""
+    if not task.store.marks.is_set(jobid, ENDED):
+        return False
+    log.info("%s for job %s: the job has ended; nothing to do", task.name, jobid)
+    return True
+
+
 def read_workflow(task: PipelineTask, jobid: int) -> dict[str, Any] | None:
     """The job's Workflow as it is now (None: it does not exist)."""
     try:
@@ -81,7 +94,10 @@ def create(
     resources: list[dict[str, Any]],
     failure_tolerance: int,
 ) -> bool:
-    """Create ``fluxjob-<jobid>``; enqueued by the ``dws.create`` hook (job in DEPEND)."""
+    """Create ``fluxjob-<jobid>``; enqueued by the ``dws.create`` hook (job in DEPEND).
+    A copy that runs after the job ended creates nothing."""
+    if ended(task, jobid):
+        return False
     actions = hooks.on_create(
         jobid,
         userid,
@@ -100,8 +116,11 @@ def setup(task: PipelineTask, jobid: int, R: dict[str, Any]) -> bool:
 
     The DirectiveBreakdowns' storage comes from the job record, where the Proposal
     observe saved it as it read them; the move to Setup is then one guarded patch, and
-    only a Workflow found elsewhere (a duplicate ``dws.setup``) is read.
+    only a Workflow found elsewhere (a duplicate ``dws.setup``) is read. A copy that
+    runs after the job ended does nothing.
     """
+    if ended(task, jobid):
+        return False
     settings = task.settings.rabbit
     if not settings.mapping:
         return act(

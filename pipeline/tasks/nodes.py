@@ -20,7 +20,7 @@ from pipeline.platform.task import PipelineTask, dispatch, dispatch_node, pipeli
 from pipeline.states import nodes, slingshot
 from pipeline.states.actions import Action
 from pipeline.store import Deadline
-from pipeline.tasks.dws import act, record_of
+from pipeline.tasks.dws import act, ended, record_of
 from pipeline.tasks.timeouts import handles
 
 
@@ -56,6 +56,8 @@ def run(
     """A job reached RUN (Flux holds it in the job-manager prolog): reserve its VNIs, send
     each node its prolog, and let the job start once they have all answered. Returns the
     VNIs."""
+    if ended(task, jobid):  # a copy after the job's CLEANUP: reserve nothing again
+        return []
     resources = ResourceSet.parse(R)
     cores = {host: len(resources.cores(host)) for host in resources.unique_hosts()}
     record = record_of(task, jobid).model_copy(update={"userid": userid})
@@ -110,9 +112,14 @@ def prolog_done(
     task_id: str,
     error: str = "",
     error_type: str = nodes.PROLOG_EXCEPTION,
+    late: bool = False,
 ) -> None:
     """A node's prolog ended (``error``: why it could not do its part); sent by the node.
-    Counted without the job's lock: a whole-machine job gets one per node."""
+    Counted without the job's lock: a whole-machine job gets one per node. ``late``: a
+    copy that reached the node after the job's epilog, which it ignored."""
+    if late:
+        task.store.ledger.done(task_id)
+        return
     if error:
         kwargs = {"jobid": jobid, "node": node, "error": error, "error_type": error_type}
         dispatch(task.app, task.store, "job.prolog_failed", kwargs)
@@ -122,8 +129,14 @@ def prolog_done(
 
 
 @pipeline_task("job.clientmount_done", queue="lifecycle")
-def clientmount_done(task: PipelineTask, jobid: int, node: str, task_id: str) -> None:
-    """A node stopped the clientmount service after the job's PreRun; sent by the node."""
+def clientmount_done(
+    task: PipelineTask, jobid: int, node: str, task_id: str, late: bool = False
+) -> None:
+    """A node stopped the clientmount service after the job's PreRun; sent by the node
+    (``late``: a copy after the job's epilog, which it ignored)."""
+    if late:
+        task.store.ledger.done(task_id)
+        return
     _answered(task, jobid, "stopped", node, task_id)
 
 

@@ -64,6 +64,9 @@ def env(redis_url: str, prefix: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CORAL2_PIPELINE_")}
     env["CORAL2_PIPELINE_PIPELINE__BROKER_URL"] = redis_url
     env["CORAL2_PIPELINE_PIPELINE__KEY_PREFIX"] = prefix
+    # queues of its own: the session's test worker serves the default names
+    env["CORAL2_PIPELINE_PIPELINE__QUEUES__LIFECYCLE"] = f"{prefix}-lifecycle"
+    env["CORAL2_PIPELINE_PIPELINE__QUEUES__HOUSEKEEPING"] = f"{prefix}-housekeeping"
     return env
 
 
@@ -79,16 +82,17 @@ def spawn(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
 
 @pytest.fixture(scope="module")
 def workers(
-    env: dict[str, str], app: Celery, tmp_path_factory: pytest.TempPathFactory
+    env: dict[str, str], app: Celery, prefix: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Path]:
     logs = tmp_path_factory.mktemp("workers")
     celery = [sys.executable, "-m", "celery", "-A", "pipeline.app", "worker", "--pool=threads"]
-    celery += ["-Q", "lifecycle,housekeeping", "--concurrency=2", "--without-mingle"]
+    celery += ["-Q", f"{prefix}-lifecycle,{prefix}-housekeeping", "--concurrency=2"]
     node = [sys.executable, "-m", "pipeline.cli", "node-worker", "--hostname", "n1"]
     node += ["--backend", "systemd", "--nic", "simulated"]
     procs = [spawn(celery, env, logs / "worker.log"), spawn(node, env, logs / "node.log")]
     try:
-        app.send_task("housekeeping.ping", args=["up"], queue="housekeeping").get(timeout=120)
+        up = app.send_task("housekeeping.ping", args=["up"], queue=f"{prefix}-housekeeping")
+        up.get(timeout=120)
         app.send_task("node.ping", args=["n1"], queue="node.n1").get(timeout=120)
         yield logs
     finally:
@@ -111,17 +115,20 @@ def test_bad_messages_are_set_aside_and_the_next_task_runs(
 ) -> None:
     client = redis.Redis.from_url(redis_url)
     client.delete(list_key(prefix), count_key(prefix))
+    target = f"{prefix}-lifecycle" if queue == "lifecycle" else queue
     for raw in BAD:
-        client.lpush(queue, raw)
+        client.lpush(target, raw)
     found = letters(client, prefix, len(BAD))
     assert len(found) == len(BAD), [f.reason for f in found]
-    assert {f.where for f in found} <= {queue, "lifecycle"}
+    assert {f.where for f in found} <= {target, "lifecycle"}
     assert int(client.get(count_key(prefix)) or 0) == len(BAD)
     [one_byte] = [f for f in found if f.raw == "\\xff"]
     assert one_byte.size == 1 and "not a kombu message" in one_byte.reason
     assert any("no.such.task" in f.reason for f in found)
     if queue == "lifecycle":
-        answer = app.send_task("housekeeping.ping", args=["still here"], queue="housekeeping")
+        answer = app.send_task(
+            "housekeeping.ping", args=["still here"], queue=f"{prefix}-housekeeping"
+        )
         assert answer.get(timeout=60) == "still here"
     else:
         assert app.send_task("node.ping", args=["n1"], queue=queue).get(timeout=60) == "n1"

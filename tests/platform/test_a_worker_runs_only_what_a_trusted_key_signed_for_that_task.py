@@ -34,7 +34,11 @@ def keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Signer, Signer]:
 def base_env(redis_url: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CORAL2_PIPELINE_")}
     env["CORAL2_PIPELINE_PIPELINE__BROKER_URL"] = redis_url
-    env["CORAL2_PIPELINE_PIPELINE__KEY_PREFIX"] = f"roles-{uuid.uuid4().hex[:8]}"
+    tag = uuid.uuid4().hex[:8]
+    env["CORAL2_PIPELINE_PIPELINE__KEY_PREFIX"] = f"roles-{tag}"
+    # queues of its own: the session's test worker serves the default names
+    env["CORAL2_PIPELINE_PIPELINE__QUEUES__LIFECYCLE"] = f"lifecycle-{tag}"
+    env["CORAL2_PIPELINE_PIPELINE__QUEUES__HOUSEKEEPING"] = f"housekeeping-{tag}"
     env["CORAL2_PIPELINE_PIPELINE__API_HOST"] = "http://127.0.0.1:9"  # no Workflow is asked for
     return env
 
@@ -45,7 +49,9 @@ def worker(
 ) -> Iterator[Path]:
     log = tmp_path_factory.mktemp("worker") / "worker.log"
     argv = [sys.executable, "-m", "celery", "-A", "pipeline.app", "worker", "--pool=threads"]
-    argv += ["-Q", "lifecycle,housekeeping", "--concurrency=2", "--without-mingle"]
+    queues = f"{base_env['CORAL2_PIPELINE_PIPELINE__QUEUES__LIFECYCLE']},"
+    queues += base_env["CORAL2_PIPELINE_PIPELINE__QUEUES__HOUSEKEEPING"]
+    argv += ["-Q", queues, "--concurrency=2", "--without-mingle"]
     with log.open("wb") as out:
         proc = subprocess.Popen(
             argv, env={**base_env, **keys[0].env()}, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT
@@ -61,7 +67,8 @@ def worker(
 def send(
     env: dict[str, str], signer: Signer | None, name: str, kwargs: object, wait: float = 0
 ) -> str:
-    queue = "housekeeping" if name.startswith("housekeeping") else "lifecycle"
+    logical = "HOUSEKEEPING" if name.startswith("housekeeping") else "LIFECYCLE"
+    queue = env[f"CORAL2_PIPELINE_PIPELINE__QUEUES__{logical}"]
     argv = [sys.executable, "-m", "tests.platform.send_signed", name, queue, json.dumps(kwargs)]
     argv += ["--wait", str(wait)] if wait else []
     full = {**env, **(signer.env() if signer else {})}
@@ -131,7 +138,7 @@ def test_unsigned_and_replayed_messages_are_refused(
     subprocess.run([*park, '{"token": "t"}'], env=env, cwd=ROOT, check=True, timeout=180)
     envelope = json.loads(client.rpop("parked") or b"{}")
     envelope["headers"]["task"] = "dws.teardown"
-    client.lpush("lifecycle", json.dumps(envelope))
+    client.lpush(base_env["CORAL2_PIPELINE_PIPELINE__QUEUES__LIFECYCLE"], json.dumps(envelope))
     letters = refused(base_env, redis_url, before + 2)
     reasons = [letter.reason for letter in letters[: len(letters) - before]]
     assert any("ContentDisallowed" in r for r in reasons), reasons

@@ -8,7 +8,7 @@ import uuid
 import redis
 from celery import Celery
 
-from tests.platform.probe_tasks import flaky, locked, permanent
+from tests.platform.probe_tasks import broken, flaky, locked, permanent
 
 
 def client_of(app: Celery) -> redis.Redis:
@@ -41,7 +41,29 @@ def test_a_poison_message_is_dropped_after_max_attempts(celery_app: Celery, work
     assert result.get(timeout=30) is None
     assert client_of(celery_app).get(key) is None
     entry = json.loads(client_of(celery_app).hget("celerytest:failures", task_id) or "{}")
-    assert "dropped after 20 starts" in entry["reason"]
+    assert "dropped after 20 failed runs" in entry["reason"]
+
+
+def test_a_message_started_again_and_again_without_failing_is_never_dropped(
+    celery_app: Celery, worker: None
+) -> None:
+    task_id = uuid.uuid4().hex  # every redelivery of one message keeps its id
+    key = f"churn:{task_id}"
+    for run in range(25):
+        assert flaky.apply_async((f"{key}:{run}", 0), task_id=task_id).get(timeout=30) == 1
+    assert client_of(celery_app).hget("celerytest:failures", task_id) is None
+
+
+def test_each_failed_run_is_counted_and_the_twenty_first_start_drops_it(
+    celery_app: Celery, worker: None
+) -> None:
+    task_id = uuid.uuid4().hex
+    key = f"bug:{task_id}"
+    for _ in range(22):
+        broken.apply_async((key,), task_id=task_id).get(timeout=30, propagate=False)
+    assert client_of(celery_app).get(key) == b"20"  # the runs after the 20th failure: none
+    entry = json.loads(client_of(celery_app).hget("celerytest:failures", task_id) or "{}")
+    assert "dropped after 20 failed runs" in entry["reason"]
 
 
 def test_lifecycle_tasks_of_one_job_never_overlap(celery_app: Celery, worker: None) -> None:
