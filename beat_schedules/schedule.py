@@ -1,7 +1,8 @@
 """The beat schedule: one entry per periodic duty, each saying why it exists.
 
-Deadlines are data in Redis, so beat needs only a short
-table of sweeps; run exactly one beat (``celery -A pipeline.app beat``).
+Deadlines are data in Redis, so beat needs only a short table of sweeps.
+Run two beats (``celery -A pipeline.app beat``) for failover: one holds the
+beat lease and fires these, the other stands by (``pipeline.platform.beat``).
 """
 
 from __future__ import annotations
@@ -35,3 +36,21 @@ SCHEDULE: dict[str, dict[str, Any]] = {
         "options": {"expires": 5.0},
     },
 }
+
+
+#: How often beat sends each queue a ``housekeeping.heartbeat`` (s).
+HEARTBEAT_S = 10.0
+
+
+def heartbeats(queues: list[str]) -> dict[str, dict[str, Any]]:
+    """One entry per queue: a heartbeat a worker of that queue notes when it takes it, so
+    that ``coral2-pipeline status`` can flag a queue no worker serves."""
+    return {
+        f"heartbeat-{queue}": {
+            "task": "housekeeping.heartbeat",
+            "schedule": HEARTBEAT_S,
+            "kwargs": {"queue": queue},
+            "options": {"queue": queue, "expires": HEARTBEAT_S},
+        }
+        for queue in queues
+    }

@@ -195,6 +195,12 @@ def _pipeline(view: PipelineView, as_json: bool, resend_after_s: float) -> int:
         n: h for n, h in view.rabbits.items() if h.get("status") != "Ready" or h.get("not_ready")
     }
     summary.add_row("rabbits", f"{len(view.rabbits)} seen, {len(sick)} not Ready")
+    tick = view.beat_tick
+    summary.add_row("beat", f"{tick[1]}, ticked {_ago(now, tick[0])}" if tick else "never ticked")
+    summary.add_row(
+        "queues served",
+        ", ".join(f"{q} {_ago(now, at)}" for q, at in sorted(view.alive.items())) or "-",
+    )
     summary.add_row(
         "dead letters", f"{view.dead_letters} kept, {view.dead_letters_total} ever set aside"
     )
@@ -240,6 +246,12 @@ def _pipeline(view: PipelineView, as_json: bool, resend_after_s: float) -> int:
     return 1 if flags else 0
 
 
+#: A beat tick older than this is flagged (the leader ticks at least every lease/3).
+BEAT_LATE_S = 30.0
+#: A queue whose latest heartbeat (sent every 10 s) is older than this is flagged.
+QUEUE_LATE_S = 60.0
+
+
 def _pipeline_flags(view: PipelineView, resend_after_s: float) -> list[str]:
     now = view.at
     flags: list[str] = []
@@ -263,6 +275,21 @@ def _pipeline_flags(view: PipelineView, resend_after_s: float) -> list[str]:
         flags.append(
             f"{view.failures} task(s) failed for good: `coral2-pipeline status -j JOBID` for one"
         )
+    tick = view.beat_tick
+    if tick is None or now - tick[0] > BEAT_LATE_S:
+        since = f"for {now - tick[0]:.0f} s (last: {tick[1]})" if tick else "ever"
+        flags.append(
+            f"beat has not ticked {since}: is `celery -A pipeline.app beat` running, and not "
+            "stopped? Deadlines, resync, redelivery and these checks wait for it"
+        )
+    else:
+        for queue, at in sorted(view.alive.items()):
+            if now - at > QUEUE_LATE_S:
+                flags.append(
+                    f"no worker has taken work from queue {queue} for {now - at:.0f} s: "
+                    f"start one (`celery -A pipeline.app worker -Q {queue}`) or see why "
+                    "every worker is stuck"
+                )
     if view.latest_dead_letters:
         latest = view.latest_dead_letters[0]
         flags.append(

@@ -7,7 +7,7 @@ import signal
 import threading
 from typing import Any
 
-from pipeline.cli.common import add_verbose, settings_of, setup_logging
+from pipeline.cli.common import CommandError, add_verbose, settings_of, setup_logging
 from pipeline.clients.k8s import DwsClient, api_client
 from pipeline.services.watcher import Watcher
 from pipeline.store import Store
@@ -33,6 +33,8 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Watch until SIGINT/SIGTERM."""
+    if not 0.3 <= args.lease <= 3600:
+        raise CommandError(f"--lease must be between 0.3 and 3600 seconds, got {args.lease:g}")
     setup_logging(args.verbose)
     settings = settings_of(args)
     from pipeline.platform.app import create_app, sender

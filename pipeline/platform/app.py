@@ -13,7 +13,7 @@ from typing import Any
 
 from celery import Celery
 
-from beat_schedules.schedule import SCHEDULE
+from beat_schedules.schedule import SCHEDULE, heartbeats
 from pipeline.platform.config import celery_config
 from pipeline.platform.signing import secure
 from pipeline.platform.task import dispatch, store_of
@@ -42,7 +42,11 @@ def create_app(settings: Settings | None = None, *, set_current: bool = True) ->
         celery.set_default()  # worker threads resolve shared tasks through the default app
     celery.conf.update(celery_config(settings))
     secure(celery, settings.pipeline)
-    celery.conf.beat_schedule = SCHEDULE
+    queues = settings.pipeline.queues
+    celery.conf.beat_schedule = {
+        **SCHEDULE,
+        **heartbeats([queues.lifecycle, queues.timeouts, queues.housekeeping]),
+    }
     celery.loader.import_default_modules()  # TASK_MODULES: their shared tasks bind to it
     # bind the shared tasks now: send_task() routes by the task found in the app's registry
     # without finalizing it, so an unfinalized app would send every task to the default queue

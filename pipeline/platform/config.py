@@ -36,6 +36,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "broker_transport_options": broker_transport,
         # a message Celery cannot decode or run is set aside, not only logged
         "worker_consumer": "pipeline.platform.consumer:Consumer",
+        # beat fires only while it holds the beat lease: run a standby (platform/beat.py)
+        "beat_scheduler": "pipeline.platform.beat:LeaderScheduler",
         "result_backend_transport_options": dict(transport),
         "visibility_timeout": visibility,
         "task_acks_late": True,

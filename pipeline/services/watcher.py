@@ -25,7 +25,6 @@ takes over within ``lease_s`` of the leader's death. The leader:
 from __future__ import annotations
 
 import logging
-import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -39,6 +38,7 @@ from pipeline.clients.k8s import DwsClient
 from pipeline.clients.kube import WatchEvent
 from pipeline.errors import Gone, KubeError, StoreUnavailable
 from pipeline.store import Checkpoint, Store
+from pipeline.store.lease import identity as holder_name
 from pipeline.tasks.observe import jobid_of, seen_entry
 
 log = logging.getLogger("coral2_pipeline.watch")
@@ -87,7 +87,7 @@ class Watcher:
     enqueue: Enqueue
     lease_s: float = 3.0
     watch_timeout_s: int = 30
-    identity: str = field(default_factory=lambda: secrets.token_hex(6))
+    identity: str = field(default_factory=holder_name)  # host:pid:token
     _warned: set[str] = field(default_factory=set)
     _stop: threading.Event = field(default_factory=threading.Event)
     _leading: threading.Event = field(default_factory=threading.Event)

@@ -250,6 +250,15 @@ class PipelineSettings(_Table):
         ),
     )
     queues: QueueNames = Field(default_factory=QueueNames)
+    beat_lease: float = Field(
+        default=10.0,
+        ge=1.0,
+        le=600.0,
+        description=(
+            "seconds a beat holds its lease without renewing it: a standby beat takes over "
+            "that long after the active one dies or freezes"
+        ),
+    )
     clientmount: bool = Field(
         default=False,
         description=(

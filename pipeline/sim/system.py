@@ -73,6 +73,8 @@ class SimulatedSystem:
     cxi_busy: dict[int, float] = field(default_factory=dict)
     extra_env: dict[str, str] = field(default_factory=dict)
     node_env: dict[str, str] = field(default_factory=dict)
+    #: more environment for one process, by its name (e.g. flower's credentials)
+    process_env: dict[str, dict[str, str]] = field(default_factory=dict)
     worker_concurrency: int = 4
     worker_pool: str = "threads"
     workers: int = 1
@@ -124,6 +126,7 @@ class SimulatedSystem:
             env = self.env()
             if name == "node-worker":
                 env.update(self.node_env)
+            env.update(self.process_env.get(name, {}))
             return subprocess.Popen(
                 die_with_parent(argv),
                 env=env,

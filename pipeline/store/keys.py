@@ -77,8 +77,23 @@ class Keys:
 
     @property
     def watcher_leader(self) -> str:
-        """The watcher leader lock."""
+        """The watcher leader lease (its value names the holder: ``host:pid:token``)."""
         return f"{self.prefix}:watcher-leader"
+
+    @property
+    def beat_leader(self) -> str:
+        """The beat lease: which beat fires the periodic tasks."""
+        return f"{self.prefix}:beat:leader"
+
+    @property
+    def beat_tick(self) -> str:
+        """``"<epoch s> <holder>"`` of the leading beat's latest tick."""
+        return f"{self.prefix}:beat:tick"
+
+    @property
+    def alive(self) -> str:
+        """Hash queue → epoch s its latest ``housekeeping.heartbeat`` ran (a worker took it)."""
+        return f"{self.prefix}:alive"
 
     @property
     def rabbits(self) -> str:

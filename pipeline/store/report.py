@@ -105,6 +105,8 @@ class PipelineView:
     watcher_leader: str | None
     watch_resume: dict[str, str] = field(default_factory=dict)  # plural → resourceVersion
     rabbits: dict[str, dict[str, Any]] = field(default_factory=dict)  # name → health
+    beat_tick: tuple[float, str] | None = None  # the leading beat's latest tick: (at, holder)
+    alive: dict[str, float] = field(default_factory=dict)  # queue → latest heartbeat taken
     dead_letters: int = 0  # kept in the dead-letter list
     dead_letters_total: int = 0  # ever set aside
     latest_dead_letters: list[DeadLetter] = field(default_factory=list)  # newest first
@@ -166,7 +168,11 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
         pipe.get(keys.watcher_leader)
         pipe.mget([keys.watch_rv(plural) for plural in _WATCHED])
         pipe.hgetall(keys.rabbits)
-        (seen, backlog, first, deadlines, due, failed, leader, rvs, rabbits) = pipe.execute()
+        pipe.get(keys.beat_tick)
+        pipe.hgetall(keys.alive)
+        (seen, backlog, first, deadlines, due, failed, leader, rvs, rabbits, tick, alive) = (
+            pipe.execute()
+        )
         locks = sum(1 for _ in client.scan_iter(f"{keys.prefix}:lock:*", count=1000))
         last = store.jobs.observed()  # every tracked job: ("", 0.0) when never observed
         jobids = sorted(last)
@@ -202,10 +208,23 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
         watcher_leader=None if leader is None else _text(leader),
         watch_resume={p: _text(rv) for p, rv in zip(_WATCHED, rvs, strict=True) if rv},
         rabbits={_text(name): _json(health) for name, health in rabbits.items()},
+        beat_tick=_tick(tick),
+        alive={_text(q): float(at) for q, at in alive.items()},
         dead_letters=kept,
         dead_letters_total=total,
         latest_dead_letters=store.dead_letters.latest(min(limit, 3)) if kept else [],
     )
+
+
+def _tick(raw: Any) -> tuple[float, str] | None:
+    """``"<epoch s> <holder>"`` → (epoch s, holder); None when absent or unreadable."""
+    if raw is None:
+        return None
+    at, _, holder = _text(raw).partition(" ")
+    try:
+        return float(at), holder
+    except ValueError:
+        return None
 
 
 def _text(value: Any) -> str:

@@ -96,6 +96,13 @@ class TaskRuns:
         except redis.RedisError as exc:
             log.warning("%s: cannot update the ledger: %s", name, store_errors(exc))
 
+    def alive(self, queue: str, now: float) -> None:
+        """A worker took work from ``queue`` at ``now`` (``housekeeping.heartbeat``)."""
+        try:
+            self.client.hset(self.keys.alive, queue, f"{now:.3f}")
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
     def record_failure(self, task_id: str, entry: dict[str, Any]) -> None:
         """Record a permanent failure of message ``task_id`` in ``<prefix>:failures``."""
         try:

@@ -16,15 +16,7 @@ import redis
 
 from pipeline.store.connection import store_errors
 from pipeline.store.keys import Keys
-
-_RENEW = """
-if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
-return 0
-"""
-_RESIGN = """
-if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
-return 0
-"""
+from pipeline.store.lease import Lease
 
 #: A watch position to save: (its key, resourceVersion).
 Checkpoint = tuple[str, str]
@@ -36,6 +28,7 @@ class WatchState:
     def __init__(self, client: redis.Redis, keys: Keys) -> None:
         self.client = client
         self.keys = keys
+        self.lease = Lease(client, keys.watcher_leader)
 
     def _do(self, command: str, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -46,21 +39,16 @@ class WatchState:
     # --- leadership ------------------------------------------------------------------
     def lead(self, identity: str, lease_s: float) -> bool:
         """Take the leader lease, or renew it if ``identity`` holds it; return whether it
-        does now."""
-        ms = int(lease_s * 1000)
-        key = self.keys.watcher_leader
-        if self._do("set", key, identity, nx=True, px=ms):
-            return True
-        return bool(self._do("eval", _RENEW, 1, key, identity, ms))
+        does now (:class:`~pipeline.store.lease.Lease`)."""
+        return self.lease.hold(identity, lease_s)
 
     def resign(self, identity: str) -> None:
         """Give the lease up at once if ``identity`` holds it."""
-        self._do("eval", _RESIGN, 1, self.keys.watcher_leader, identity)
+        self.lease.resign(identity)
 
     def leader(self) -> str | None:
         """Who holds the lease (None: nobody)."""
-        raw = self._do("get", self.keys.watcher_leader)
-        return raw.decode() if isinstance(raw, bytes) else None
+        return self.lease.holder()
 
     # --- watch positions ----------------------------------------------------------------
     def checkpoint(self, plural: str, rv: str) -> Checkpoint:

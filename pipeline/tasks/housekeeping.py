@@ -19,6 +19,14 @@ def ping(task: PipelineTask, token: str) -> str:
     return token
 
 
+@pipeline_task("housekeeping.heartbeat", queue="housekeeping", max_attempts=3)
+def heartbeat(task: PipelineTask, queue: str) -> None:
+    """A worker took this from ``queue``: note when. Beat sends one to each queue every
+    10 s; ``coral2-pipeline status`` flags a queue whose latest is old (no worker serves
+    it, or every worker is stuck)."""
+    task.store.runs.alive(queue, time.time())
+
+
 @pipeline_task("housekeeping.redeliver", queue="housekeeping", max_attempts=3)
 def redeliver(task: PipelineTask) -> int:
     """Send again each ledger entry whose task has had no outcome for its wait; return how many.

@@ -5,6 +5,7 @@ by its `--clear` (the count of every one ever set aside stays)."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -16,6 +17,7 @@ from tests.cli.status_helpers import Status, as_json
 
 def test_a_dead_letter_is_flagged_by_status(status: Status, aimed: Store) -> None:
     aimed.client.set(aimed.keys.watcher_leader, "watcher-a", px=60_000)
+    aimed.client.set(aimed.keys.beat_tick, f"{time.time()} beat-a")
     set_aside(aimed.client, aimed.keys.prefix, "lifecycle", b"\xff\x00", "not a kombu message")
     code, report = as_json(status)
     assert code == 1

@@ -10,7 +10,9 @@ from tests.cli.status_helpers import Status, as_json
 
 
 def lead(store: Store) -> None:
+    """A leading watcher and a beat that just ticked: what a healthy pipeline has."""
     store.client.set(store.keys.watcher_leader, "watcher-a", px=60_000)
+    store.client.set(store.keys.beat_tick, f"{time.time()} beat-a")
 
 
 def test_an_idle_pipeline_with_a_leading_watcher_has_nothing_to_look_at(

@@ -10,6 +10,7 @@ batch of jobs to Flux, and reports outcomes, transition latency and leaks.
 from __future__ import annotations
 
 import json
+import secrets
 import signal
 import sys
 import time
@@ -162,9 +163,11 @@ def _print(console: Console, report: Report) -> None:
 def _keep_running(system: SimulatedSystem, console: Console) -> None:
     port = free_port()
     argv = [sys.executable, "-m", "celery", "-A", "pipeline.app", "flower"]
+    password = secrets.token_urlsafe(12)  # Flower's UI and API behind basic auth
+    system.process_env["flower"] = {"FLOWER_BASIC_AUTH": f"admin:{password}"}
     system._spawn("flower", [*argv, "--address=127.0.0.1", f"--port={port}"])
     assert system.kube is not None
-    console.print(f"Flower:     http://127.0.0.1:{port}/")
+    console.print(f"Flower:     http://127.0.0.1:{port}/  (user admin, password {password})")
     console.print(f"API server: {system.kube.url}   Redis: {system.redis_url}")
     console.print(f"logs:       {system.workdir}")
     console.print(
