@@ -28,8 +28,6 @@ Results stay plain JSON: nothing decides from a task's result.
 
 from __future__ import annotations
 
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +41,7 @@ from kombu.serialization import loads, registry
 
 from pipeline.errors import ConfigError
 from pipeline.settings import PipelineSettings
+from pipeline.settings.secrets import check_private
 
 #: What a sender claims in the signed body: ``{"task": name, "id": task id}``.
 CLAIM = "coral2_claim"
@@ -67,19 +66,6 @@ def signing_config(pipeline: PipelineSettings) -> dict[str, Any]:
         "security_cert_store": pipeline.security_cert_store,
         "security_digest": "sha256",
     }
-
-
-def check_secret(path: str, setting: str) -> None:
-    """Refuse a secret file that is missing or that users other than its owner can read."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError as exc:
-        raise ConfigError(f"{setting} {path!r}: {exc.strerror}") from exc
-    if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise ConfigError(
-            f"{setting} {path!r} can be read by other users "
-            f"(mode {stat.S_IMODE(mode):o}); run: chmod 600 {path}"
-        )
 
 
 class RoleSerializer(SecureSerializer):  # type: ignore[misc]
@@ -150,7 +136,7 @@ def secure(app: Celery, pipeline: PipelineSettings) -> None:
     registry, as Celery has it); refuse a key others can read or files that are missing."""
     if pipeline.security_key is None:
         return
-    check_secret(pipeline.security_key, "pipeline.security_key")
+    check_private(pipeline.security_key, "pipeline.security_key")
     stores = [("security_cert_store", MANAGEMENT), ("security_node_cert_store", NODE)]
     for name in ("security_certificate", "security_cert_store", "security_node_cert_store"):
         path = getattr(pipeline, name)

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ValidationError
 
 from pipeline.errors import ConfigError
+from pipeline.settings.secrets import check_config_file, with_credentials
 from pipeline.settings.tables import (
     CONFIG_ENV,
     ENV_PREFIX,
@@ -181,6 +182,9 @@ def load_settings(
         )
     merged = _merge(relevant, overrides)
     try:
-        return Settings(**merged)
+        settings = Settings(**merged)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, source)) from exc
+    if path is not None:
+        check_config_file(settings, path)
+    return with_credentials(settings)

@@ -212,6 +212,16 @@ class PipelineSettings(_Table):
     result_backend: str | None = Field(default=None, description="unset = broker_url")
     redis_url: str | None = Field(default=None, description="job store; unset = broker_url")
     key_prefix: str = Field(default="coral2", description="prefix of every Redis key we write")
+    redis_username: str | None = Field(
+        default=None, description="Redis ACL user of this process (with redis_password_file)"
+    )
+    redis_password_file: str | None = Field(
+        default=None,
+        description=(
+            "file holding the Redis password alone (mode 0600); put into every Redis URL, "
+            "which must then hold none"
+        ),
+    )
     observe_only: bool = Field(
         default=False,
         description="record Workflow observations without acting (shadow mode, raw demo)",

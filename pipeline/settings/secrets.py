@@ -1,0 +1,96 @@
+"""Secrets in files only their service can read.
+
+A Redis password lives in the file named by ``pipeline.redis_password_file``
+(mode 0600), never in the config file, which may sit where others can read
+it: :func:`with_credentials` puts it (and ``pipeline.redis_username``, the
+Redis ACL user) into every Redis URL the process uses. A config file that
+does hold a password inline in a URL must itself be unreadable by others.
+Either way a file holding a secret that other users can read is refused
+with one line saying which file and the ``chmod`` that fixes it; so is the
+signing key (``pipeline.platform.signing``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from urllib.parse import quote, urlsplit, urlunsplit
+
+from pipeline.errors import ConfigError
+from pipeline.settings.tables import Settings
+
+#: The URL settings that name a Redis.
+URL_KEYS = ("broker_url", "result_backend", "redis_url")
+
+
+def check_private(path: str | Path, what: str) -> None:
+    """Refuse ``path`` if it is missing or users other than its owner can read it."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise ConfigError(f"{what} {str(path)!r}: {exc.strerror}") from exc
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise ConfigError(
+            f"{what} {str(path)!r} can be read by other users "
+            f"(mode {stat.S_IMODE(mode):o}); run: chmod 600 {path}"
+        )
+
+
+def _password_in(url: str) -> bool:
+    return any(urlsplit(part.strip()).password for part in url.split(";") if part.strip())
+
+
+def check_config_file(settings: Settings, path: str | Path) -> None:
+    """A config file whose URLs hold a password must be readable by its owner alone."""
+    inline = [k for k in URL_KEYS if _password_in(getattr(settings.pipeline, k) or "")]
+    if inline:
+        try:
+            check_private(path, "config file")
+        except ConfigError as exc:
+            raise ConfigError(
+                f"{exc}; it holds a password in pipeline.{inline[0]}: better, move the "
+                "password to the file named by pipeline.redis_password_file"
+            ) from None
+
+
+def _with(url: str, username: str | None, password: str) -> str:
+    parts = []
+    for part in url.split(";"):
+        split = urlsplit(part.strip())
+        if split.password:
+            raise ConfigError(
+                "pipeline.redis_password_file is set and a Redis URL holds a password too: "
+                "remove the password from the URL"
+            )
+        host = split.hostname or ""
+        host = f"[{host}]" if ":" in host else host
+        port = f":{split.port}" if split.port else ""
+        user = quote(username or split.username or "", safe="")
+        netloc = f"{user}:{quote(password, safe='')}@{host}{port}"
+        parts.append(urlunsplit((split.scheme, netloc, split.path, split.query, split.fragment)))
+    return ";".join(parts)
+
+
+def with_credentials(settings: Settings) -> Settings:
+    """``settings`` with the Redis user and the password from its file in every Redis URL
+    (unchanged when no password file is set)."""
+    pipeline = settings.pipeline
+    if pipeline.redis_password_file is None:
+        return settings
+    check_private(pipeline.redis_password_file, "pipeline.redis_password_file")
+    try:
+        password = Path(pipeline.redis_password_file).read_text(encoding="utf8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"pipeline.redis_password_file: cannot read it: {exc}") from exc
+    if not password or "\n" in password:
+        raise ConfigError(
+            f"pipeline.redis_password_file {pipeline.redis_password_file!r} must hold the "
+            "password alone, on one line"
+        )
+    urls = {
+        key: _with(value, pipeline.redis_username, password)
+        for key in URL_KEYS
+        if (value := getattr(pipeline, key))
+    }
+    return settings.model_copy(update={"pipeline": pipeline.model_copy(update=urls)})
