@@ -28,7 +28,7 @@ from pipeline.cli import (
     watch_cmd,
 )
 from pipeline.cli.common import CommandError
-from pipeline.errors import PipelineError
+from pipeline.errors import ConfigError, PipelineError
 
 COMMANDS = (
     dws2jgf_cmd,
@@ -68,6 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def one_line(text: str) -> str:
+    """``text`` on one printable line: characters that are not (a newline from the input,
+    a terminal escape) are shown escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; return its exit status."""
     parser = build_parser()
@@ -75,7 +81,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.func(args)
     except (PipelineError, CommandError) as exc:
-        print(f"coral2-pipeline {args.command}: {exc}", file=sys.stderr)
+        # a configuration error lists each problem on a line of its own; anything else
+        # is one line, whatever the input it quotes holds
+        text = str(exc) if isinstance(exc, ConfigError) else one_line(str(exc))
+        print(f"coral2-pipeline {args.command}: {text}", file=sys.stderr)
         return 1
     except BrokenPipeError:
         return 1

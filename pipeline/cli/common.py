@@ -35,17 +35,37 @@ def settings_of(args: argparse.Namespace) -> Settings:
     return load_settings(getattr(args, "config", None))
 
 
-def read_json(path: str, what: str) -> Any:
-    """Read JSON from ``path`` (``-`` = stdin), naming ``what`` in errors."""
+#: The most bytes of JSON a command reads (``pipeline.limits.max_payload_bytes``'s default).
+MAX_JSON_BYTES = 16 * 1024 * 1024
+
+
+def read_json(path: str, what: str, max_bytes: int = MAX_JSON_BYTES) -> Any:
+    """Read JSON from ``path`` (``-`` = stdin), naming ``what`` in errors: at most
+    ``max_bytes``, UTF-8, nested no deeper than Python's parser allows."""
+    source = "stdin" if path == "-" else repr(path)
     try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf8")
+        if path == "-":
+            raw = sys.stdin.buffer.read(max_bytes + 1)
+        else:
+            with Path(path).open("rb") as handle:
+                raw = handle.read(max_bytes + 1)
     except OSError as exc:
         raise CommandError(f"cannot read {what} {path!r}: {exc.strerror}") from exc
+    if len(raw) > max_bytes:
+        raise CommandError(
+            f"{what} from {source} is larger than {max_bytes:,} bytes "
+            "(pipeline.limits.max_payload_bytes)"
+        )
     try:
-        return json.loads(text)
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise CommandError(f"{what} from {source} is not UTF-8: byte {exc.start}") from exc
     except json.JSONDecodeError as exc:
-        source = "stdin" if path == "-" else repr(path)
         raise CommandError(f"{what} from {source} is not valid JSON: {exc}") from exc
+    except RecursionError:
+        raise CommandError(f"{what} from {source} is nested too deeply") from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise CommandError(f"{what} from {source}: {exc}") from exc
 
 
 def load_mapping(path: str) -> RabbitMapping:

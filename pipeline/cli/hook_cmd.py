@@ -37,7 +37,8 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Dispatch the request; print the answer."""
     settings = settings_of(args)
-    payload = read_json(args.payload, f"{args.topic} payload")
+    limit = settings.pipeline.limits.max_payload_bytes
+    payload = read_json(args.payload, f"{args.topic} payload", limit)
     if not isinstance(payload, dict):
         raise CommandError(f"the {args.topic} payload must be a JSON object")
     from pipeline.platform.app import create_app, sender

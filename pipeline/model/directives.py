@@ -47,23 +47,56 @@ def _expand_one(text: str, presets: Mapping[str, str | Sequence[str]]) -> list[s
     return _split(text)
 
 
-def expand_directives(dw: object, presets: Mapping[str, str | Sequence[str]]) -> list[str]:
+#: The most #DW directives a job may have once presets are expanded (a job has a handful).
+MAX_DIRECTIVES = 64
+#: The most bytes of ``#DW`` text a job may have once presets are expanded.
+MAX_DW_BYTES = 64 * 1024
+
+
+def expand_directives(
+    dw: object,
+    presets: Mapping[str, str | Sequence[str]],
+    *,
+    max_count: int = MAX_DIRECTIVES,
+    max_bytes: int = MAX_DW_BYTES,
+) -> list[str]:
     """Split ``attributes.system.dw`` into single ``#DW`` lines, expanding presets.
 
     A string is split on ``"#DW "``; a list has each element expanded and the
     results concatenated. A preset name (after stripping) is replaced by the
-    preset: a string preset is split, a list preset is taken as-is.
+    preset: a string preset is split, a list preset is taken as-is. More than
+    ``max_count`` directives, or more than ``max_bytes`` of them, is refused
+    before any is parsed.
     """
     if isinstance(dw, str):
-        return _expand_one(dw, presets)
-    if isinstance(dw, list):
-        out: list[str] = []
+        out = _expand_one(dw, presets)
+    elif isinstance(dw, list):
+        out = []
         for item in dw:
             if not isinstance(item, str):
-                raise DirectiveError(f"Malformed #DW directives, not list or string: {dw!r}")
+                raise DirectiveError(
+                    f"Malformed #DW directives, not list or string: {_cut(repr(dw))}"
+                )
             out.extend(_expand_one(item, presets))
-        return out
-    raise DirectiveError(f"Malformed #DW directives, not list or string: {dw!r}")
+            if len(out) > max_count:
+                break
+    else:
+        raise DirectiveError(f"Malformed #DW directives, not list or string: {_cut(repr(dw))}")
+    if len(out) > max_count:
+        raise DirectiveError(
+            f"too many #DW directives: more than {max_count} (pipeline.limits.max_directives)"
+        )
+    size = sum(len(line.encode("utf-8", "surrogatepass")) for line in out)
+    if size > max_bytes:
+        raise DirectiveError(
+            f"#DW directives too long: {size:,} bytes, at most {max_bytes:,} "
+            "(pipeline.limits.max_dw_bytes)"
+        )
+    return out
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= 80 else text[:76] + "...'"
 
 
 # ---------------------------------------------------------------------------

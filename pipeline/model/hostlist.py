@@ -20,9 +20,20 @@ from ClusterShell.NodeSet import NodeSet, NodeSetException
 
 from pipeline.errors import HostlistError
 
+#: The most hosts a hostlist may expand to in memory: far above El Capitan's 11,136
+#: computes and 696 rabbits, far below what would exhaust a service node's memory.
+MAX_HOSTS = 200_000
+
+
+def _shown(text: object) -> str:
+    """``text`` as an error message quotes it: cut to 60 characters."""
+    shown = repr(text)
+    return shown if len(shown) <= 60 else shown[:56] + "...'"
+
+
 _TRAILING_DIGITS = re.compile(r"^(.*?)([0-9]+)$")
 _BAD_HOST_CHARS = re.compile(r"[\s\[\],]")
-_RANGE = re.compile(r"^([0-9]+)(?:-([0-9]+))?$")
+_RANGE = re.compile(r"^([0-9]{1,18})(?:-([0-9]{1,18}))?$")
 
 
 def _split_top_level(text: str) -> list[str]:
@@ -34,16 +45,16 @@ def _split_top_level(text: str) -> list[str]:
         if char == "[":
             depth += 1
             if depth > 1:
-                raise HostlistError(f"invalid hostlist {text!r}: nested '['")
+                raise HostlistError(f"invalid hostlist {_shown(text)}: nested '['")
         elif char == "]":
             depth -= 1
             if depth < 0:
-                raise HostlistError(f"invalid hostlist {text!r}: unbalanced ']'")
+                raise HostlistError(f"invalid hostlist {_shown(text)}: unbalanced ']'")
         elif char == "," and depth == 0:
             terms.append(text[start:i])
             start = i + 1
     if depth != 0:
-        raise HostlistError(f"invalid hostlist {text!r}: unbalanced '['")
+        raise HostlistError(f"invalid hostlist {_shown(text)}: unbalanced '['")
     terms.append(text[start:])
     return terms
 
@@ -54,20 +65,46 @@ def _expand_ranges(text: str, body: str) -> list[str]:
     for part in body.split(","):
         match = _RANGE.match(part)
         if match is None:
-            raise HostlistError(f"invalid hostlist {text!r}: bad range {part!r} in brackets")
+            raise HostlistError(
+                f"invalid hostlist {_shown(text)}: bad range {_shown(part)} in brackets"
+            )
         lo_text, hi_text = match.group(1), match.group(2)
         width = len(lo_text)
         lo = int(lo_text)
         hi = int(hi_text) if hi_text is not None else lo
         if hi < lo:
-            raise HostlistError(f"invalid hostlist {text!r}: range {part!r} is decreasing")
+            raise HostlistError(
+                f"invalid hostlist {_shown(text)}: range {_shown(part)} is decreasing"
+            )
         out.extend(str(n).zfill(width) for n in range(lo, hi + 1))
     return out
 
 
+def _size(text: str, body: str) -> int:
+    """How many hosts a bracket body such as ``"01-03,7"`` names (checked, not expanded)."""
+    total = 0
+    for part in body.split(","):
+        match = _RANGE.match(part)
+        if match is None:
+            raise HostlistError(
+                f"invalid hostlist {_shown(text)}: bad range {_shown(part)} in brackets"
+            )
+        lo, hi = int(match.group(1)), int(match.group(2) or match.group(1))
+        total += max(hi - lo + 1, 0)
+    return total
+
+
+def _term_size(text: str, term: str) -> int:
+    size = 1
+    for piece in re.split(r"(\[[^\]]*\])", term):
+        if piece.startswith("["):
+            size *= _size(text, piece[1:-1])
+    return size
+
+
 def _expand_term(text: str, term: str) -> list[str]:
     if not term:
-        raise HostlistError(f"invalid hostlist {text!r}: empty hostname")
+        raise HostlistError(f"invalid hostlist {_shown(text)}: empty hostname")
     pieces = re.split(r"(\[[^\]]*\])", term)
     choices: list[list[str]] = []
     for piece in pieces:
@@ -75,7 +112,9 @@ def _expand_term(text: str, term: str) -> list[str]:
             choices.append(_expand_ranges(text, piece[1:-1]))
         elif piece:
             if _BAD_HOST_CHARS.search(piece):
-                raise HostlistError(f"invalid hostlist {text!r}: bad characters in {term!r}")
+                raise HostlistError(
+                    f"invalid hostlist {_shown(text)}: bad characters in {_shown(term)}"
+                )
             choices.append([piece])
     return ["".join(combo) for combo in itertools.product(*choices)]
 
@@ -89,18 +128,29 @@ def expand_hostlist(text: str | Sequence[str]) -> list[str]:
     if isinstance(text, str):
         if text == "":
             return []
+        terms = _split_top_level(text)
+        _bound(text, sum(_term_size(text, term) for term in terms))
         hosts: list[str] = []
-        for term in _split_top_level(text):
+        for term in terms:
             hosts.extend(_expand_term(text, term))
         return hosts
     if not isinstance(text, Sequence):
-        raise HostlistError(f"hostlist must be a string or list of strings, got {text!r}")
+        raise HostlistError(f"hostlist must be a string or list of strings, got {_shown(text)}")
     result: list[str] = []
     for entry in text:
         if not isinstance(entry, str):
-            raise HostlistError(f"hostlist entries must be strings, got {entry!r}")
+            raise HostlistError(f"hostlist entries must be strings, got {_shown(entry)}")
         result.extend(expand_hostlist(entry))
+        _bound("the nodelist", len(result))
     return result
+
+
+def _bound(text: str, count: int) -> None:
+    if count > MAX_HOSTS:
+        raise HostlistError(
+            f"hostlist {_shown(text)} names {count:,} hosts, more than the {MAX_HOSTS:,} a "
+            "hostlist may hold"
+        )
 
 
 def _split_host(host: str) -> tuple[str, str | None]:

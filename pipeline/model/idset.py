@@ -16,8 +16,20 @@ from ClusterShell.RangeSet import RangeSet, RangeSetParseError
 
 from pipeline.errors import IdsetError
 
-_RANGE = r"(?:0|[1-9][0-9]*)(?:-(?:0|[1-9][0-9]*))?"
+
+def _shown(text: object) -> str:
+    """``text`` as an error message quotes it: cut to 60 characters."""
+    shown = repr(text)
+    return shown if len(shown) <= 60 else shown[:56] + "...'"
+
+
+_RANGE = r"(?:0|[1-9][0-9]{0,17})(?:-(?:0|[1-9][0-9]{0,17}))?"  # ids below 10**18
 _IDSET = re.compile(rf"^(?:{_RANGE}(?:,{_RANGE})*)?$")
+
+
+#: The most ids an idset may expand to in memory (cores, ranks, the VNI universe of 65,536
+#: all fit many times over).
+MAX_IDS = 1_000_000
 
 
 def decode_idset(text: str) -> tuple[int, ...]:
@@ -27,7 +39,7 @@ def decode_idset(text: str) -> tuple[int, ...]:
     surrounding brackets (``"[0-3]"``) are accepted.
     """
     if not isinstance(text, str):
-        raise IdsetError(f"idset must be a string, got {type(text).__name__} {text!r}")
+        raise IdsetError(f"idset must be a string, got {type(text).__name__} {_shown(text)}")
     return _decode(text)
 
 
@@ -35,17 +47,23 @@ def decode_idset(text: str) -> tuple[int, ...]:
 def _decode(text: str) -> tuple[int, ...]:
     body = text[1:-1] if text.startswith("[") and text.endswith("]") else text
     if not _IDSET.match(body):
-        raise IdsetError(f"invalid idset {text!r}: expected ids and ranges like '0-3,7'")
+        raise IdsetError(f"invalid idset {_shown(text)}: expected ids and ranges like '0-3,7'")
+    count = 0
     for part in body.split(","):
         lo, _, hi = part.partition("-")
         if hi and int(hi) < int(lo):
-            raise IdsetError(f"invalid idset {text!r}: range {part!r} is decreasing")
+            raise IdsetError(f"invalid idset {_shown(text)}: range {_shown(part)} is decreasing")
+        count += int(hi) - int(lo) + 1 if hi else 1
+    if count > MAX_IDS:
+        raise IdsetError(
+            f"idset {_shown(text)} names {count:,} ids, more than the {MAX_IDS:,} an idset may hold"
+        )
     if not body:
         return ()
     try:
         return tuple(int(i) for i in RangeSet(body))
     except RangeSetParseError as exc:  # pragma: no cover - grammar checked above
-        raise IdsetError(f"invalid idset {text!r}: {exc}") from exc
+        raise IdsetError(f"invalid idset {_shown(text)}: {exc}") from exc
 
 
 def encode_idset(ids: Iterable[int]) -> str:

@@ -28,16 +28,26 @@ def decode_jobid(text: str | int) -> int:
     if isinstance(text, int) and not isinstance(text, bool):
         return text
     if not isinstance(text, str) or not text:
-        raise InputError(f"invalid jobid {text!r}")
-    if text.isdigit():
+        raise InputError(f"invalid jobid {_shown(text)}")
+    if text.isascii() and text.isdigit():  # Unicode digits (fullwidth, Arabic) name no jobid
+        if len(text) > 20 or int(text) >= 2**64:
+            raise InputError(f"invalid jobid {_shown(text)}: larger than 64 bits")
         return int(text)
-    if text[0] in (F58_PREFIX, F58_PLAIN_PREFIX):
+    if text[0] in (F58_PREFIX, F58_PLAIN_PREFIX) and len(text) <= 16:
         value = 0
         for char in text[1:]:
             index = ALPHABET.find(char)
-            if index < 0 or not text[1:]:
-                raise InputError(f"invalid jobid {text!r}: {char!r} is not an F58 digit")
+            if index < 0:
+                raise InputError(
+                    f"invalid jobid {_shown(text)}: {_shown(char)} is not an F58 digit"
+                )
             value = value * 58 + index
         if text[1:] and value < 2**64:
             return value
-    raise InputError(f"invalid jobid {text!r}: expected decimal or F58 (ƒ... / f...)")
+    raise InputError(f"invalid jobid {_shown(text)}: expected decimal or F58 (ƒ... / f...)")
+
+
+def _shown(text: object) -> str:
+    """``text`` as an error message quotes it: cut to 40 characters."""
+    shown = repr(text)
+    return shown if len(shown) <= 40 else shown[:36] + "...'"

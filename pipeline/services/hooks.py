@@ -116,7 +116,13 @@ class Hooks:
         request: CreatePayload = _parse(CreatePayload, "dws.create", payload)
         rabbit = self.settings.rabbit
         try:
-            lines = expand_directives(request.dw_directives, rabbit.presets)
+            limits = self.settings.pipeline.limits
+            lines = expand_directives(
+                request.dw_directives,
+                rabbit.presets,
+                max_count=limits.max_directives,
+                max_bytes=limits.max_dw_bytes,
+            )
             check_persistent_creation(
                 lines,
                 userid=request.userid,

@@ -202,6 +202,23 @@ class QueueNames(_Table):
     node_prefix: str = Field(default="node.", description="node queues are <node_prefix><host>")
 
 
+class Limits(_Table):
+    """``[pipeline.limits]``: how much input the pipeline takes (more is refused, naming the
+    limit); the defaults fit El Capitan (11,136 computes, 696 rabbits) with room to spare."""
+
+    max_directives: int = Field(
+        default=64, ge=1, le=100_000, description="#DW directives per job, presets expanded"
+    )
+    max_dw_bytes: int = Field(
+        default=64 * 1024, ge=1024, description="bytes of #DW text per job, presets expanded"
+    )
+    max_payload_bytes: int = Field(
+        default=16 * 1024 * 1024,
+        ge=1024,
+        description="bytes of a JSON file the command line reads (hook payloads, R, jobspec)",
+    )
+
+
 class PipelineSettings(_Table):
     """``[pipeline]``: our own keys."""
 
@@ -260,6 +277,7 @@ class PipelineSettings(_Table):
         ),
     )
     queues: QueueNames = Field(default_factory=QueueNames)
+    limits: Limits = Field(default_factory=Limits)
     beat_lease: float = Field(
         default=10.0,
         ge=1.0,
