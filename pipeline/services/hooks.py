@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pipeline.errors import InputError
 from pipeline.model.directives import (
     check_persistent_creation,
-    expand_directives,
     parse_directives,
 )
+from pipeline.model.dw_expansion import expand_directives
 from pipeline.model.jobspec import parse_resources
 from pipeline.model.pydantic_errors import problems
 from pipeline.model.resource_set import ResourceSet

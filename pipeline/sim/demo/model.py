@@ -32,9 +32,9 @@ from pipeline.model.breakdown import (
 from pipeline.model.directives import (
     check_persistent_creation,
     check_workflow,
-    expand_directives,
     parse_directives,
 )
+from pipeline.model.dw_expansion import expand_directives
 from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.jgf import Dws2Jgf
 from pipeline.model.nnf import breakdown_for
