@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
 import uuid
+from collections.abc import Callable
 
 import redis
 from celery import Celery
@@ -44,25 +46,38 @@ def test_a_poison_message_is_dropped_after_max_attempts(celery_app: Celery, work
     assert "dropped after 20 failed runs" in entry["reason"]
 
 
+def wait_for(predicate: Callable[[], bool], timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
 def test_a_message_started_again_and_again_without_failing_is_never_dropped(
     celery_app: Celery, worker: None
 ) -> None:
+    client = client_of(celery_app)
     task_id = uuid.uuid4().hex  # every redelivery of one message keeps its id
     key = f"churn:{task_id}"
-    for run in range(25):
-        assert flaky.apply_async((f"{key}:{run}", 0), task_id=task_id).get(timeout=30) == 1
-    assert client_of(celery_app).hget("celerytest:failures", task_id) is None
+    for run in range(25):  # one at a time: each run's own key shows it ran
+        flaky.apply_async((f"{key}:{run}", 0), task_id=task_id)
+        wait_for(lambda run=run: client.get(f"{key}:{run}") == b"1")
+    assert client.hget("celerytest:failures", task_id) is None
 
 
 def test_each_failed_run_is_counted_and_the_twenty_first_start_drops_it(
     celery_app: Celery, worker: None
 ) -> None:
+    client = client_of(celery_app)
     task_id = uuid.uuid4().hex
     key = f"bug:{task_id}"
-    for _ in range(22):
-        broken.apply_async((key,), task_id=task_id).get(timeout=30, propagate=False)
-    assert client_of(celery_app).get(key) == b"20"  # the runs after the 20th failure: none
-    entry = json.loads(client_of(celery_app).hget("celerytest:failures", task_id) or "{}")
+    for run in range(1, 21):  # one at a time: the next is sent once this one has failed
+        broken.apply_async((key,), task_id=task_id)
+        wait_for(lambda run=run: int(client.get(f"celerytest:attempts:{task_id}") or 0) == run)
+    broken.apply_async((key,), task_id=task_id)
+    wait_for(lambda: client.hget("celerytest:failures", task_id) is not None)
+    assert client.get(key) == b"20"  # the 21st start ran nothing
+    entry = json.loads(client.hget("celerytest:failures", task_id) or "{}")
     assert "dropped after 20 failed runs" in entry["reason"]
 
 
