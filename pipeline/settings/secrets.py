@@ -37,8 +37,20 @@ def check_private(path: str | Path, what: str) -> None:
         )
 
 
+def _userinfo(netloc: str) -> tuple[str | None, str | None, str]:
+    """(user, password, hosts) of a URL's netloc, which may list several ``host:port``
+    (the store's Sentinel form): parsed by hand, since urllib reads one host only."""
+    info, at, hosts = netloc.rpartition("@")
+    if not at:
+        return None, None, netloc
+    user, colon, password = info.partition(":")
+    return (user or None), (password if colon and password else None), hosts
+
+
 def _password_in(url: str) -> bool:
-    return any(urlsplit(part.strip()).password for part in url.split(";") if part.strip())
+    return any(
+        _userinfo(urlsplit(part.strip()).netloc)[1] for part in url.split(";") if part.strip()
+    )
 
 
 def check_config_file(settings: Settings, path: str | Path) -> None:
@@ -58,16 +70,14 @@ def _with(url: str, username: str | None, password: str) -> str:
     parts = []
     for part in url.split(";"):
         split = urlsplit(part.strip())
-        if split.password:
+        user, inline, hosts = _userinfo(split.netloc)
+        if inline:
             raise ConfigError(
                 "pipeline.redis_password_file is set and a Redis URL holds a password too: "
                 "remove the password from the URL"
             )
-        host = split.hostname or ""
-        host = f"[{host}]" if ":" in host else host
-        port = f":{split.port}" if split.port else ""
-        user = quote(username or split.username or "", safe="")
-        netloc = f"{user}:{quote(password, safe='')}@{host}{port}"
+        who = quote(username or user or "", safe="")
+        netloc = f"{who}:{quote(password, safe='')}@{hosts}"
         parts.append(urlunsplit((split.scheme, netloc, split.path, split.query, split.fragment)))
     return ";".join(parts)
 

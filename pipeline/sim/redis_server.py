@@ -24,11 +24,16 @@ def free_port() -> int:
 
 
 class RedisServer:
-    """Start with :meth:`start` (or ``with``); ``url`` points at database 0."""
+    """Start with :meth:`start` (or ``with``); ``url`` points at database 0. With ``aof``
+    it keeps an append-only file (``appendfsync everysec``, as production runs it) in
+    ``workdir``: stopped and started again, it has every write back."""
 
-    def __init__(self, workdir: Path | None = None, *, log: Path | None = None) -> None:
+    def __init__(
+        self, workdir: Path | None = None, *, log: Path | None = None, aof: bool = False
+    ) -> None:
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="coral2-redis-"))
         self.log = log
+        self.aof = aof
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process: subprocess.Popen[bytes] | None = None
@@ -51,13 +56,15 @@ class RedisServer:
                 "--save",
                 "",
                 "--appendonly",
-                "no",
+                "yes" if self.aof else "no",
+                "--appendfsync",
+                "everysec",
                 "--dir",
                 str(self.workdir),
             ]
         )
         if self.log is not None:
-            with self.log.open("wb") as out:
+            with self.log.open("ab") as out:
                 self.process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
         else:
             self.process = subprocess.Popen(

@@ -147,7 +147,8 @@ class SimulatedSystem:
         self.processes[index] = self._popen(name, self._argv[name])
 
     def _start_redis(self) -> None:
-        self.redis = RedisServer(self.workdir, log=self.workdir / "redis.log").start()
+        # with an append-only file, as production runs it: a restart of it is a real one
+        self.redis = RedisServer(self.workdir, log=self.workdir / "redis.log", aof=True).start()
         self.redis_url = self.redis.url
 
     def start(self) -> SimulatedSystem:

@@ -37,6 +37,16 @@ def test_the_password_file_fills_every_redis_url(tmp_path: Path) -> None:
     assert pipeline.result_backend is None  # unset: the broker's, with its credentials
 
 
+def test_the_stores_sentinel_form_with_several_hosts_gets_them_too(tmp_path: Path) -> None:
+    secret = write(tmp_path / "redis.pass", "pw", 0o600)
+    env = {
+        "CORAL2_PIPELINE_PIPELINE__REDIS_URL": "sentinel://m1:26379,m2:26379/coral2?db=0",
+        "CORAL2_PIPELINE_PIPELINE__REDIS_PASSWORD_FILE": str(secret),
+    }
+    pipeline = load_settings(env=env).pipeline
+    assert pipeline.redis_url == "sentinel://:pw@m1:26379,m2:26379/coral2?db=0"
+
+
 def test_a_password_file_others_can_read_is_refused(tmp_path: Path) -> None:
     secret = write(tmp_path / "redis.pass", "pw\n", 0o640)
     env = {"CORAL2_PIPELINE_PIPELINE__REDIS_PASSWORD_FILE": str(secret)}
