@@ -99,15 +99,10 @@ class NodeWorker:
             cxi: dict[str, Any] | None = None,
         ) -> dict[str, int]:
             self._check(task, hostname)
+            done: dict[str, Any] = {"jobid": jobid, "node": hostname, "task_id": task.request.id}
             if self.ended.ended(hostname, jobid):  # a late copy: the epilog has run
                 log.info("node.prolog of job %s on %s after its epilog: ignored", jobid, hostname)
-                answer(
-                    "job.prolog_done",
-                    jobid=jobid,
-                    node=hostname,
-                    task_id=task.request.id,
-                    late=True,
-                )
+                answer("job.prolog_done", **done, late=True)
                 return {}
             outcome = perilog.prolog(
                 hostname,
@@ -118,7 +113,6 @@ class NodeWorker:
                 service=self.service,
                 nic_of=self._nic,
             )
-            done: dict[str, Any] = {"jobid": jobid, "node": hostname, "task_id": task.request.id}
             if outcome.error:
                 done.update(error=outcome.error, error_type=outcome.error_type)
             answer("job.prolog_done", **done)
