@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks import elcap, fanout, lifecycle, platform, vnipool
+from benchmarks import elcap, fanout, lifecycle, nodeconn, platform, vnipool
 
 
 def main() -> None:
@@ -64,6 +64,14 @@ def main() -> None:
             f"per node, {r['from_nodes']:.0f} API requests from nodes",
             "0 API requests from nodes",
         )
+    n = nodeconn.bench_node_connections()
+    table.add_row(
+        "one node worker at the broker: idle, then 50 jobs' prolog + epilog",
+        f"idle {n['idle_connections']:.0f} connections, {n['idle_commands_per_s']:.2f} "
+        f"commands/s; busy at most {n['busy_connections']:.0f} connections, "
+        f"{n['commands_per_job']:.1f} commands per job",
+        "≤ 2 connections, nothing periodic but the blocking read",
+    )
     p50, p99 = platform.watch_to_observe()
     table.add_row("watch event → dws.observe start", f"p50 {p50:.1f} ms, p99 {p99:.1f} ms", "")
     f = lifecycle.bench_lifecycle()

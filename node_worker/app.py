@@ -14,6 +14,7 @@ reads no job record.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -26,7 +27,7 @@ from node_worker.ended import EndedJobs
 from node_worker.service import ClientmountService
 from pipeline.errors import CxiError
 from pipeline.model.idset import decode_idset
-from pipeline.platform.config import celery_config
+from pipeline.platform.config import node_worker_config
 from pipeline.platform.routing import node_queue
 from pipeline.platform.signing import secure
 from pipeline.settings import Settings
@@ -82,14 +83,19 @@ class NodeWorker:
 
     def _app(self) -> Celery:
         app = Celery("coral2_node_worker", set_as_current=False)
-        app.conf.update(celery_config(self.settings))
+        app.conf.update(node_worker_config(self.settings))
         secure(app, self.settings.pipeline)
         lifecycle = self.settings.pipeline.queues.lifecycle
+        # a job's steps answer with a task on the lifecycle queue: nobody reads their result
+        job_step = functools.partial(
+            app.task, shared=False, acks_late=True, bind=True, ignore_result=True
+        )
 
         def answer(name: str, **kwargs: Any) -> None:
-            app.send_task(name, kwargs=kwargs, queue=lifecycle)
+            # nobody waits on an answer's result: no subscription to it either
+            app.send_task(name, kwargs=kwargs, queue=lifecycle, ignore_result=True)
 
-        @app.task(name="node.prolog", shared=False, acks_late=True, bind=True)  # type: ignore[untyped-decorator]
+        @job_step(name="node.prolog")  # type: ignore[untyped-decorator]
         def prolog(
             task: Any,
             hostname: str,
@@ -118,7 +124,7 @@ class NodeWorker:
             answer("job.prolog_done", **done)
             return outcome.services
 
-        @app.task(name="node.clientmount", shared=False, acks_late=True, bind=True)  # type: ignore[untyped-decorator]
+        @job_step(name="node.clientmount")  # type: ignore[untyped-decorator]
         def clientmount(task: Any, hostname: str, jobid: int, action: str) -> str:
             self._check(task, hostname)
             done = {"jobid": jobid, "node": hostname, "task_id": task.request.id}
@@ -133,7 +139,7 @@ class NodeWorker:
             answer("job.clientmount_done", **done)
             return action
 
-        @app.task(name="node.epilog", shared=False, acks_late=True, bind=True)  # type: ignore[untyped-decorator]
+        @job_step(name="node.epilog")  # type: ignore[untyped-decorator]
         def epilog(
             task: Any,
             hostname: str,
@@ -194,6 +200,7 @@ class NodeWorker:
                     f"--concurrency={concurrency}",
                     "--without-gossip",
                     "--without-mingle",
+                    "--without-heartbeat",
                     f"--loglevel={loglevel}",
                     "-n",
                     f"node-{self.hosts[0]}@%h",

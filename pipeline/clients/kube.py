@@ -22,7 +22,7 @@ from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError as Urllib3Error
 
 from pipeline.clients.k8s_errors import translate
-from pipeline.errors import Gone, KubeError, NotFound, Unavailable
+from pipeline.errors import ConfigError, Gone, KubeError, NotFound, Unavailable
 from pipeline.model.workflow import DWS_GROUP
 
 log = logging.getLogger("coral2_pipeline.k8s")
@@ -47,9 +47,16 @@ def api_client(
     if host:
         api = client.ApiClient(client.Configuration(host=host))
     else:
-        api = config.new_client_from_config(  # type: ignore[no-untyped-call]
-            config_file=kubeconfig
-        )
+        try:
+            api = config.new_client_from_config(  # type: ignore[no-untyped-call]
+                config_file=kubeconfig
+            )
+        except (config.ConfigException, OSError, ValueError) as exc:
+            where = kubeconfig or "the default kubeconfig ($KUBECONFIG, ~/.kube/config)"
+            raise ConfigError(
+                f"cannot use {where}: {exc}; set pipeline.kubeconfig to a readable "
+                "kubeconfig, or pipeline.api_host to the API server's URL"
+            ) from None
     api.user_agent = user_agent
     return api
 

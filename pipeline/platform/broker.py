@@ -40,6 +40,7 @@ from kombu.utils.encoding import bytes_to_str
 from kombu.utils.json import loads
 
 from pipeline.platform.deadletters import set_aside
+from pipeline.platform.onepool import ONE_CONNECTION_OPTION, is_shared, shared_pool
 
 #: The transport option naming the deployment's key prefix, for dead letters.
 PREFIX_OPTION = "coral2_key_prefix"
@@ -79,6 +80,57 @@ class _SharedClient:
             # two threads may both get here: each builds one, the last one kept — harmless
             shared = self._shared_client = self._create_client()
         yield shared
+
+
+class _OneConnection:
+    """Mixin for a kombu Redis channel: in one-connection mode (:mod:`.onepool`) its
+    commands go over the process's one connection, and it keeps no idle connection of
+    its own besides the consumer's blocking read."""
+
+    if TYPE_CHECKING:  # kombu's, through the channel this is mixed into
+        connection: Any
+        keyprefix_fanout: str
+        _pool: Any
+
+        @property
+        def async_pool(self) -> Any: ...
+
+        def _connparams(self, asynchronous: bool = False) -> dict[str, Any]: ...
+
+    _opening = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._opening = True
+        try:
+            super().__init__(*args, **kwargs)
+        finally:
+            self._opening = False
+        if self._one_connection():
+            # kombu checked the server with a client of its polling pool, kept as the
+            # one that polls: made on that pool again when this channel first polls
+            self.__dict__.pop("client", None)
+
+    def _create_client(self, asynchronous: bool = False) -> Any:
+        if asynchronous and self._opening and self._one_connection():
+            # kombu's check at opening: over the one connection, not a polling one
+            # that a channel which never polls (a producer's) would keep idle for life
+            asynchronous = False
+        return super()._create_client(asynchronous)  # type: ignore[misc]
+
+    def _one_connection(self) -> bool:
+        return bool(self.connection.client.transport_options.get(ONE_CONNECTION_OPTION))
+
+    def _get_pool(self, asynchronous: bool = False) -> Any:
+        if asynchronous or not self._one_connection():
+            return super()._get_pool(asynchronous)  # type: ignore[misc]
+        params = self._connparams()
+        self.keyprefix_fanout = self.keyprefix_fanout.format(db=params["db"])  # as kombu's
+        return shared_pool(params)
+
+    def _disconnect_pools(self) -> None:
+        if self._pool is not None and is_shared(self._pool):
+            self._pool = None  # the process's: other channels are using it
+        super()._disconnect_pools()  # type: ignore[misc]
 
 
 class _SetAside:
@@ -149,7 +201,7 @@ class _SetAside:
             raise Empty()
 
 
-class RedisChannel(_SetAside, _SharedClient, kombu_redis.Channel):
+class RedisChannel(_SetAside, _OneConnection, _SharedClient, kombu_redis.Channel):
     """Kombu's Redis channel sharing one client, setting bad items aside (module docstring)."""
 
 

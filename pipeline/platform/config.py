@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlparse
 
 from kombu.entity import Exchange, Queue
 
 from pipeline.platform.broker import PREFIX_OPTION, transport_for
+from pipeline.platform.onepool import ONE_CONNECTION_OPTION
 from pipeline.platform.routing import QueueRouter
 from pipeline.platform.signing import signing_config
 from pipeline.settings import Settings
@@ -14,6 +16,11 @@ from pipeline.settings import Settings
 #: Hard time limit of a task (s); the broker's visibility timeout must exceed it.
 TASK_TIME_LIMIT_S = 300
 VISIBILITY_TIMEOUT_S = 3600  # the default of ``pipeline.visibility_timeout``
+
+#: A node worker's blocking read waits this long for a message before it asks again (s).
+#: Also how long the worker takes to stop: kombu waits for the read in flight to
+#: answer, so that a message it took is delivered and not lost.
+NODE_BRPOP_S = 5
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:
@@ -88,3 +95,34 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "coral2_settings": settings,
         **signing_config(settings.pipeline),
     }
+
+
+def node_worker_config(settings: Settings) -> dict[str, Any]:
+    """The Celery settings of a node worker: :func:`celery_config`, made lean for a
+    process that runs on every compute — two Redis connections (its blocking read and
+    one for everything else, :mod:`pipeline.platform.onepool`) and no periodic traffic
+    but that read. The worker also runs without gossip, mingle and heartbeats
+    (``node_worker.app``)."""
+    config = celery_config(settings)
+    config["broker_transport_options"] = dict(
+        config["broker_transport_options"],
+        **{
+            ONE_CONNECTION_OPTION: True,
+            # one read per NODE_BRPOP_S when idle, not one a second
+            "polling_interval": NODE_BRPOP_S,
+            # kombu sweeps the shared unacked index for abandoned messages, every
+            # queue's, from any consumer: the management workers do it every 10 s.
+            # A node worker does it once, at start, not 11,136 times as often.
+            "unacked_restore_throttle": 2**31,
+        },
+    )
+    backend = config["result_backend"]
+    if urlparse(backend).scheme == "redis":
+        config["result_backend"] = "pipeline.platform.onepool:OnePoolBackend+" + backend
+    config.update(
+        # no remote control: its broadcast queue is one more connection, and a
+        # subscription every node's worker would hold at the broker
+        worker_enable_remote_control=False,
+        worker_send_task_events=False,
+    )
+    return config
