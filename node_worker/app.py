@@ -92,8 +92,10 @@ class NodeWorker:
         )
 
         def answer(name: str, **kwargs: Any) -> None:
-            # nobody waits on an answer's result: no subscription to it either
-            app.send_task(name, kwargs=kwargs, queue=lifecycle, ignore_result=True)
+            # nobody waits on an answer's result: no subscription to it either. And no
+            # declaring the lifecycle queue (its binding, which the management side
+            # declares): the node's Redis user may only push onto it
+            app.send_task(name, kwargs=kwargs, queue=lifecycle, ignore_result=True, declare=[])
 
         @job_step(name="node.prolog")  # type: ignore[untyped-decorator]
         def prolog(

@@ -201,12 +201,32 @@ class _SetAside:
             raise Empty()
 
 
+#: The transport option that stops a consumer sweeping kombu's unacked index.
+NO_SWEEP_OPTION = "coral2_no_unacked_sweep"
+
+
+class _QoS(kombu_redis.QoS):
+    """Kombu's QoS; with :data:`NO_SWEEP_OPTION`, this consumer never sweeps the unacked
+    index for other consumers' abandoned messages (``restore_visible``): every queue's
+    are restored by whichever consumer sweeps, so a node worker — whose Redis user may
+    not push to other queues — leaves it to the management workers."""
+
+    def restore_visible(self, *args: Any, **kwargs: Any) -> None:
+        options = self.channel.connection.client.transport_options
+        if not options.get(NO_SWEEP_OPTION):
+            super().restore_visible(*args, **kwargs)  # type: ignore[no-untyped-call]
+
+
 class RedisChannel(_SetAside, _OneConnection, _SharedClient, kombu_redis.Channel):
     """Kombu's Redis channel sharing one client, setting bad items aside (module docstring)."""
+
+    QoS = _QoS
 
 
 class SentinelChannel(_SetAside, _SharedClient, kombu_redis.SentinelChannel):
     """Kombu's Sentinel channel sharing one client, setting bad items aside."""
+
+    QoS = _QoS
 
 
 class RedisTransport(kombu_redis.Transport):

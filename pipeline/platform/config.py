@@ -7,7 +7,7 @@ from urllib.parse import urlparse
 
 from kombu.entity import Exchange, Queue
 
-from pipeline.platform.broker import PREFIX_OPTION, transport_for
+from pipeline.platform.broker import NO_SWEEP_OPTION, PREFIX_OPTION, transport_for
 from pipeline.platform.onepool import ONE_CONNECTION_OPTION
 from pipeline.platform.routing import QueueRouter
 from pipeline.platform.signing import signing_config
@@ -112,8 +112,11 @@ def node_worker_config(settings: Settings) -> dict[str, Any]:
             "polling_interval": NODE_BRPOP_S,
             # kombu sweeps the shared unacked index for abandoned messages, every
             # queue's, from any consumer: the management workers do it every 10 s.
-            # A node worker does it once, at start, not 11,136 times as often.
-            "unacked_restore_throttle": 2**31,
+            # A node worker never does (its Redis user may not push to their queues).
+            NO_SWEEP_OPTION: True,
+            # one list per queue, not one per priority: nothing sends node work with a
+            # priority, and its Redis user may reach its queue's own key only
+            "priority_steps": [0],
         },
     )
     backend = config["result_backend"]

@@ -26,14 +26,24 @@ def free_port() -> int:
 class RedisServer:
     """Start with :meth:`start` (or ``with``); ``url`` points at database 0. With ``aof``
     it keeps an append-only file (``appendfsync everysec``, as production runs it) in
-    ``workdir``: stopped and started again, it has every write back."""
+    ``workdir``: stopped and started again, it has every write back. With ``aclfile``
+    its users are those of the file (``pipeline.platform.acl``), and ``login`` one
+    that may PING."""
 
     def __init__(
-        self, workdir: Path | None = None, *, log: Path | None = None, aof: bool = False
+        self,
+        workdir: Path | None = None,
+        *,
+        log: Path | None = None,
+        aof: bool = False,
+        aclfile: Path | None = None,
+        login: tuple[str, str] | None = None,
     ) -> None:
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="coral2-redis-"))
         self.log = log
         self.aof = aof
+        self.aclfile = aclfile
+        self.login = login  # (user, password) that may PING, with an ACL file
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process: subprocess.Popen[bytes] | None = None
@@ -61,6 +71,7 @@ class RedisServer:
                 "everysec",
                 "--dir",
                 str(self.workdir),
+                *(["--aclfile", str(self.aclfile)] if self.aclfile else []),
             ]
         )
         if self.log is not None:
@@ -70,7 +81,8 @@ class RedisServer:
             self.process = subprocess.Popen(
                 argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
             )
-        client = redis.Redis.from_url(self.url)
+        user, password = self.login or (None, None)
+        client = redis.Redis.from_url(self.url, username=user, password=password)
         deadline = time.monotonic() + timeout_s
         try:
             while True:
@@ -80,8 +92,9 @@ class RedisServer:
                 except redis.ConnectionError:
                     if time.monotonic() > deadline or self.process.poll() is not None:
                         self.stop()
+                        where = f"; see {self.log}" if self.log else ""
                         raise ConfigError(
-                            f"redis-server did not start on port {self.port}"
+                            f"redis-server did not start on port {self.port}{where}"
                         ) from None
                     time.sleep(0.05)
         finally:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import redis
 from celery import Celery
 
 from pipeline.clients.k8s import DwsClient
@@ -32,10 +34,11 @@ from pipeline.errors import ConfigError, StoreUnavailable
 from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.jgf import containment_path
 from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.platform.acl import acl_file
 from pipeline.services.bridge.delivery import Deliverer
 from pipeline.services.bridge.journal import JobStates
 from pipeline.services.hooks import Hooks
-from pipeline.settings import Settings
+from pipeline.settings import Settings, load_settings
 from pipeline.sim.children import die_with_parent
 from pipeline.sim.flux.hold import StoreHold
 from pipeline.sim.flux.jobmanager import JobManager
@@ -69,6 +72,8 @@ class SimulatedSystem:
     #: sign every task message: the management side and the node workers each with their
     #: own key, made at start (pipeline.sim.keys)
     signing: bool = False
+    #: Redis with a user per role (pipeline.platform.acl), passwords made at start
+    acl: bool = False
     #: uid → seconds the CXI services of that user's jobs stay busy once their job is over
     cxi_busy: dict[int, float] = field(default_factory=dict)
     extra_env: dict[str, str] = field(default_factory=dict)
@@ -94,6 +99,8 @@ class SimulatedSystem:
     _stopping: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
     _argv: dict[str, list[str]] = field(default_factory=dict)
+    _login: tuple[str, str] | None = None
+    _admin: tuple[str, str] | None = None
 
     def env(self) -> dict[str, str]:
         """The environment every pipeline process gets."""
@@ -146,9 +153,72 @@ class SimulatedSystem:
         index = self.process_names.index(name)
         self.processes[index] = self._popen(name, self._argv[name])
 
+    def role_env(self, role: str) -> dict[str, str]:
+        """The settings that log a process in to Redis as ``role`` (with :attr:`acl`)."""
+        return {
+            "CORAL2_PIPELINE_PIPELINE__REDIS_USERNAME": role,
+            "CORAL2_PIPELINE_PIPELINE__REDIS_PASSWORD_FILE": str(self.workdir / f"{role}.pass"),
+        }
+
+    def _make_users(self) -> Path:
+        """A password per role (files of mode 0600) and the ACL file; each process is
+        given its role's user."""
+        env = {k: v for k, v in self.env().items() if k.startswith("CORAL2_")}
+        settings = load_settings(env=env)
+        roles = ("management", "watcher", "node", "monitoring")
+        passwords = {role: secrets.token_urlsafe(24) for role in roles}
+        for role, password in passwords.items():
+            path = self.workdir / f"{role}.pass"
+            path.touch(mode=0o600)
+            path.write_text(password + "\n")
+        aclfile = self.workdir / "users.acl"
+        aclfile.touch(mode=0o600)
+        admin = secrets.token_urlsafe(24)  # the demo's own: ACL LOG, the start's PING
+        aclfile.write_text(acl_file(settings, passwords, hosts=self.mapping.computes, admin=admin))
+        self._admin = ("admin", admin)
+        self.extra_env.update(self.role_env("management"))
+        self.process_env.setdefault("watcher", {}).update(self.role_env("watcher"))
+        self.node_env.update(self.role_env("node"))
+        self._login = ("management", passwords["management"])
+        return aclfile
+
+    def own_url(self) -> str:
+        """The Redis URL this process uses: the management user's, with :attr:`acl`."""
+        if self._login is None:
+            return self.redis_url
+        user, password = self._login
+        return self.redis_url.replace("redis://", f"redis://{user}:{password}@", 1)
+
+    def acl_denials(self) -> list[str]:
+        """What Redis refused a process's user since start (``ACL LOG``): with users by
+        role, a refusal means a role's rules miss something the pipeline does."""
+        if self._admin is None or self.redis is None:
+            return []
+        user, password = self._admin
+        with redis.Redis.from_url(self.redis_url, username=user, password=password) as admin:
+            entries: list[dict[str, Any]] = admin.acl_log(128)
+        out = []
+        for entry in entries:
+            text = {
+                k: v.decode(errors="replace") if isinstance(v, bytes) else v
+                for k, v in entry.items()
+            }
+            out.append(
+                f"Redis refused user {text.get('username')} {text.get('reason')} "
+                f"{text.get('object')!r} ({text.get('count')}×, in {text.get('context')})"
+            )
+        return out
+
     def _start_redis(self) -> None:
+        aclfile = self._make_users() if self.acl else None
         # with an append-only file, as production runs it: a restart of it is a real one
-        self.redis = RedisServer(self.workdir, log=self.workdir / "redis.log", aof=True).start()
+        self.redis = RedisServer(
+            self.workdir,
+            log=self.workdir / "redis.log",
+            aof=True,
+            aclfile=aclfile,
+            login=self._admin,
+        ).start()
         self.redis_url = self.redis.url
 
     def start(self) -> SimulatedSystem:
@@ -184,9 +254,8 @@ class SimulatedSystem:
             "beat",
             [*celery, "beat", "--loglevel=WARNING", "-s", str(self.workdir / "beat-schedule")],
         )
-        self.store = Store.from_url(self.redis_url, self.prefix)
+        self.store = Store.from_url(self.own_url(), self.prefix)
         from pipeline.platform.app import create_app
-        from pipeline.settings import load_settings
 
         settings = load_settings(
             env={k: v for k, v in self.env().items() if k.startswith("CORAL2_")}

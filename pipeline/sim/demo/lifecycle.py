@@ -170,9 +170,11 @@ def _keep_running(system: SimulatedSystem, console: Console) -> None:
     console.print(f"Flower:     http://127.0.0.1:{port}/  (user admin, password {password})")
     console.print(f"API server: {system.kube.url}   Redis: {system.redis_url}")
     console.print(f"logs:       {system.workdir}")
+    login = " ".join(f"{k}={v}" for k, v in system.role_env("monitoring").items())
     console.print(
         f"status:     CORAL2_PIPELINE_PIPELINE__BROKER_URL={system.redis_url} "
-        f"CORAL2_PIPELINE_PIPELINE__KEY_PREFIX={system.prefix} coral2-pipeline status",
+        f"CORAL2_PIPELINE_PIPELINE__KEY_PREFIX={system.prefix} {login} "
+        "coral2-pipeline status",
         soft_wrap=True,
         highlight=False,
     )
@@ -204,6 +206,7 @@ def run_lifecycle_demo(
             node_workers=True,
             slingshot=True,
             signing=True,
+            acl=True,
             config=config,
             cxi_busy={BUSY_UID: BUSY_S},
             extra_env=dict(BUSY_ENV),
@@ -224,6 +227,7 @@ def run_lifecycle_demo(
             report.by_state_ms = dict(clock.samples)
             report.latency_ms = clock.all_samples()
             report.leaks = leaks(system) + [f"process {p} died" for p in system.alive()]
+            report.unexpected += system.acl_denials()
             if as_json:
                 print(json.dumps(report.as_json()))
             else:

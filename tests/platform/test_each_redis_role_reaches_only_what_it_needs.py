@@ -1,0 +1,99 @@
+"""The Redis ACL file of ``coral2-pipeline redis-acl``: a node's user can push its answers
+and read its own queue, and nothing of the job store, the other queues or other nodes;
+the monitoring user reads and writes nothing; the management user does the pipeline's
+work but cannot administer Redis; the default user is off."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from pipeline.sim.redis_server import RedisServer
+
+ROLES = ("management", "node", "monitoring")
+
+
+@pytest.fixture(scope="module")
+def users(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, redis.Redis]]:
+    work = tmp_path_factory.mktemp("acl")
+    argv = [sys.executable, "-m", "pipeline.cli", "redis-acl", "--nodes", "n1"]
+    for role in ROLES:
+        path = work / f"{role}.pass"
+        path.touch(mode=0o600)
+        path.write_text(f"{role}-password\n")
+        argv += ["--password-file", f"{role}={path}"]
+    env = {"PATH": "/usr/bin:/bin", "CORAL2_PIPELINE_PIPELINE__KEY_PREFIX": "coral2"}
+    aclfile = work / "users.acl"
+    aclfile.write_text(
+        subprocess.run(argv, check=True, capture_output=True, env=env, text=True).stdout
+    )
+    with RedisServer(work, aclfile=aclfile, login=("management", "management-password")) as server:
+        clients = {
+            role: redis.Redis(port=server.port, username=role, password=f"{role}-password")
+            for role in ROLES
+        }
+        clients["management"].set("coral2:job:1", "{}")
+        clients["management"].lpush("lifecycle", "m")
+        yield clients
+        for client in clients.values():
+            client.close()
+
+
+def refused(call: object) -> None:
+    assert callable(call)
+    with pytest.raises(redis.exceptions.NoPermissionError):
+        call()
+
+
+def test_a_node_pushes_its_answers_and_reads_its_own_queue(users: dict[str, redis.Redis]) -> None:
+    node = users["node"]
+    assert node.lpush("lifecycle", "answer") >= 1
+    node.lpush("node.n1", "work")
+    assert node.brpop(["node.n1"], timeout=1) == (b"node.n1", b"work")
+
+
+def test_a_node_reads_no_job_record_and_no_other_queue(users: dict[str, redis.Redis]) -> None:
+    node = users["node"]
+    refused(lambda: node.get("coral2:job:1"))
+    refused(lambda: node.lrange("lifecycle", 0, -1))
+    refused(lambda: node.brpop(["lifecycle"], timeout=1))
+    refused(lambda: node.brpop(["node.n2"], timeout=1))
+    refused(lambda: node.lpush("housekeeping", "forged"))
+    refused(lambda: node.lpush("node.n2", "forged"))
+
+
+def test_a_node_deletes_nothing_and_runs_no_script(users: dict[str, redis.Redis]) -> None:
+    node = users["node"]
+    refused(lambda: node.delete("lifecycle"))
+    refused(lambda: node.delete("node.n1"))
+    refused(lambda: node.eval("return 1", 0))
+    refused(lambda: node.keys("*"))
+
+
+def test_monitoring_reads_and_writes_nothing(users: dict[str, redis.Redis]) -> None:
+    monitoring = users["monitoring"]
+    assert monitoring.get("coral2:job:1") == b"{}"
+    refused(lambda: monitoring.set("coral2:job:1", "forged"))
+    refused(lambda: monitoring.lpush("lifecycle", "forged"))
+    refused(lambda: monitoring.delete("coral2:job:1"))
+
+
+def test_management_cannot_administer_redis(users: dict[str, redis.Redis]) -> None:
+    management = users["management"]
+    refused(lambda: management.config_set("appendonly", "no"))
+    refused(management.flushall)
+    refused(management.acl_list)
+    refused(management.shutdown)
+
+
+def test_the_default_user_is_off(users: dict[str, redis.Redis]) -> None:
+    port = users["node"].connection_pool.connection_kwargs["port"]
+    with (
+        redis.Redis(port=port) as anonymous,
+        pytest.raises((redis.AuthenticationError, redis.ResponseError)),
+    ):
+        anonymous.get("coral2:job:1")
