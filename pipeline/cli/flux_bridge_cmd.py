@@ -45,7 +45,12 @@ def run(args: argparse.Namespace) -> int:
         sender(app),
         owner_uid=os.getuid() if owner is None else owner,
     )
-    store = Store.from_url(settings.store_url, settings.pipeline.key_prefix)
+    from pipeline.platform.sealing import seal_of
+
+    # it delivers only the outbox entries a worker signed (with signing on)
+    store = Store.from_url(
+        settings.store_url, settings.pipeline.key_prefix, seal_of(settings.pipeline)
+    )
     mapping = load_mapping(settings.rabbit.mapping) if settings.rabbit.mapping else None
     run_bridge(hooks, store, mapping)
     return 0

@@ -42,6 +42,7 @@ from celery.app.amqp import AMQP
 from pipeline.clients.k8s import DwsClient, api_client
 from pipeline.errors import PermanentError, StoreUnavailable, TemporaryError
 from pipeline.platform.routing import NODE_QUEUE_PREFIX, QueueRouter, node_queue
+from pipeline.platform.sealing import seal_from
 from pipeline.settings import Settings
 from pipeline.store import Holding, Keys, Store
 
@@ -83,8 +84,8 @@ KNOWN_OPTIONS = frozenset(
 
 
 @cache
-def _store(url: str, prefix: str) -> Store:
-    return Store.from_url(url, prefix)
+def _store(url: str, prefix: str, key: str | None, cert_store: str | None) -> Store:
+    return Store.from_url(url, prefix, seal_from(key, cert_store))
 
 
 def settings_of(app: Celery) -> Settings:
@@ -96,7 +97,8 @@ def settings_of(app: Celery) -> Settings:
 def store_of(app: Celery) -> Store:
     """The Redis store of ``app``'s settings (one client per process)."""
     settings = settings_of(app)
-    return _store(settings.store_url, settings.pipeline.key_prefix)
+    p = settings.pipeline
+    return _store(settings.store_url, p.key_prefix, p.security_key, p.security_cert_store)
 
 
 def dispatch(

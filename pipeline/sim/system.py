@@ -35,6 +35,7 @@ from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.jgf import containment_path
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.platform.acl import acl_file
+from pipeline.platform.sealing import seal_of
 from pipeline.services.bridge.delivery import Deliverer
 from pipeline.services.bridge.journal import JobStates
 from pipeline.services.hooks import Hooks
@@ -254,12 +255,13 @@ class SimulatedSystem:
             "beat",
             [*celery, "beat", "--loglevel=WARNING", "-s", str(self.workdir / "beat-schedule")],
         )
-        self.store = Store.from_url(self.own_url(), self.prefix)
         from pipeline.platform.app import create_app
 
         settings = load_settings(
             env={k: v for k, v in self.env().items() if k.startswith("CORAL2_")}
         )
+        # the outbox delivery below checks that a worker signed each entry (signing on)
+        self.store = Store.from_url(self.own_url(), self.prefix, seal_of(settings.pipeline))
         app = self.app = create_app(settings, set_current=False)
         app.send_task("housekeeping.ping", args=["ready"]).get(timeout=120)  # the worker is up
         if self.node_workers:

@@ -21,7 +21,7 @@ from pipeline.store.jobs import JobStore
 from pipeline.store.keys import Keys
 from pipeline.store.ledger import Entry, Ledger
 from pipeline.store.marks import Holding, JobLocks, Marks
-from pipeline.store.outbox import Delivery, Outbox, OutboxMessage
+from pipeline.store.outbox import Delivery, Outbox, OutboxMessage, Seal
 from pipeline.store.releases import Releases, Verdict
 from pipeline.store.runs import TaskRuns
 from pipeline.store.tally import Counted, Tally
@@ -67,11 +67,13 @@ class Store:
 
     client: redis.Redis
     keys: Keys
+    #: signs the outbox entries this process appends, checks those it reads
+    seal: Seal | None = None
 
     @classmethod
-    def from_url(cls, url: str, prefix: str) -> Store:
+    def from_url(cls, url: str, prefix: str, seal: Seal | None = None) -> Store:
         """Connect to ``url`` with key prefix ``prefix``."""
-        return cls(connect(url), Keys(prefix))
+        return cls(connect(url), Keys(prefix), seal)
 
     @cached_property
     def dead_letters(self) -> DeadLetters:
@@ -106,7 +108,7 @@ class Store:
     @cached_property
     def outbox(self) -> Outbox:
         """The outbox stream."""
-        return Outbox(self.client, self.keys)
+        return Outbox(self.client, self.keys, self.seal)
 
     @cached_property
     def runs(self) -> TaskRuns:

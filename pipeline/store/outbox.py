@@ -15,7 +15,7 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Protocol, get_args
 
 import redis
 
@@ -39,6 +39,22 @@ MessageKind = Literal[
 ]
 KINDS: frozenset[str] = frozenset(get_args(MessageKind))
 GROUP = "flux"
+
+
+class Seal(Protocol):
+    """Signs the entries a worker appends; verifies those a reader takes
+    (``pipeline.platform.sealing``)."""
+
+    def sign(self, data: bytes) -> str: ...
+
+    def check(self, data: bytes, signature: str) -> str | None:
+        """Why ``signature`` does not prove ``data`` came from us, or None."""
+        ...
+
+
+def sealed_bytes(kind: str, jobid: str, payload: str) -> bytes:
+    """What an entry's signature covers: its kind, its jobid and its payload."""
+    return f"{kind}\n{jobid}\n{payload}".encode()
 
 
 @dataclass(frozen=True)
@@ -66,14 +82,14 @@ class Delivery:
     raw: str = ""
 
 
-# KEYS: the job's marks, the outbox; ARGV: (kind, jobid, payload, mark) per message.
-# Returns, per message, its entry id, or nil when its mark was already set.
+# KEYS: the job's marks, the outbox; ARGV: (kind, jobid, payload, mark, signature) per
+# message. Returns, per message, its entry id, or nil when its mark was already set.
 _APPEND_ONCE = """
 local out = {}
-for i = 1, #ARGV, 4 do
+for i = 1, #ARGV, 5 do
   if redis.call('hsetnx', KEYS[1], ARGV[i + 3], '1') == 1 then
     out[#out + 1] = redis.call('xadd', KEYS[2], '*',
-      'kind', ARGV[i], 'jobid', ARGV[i + 1], 'payload', ARGV[i + 2])
+      'kind', ARGV[i], 'jobid', ARGV[i + 1], 'payload', ARGV[i + 2], 'sig', ARGV[i + 4])
   else
     out[#out + 1] = false
   end
@@ -83,11 +99,14 @@ return out
 
 
 class Outbox:
-    """Append, read and acknowledge outbox messages."""
+    """Append, read and acknowledge outbox messages. With a ``seal``, every entry appended
+    is signed, and an entry read whose signature the seal does not accept comes back
+    unreadable (set aside by the bridge, never delivered)."""
 
-    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+    def __init__(self, client: redis.Redis, keys: Keys, seal: Seal | None = None) -> None:
         self.client = client
         self.keys = keys
+        self.seal = seal
         self._append_once = client.register_script(_APPEND_ONCE)
         self._grouped = False  # ensure_group ran; a NOGROUP answer makes read() run it again
         self._reclaimed_at: dict[str, float] = {}  # consumer → when it last looked (monotonic)
@@ -115,7 +134,13 @@ class Outbox:
         args: list[str] = []
         for message, mark in messages:
             payload = json.dumps(message.payload, separators=(",", ":"))
-            args += [message.kind, str(jobid), payload, mark]
+            args += [
+                message.kind,
+                str(jobid),
+                payload,
+                mark,
+                self._sign(message.kind, str(jobid), payload),
+            ]
         try:
             entries: Any = self._append_once(
                 keys=[self.keys.marks(jobid), self.keys.outbox], args=args
@@ -126,16 +151,22 @@ class Outbox:
 
     def append(self, message: OutboxMessage) -> str:
         """Append ``message``; return its stream entry id."""
+        jobid = "" if message.jobid is None else str(message.jobid)
+        payload = json.dumps(message.payload, separators=(",", ":"))
         fields: dict[Any, Any] = {
             "kind": message.kind,
-            "jobid": "" if message.jobid is None else str(message.jobid),
-            "payload": json.dumps(message.payload, separators=(",", ":")),
+            "jobid": jobid,
+            "payload": payload,
+            "sig": self._sign(message.kind, jobid, payload),
         }
         try:
             entry: Any = self.client.xadd(self.keys.outbox, fields)
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
         return str(entry.decode())
+
+    def _sign(self, kind: str, jobid: str, payload: str) -> str:
+        return "" if self.seal is None else self.seal.sign(sealed_bytes(kind, jobid, payload))
 
     def ensure_group(self) -> None:
         """Create the consumer group (idempotent), starting at the stream's beginning."""
@@ -148,11 +179,29 @@ class Outbox:
             raise store_errors(exc) from exc
         self._grouped = True
 
-    @staticmethod
-    def _decode(entry_id: bytes, fields: dict[bytes, bytes], attempt: int) -> Delivery:
-        """The entry's message; one that cannot be read comes back as a :class:`Delivery`
-        whose ``problem`` says why (its raw fields in ``raw``), for the reader to set aside."""
+    def _unproven(self, fields: dict[bytes, bytes]) -> str | None:
+        """Why the entry is not proven to come from a worker (with a seal), or None."""
+        if self.seal is None:
+            return None
+        signature = fields.get(b"sig", b"").decode("ascii", "replace")
+        if not signature:
+            return "it is not signed"
         try:
+            data = sealed_bytes(
+                fields[b"kind"].decode(), fields[b"jobid"].decode(), fields[b"payload"].decode()
+            )
+        except (KeyError, UnicodeDecodeError) as exc:
+            return f"it cannot be checked: {type(exc).__name__}: {exc}"
+        return self.seal.check(data, signature)
+
+    def _decode(self, entry_id: bytes, fields: dict[bytes, bytes], attempt: int) -> Delivery:
+        """The entry's message; one that cannot be read, or is not proven to come from a
+        worker, comes back as a :class:`Delivery` whose ``problem`` says why (its raw
+        fields in ``raw``), for the reader to set aside."""
+        try:
+            unproven = self._unproven(fields)
+            if unproven is not None:
+                raise ValueError(f"refused: {unproven}")
             jobid = fields[b"jobid"].decode()
             payload = json.loads(fields[b"payload"])
             if not isinstance(payload, dict):
