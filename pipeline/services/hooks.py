@@ -17,15 +17,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.errors import InputError
-from pipeline.model.directives import (
-    check_persistent_creation,
-    parse_directives,
-)
 from pipeline.model.dw_expansion import expand_directives
-from pipeline.model.jobspec import parse_resources
 from pipeline.model.pydantic_errors import problems
 from pipeline.model.resource_set import ResourceSet
 from pipeline.settings import Settings
+from pipeline.states.hooks import CreateRules, check_create
 
 Enqueue = Callable[[str, dict[str, Any]], None]
 
@@ -123,14 +119,8 @@ class Hooks:
                 max_count=limits.max_directives,
                 max_bytes=limits.max_dw_bytes,
             )
-            check_persistent_creation(
-                lines,
-                userid=request.userid,
-                owner_uid=self.owner_uid,
-                restrict=rabbit.restrict_persistent_creation,
-            )
-            parse_directives(lines)
-            parse_resources(request.resources)
+            rules = CreateRules.of(self.settings, self.owner_uid)
+            check_create(lines, request.userid, request.resources, request.failure_tolerance, rules)
         except InputError as exc:
             raise HookError(str(exc)) from exc
         self.enqueue(

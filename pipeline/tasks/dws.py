@@ -10,6 +10,7 @@ merges, messages to Flux go through once-only outbox writes.
 from __future__ import annotations
 
 import logging
+import os
 import pwd
 import time
 from functools import cache
@@ -39,7 +40,7 @@ def primary_gid(uid: int) -> int:
     """The primary group of ``uid`` (the uid itself when the user is unknown here)."""
     try:
         return pwd.getpwuid(uid).pw_gid
-    except KeyError:
+    except (KeyError, OverflowError):
         return uid
 
 
@@ -95,9 +96,12 @@ def create(
     failure_tolerance: int,
 ) -> bool:
     """Create ``fluxjob-<jobid>``; enqueued by the ``dws.create`` hook (job in DEPEND).
-    A copy that runs after the job ended creates nothing."""
+    A copy that runs after the job ended creates nothing. The hook's checks are made
+    again: a request that breaks one gets the hook's job exception, and no Workflow."""
     if ended(task, jobid):
         return False
+    owner = task.settings.pipeline.owner_uid
+    rules = hooks.CreateRules.of(task.settings, os.getuid() if owner is None else owner)
     actions = hooks.on_create(
         jobid,
         userid,
@@ -106,6 +110,7 @@ def create(
         resources,
         failure_tolerance,
         task.dws.version,
+        rules,
     )
     return act(task, jobid, actions)
 
