@@ -6,6 +6,12 @@ API server and, while the node's service runs, makes each mount's directory
 under ``<root>/<node>/`` (or removes it) and reports ``mounted`` /
 ``unmounted`` in the ClientMount status — which the simulated DWS
 controller, started with ``mount_agent=False``, waits for.
+
+It runs as root in the demo, so a mount path is confined to its node's
+directory: one that leads outside it (``..``, a symbolic link) is neither
+made nor removed, and the ClientMount reports the error. The services'
+running flags live in ``<root>/.state/clientmount-services.json``, so that
+a restarted node worker finds them as systemd would.
 """
 
 from __future__ import annotations
@@ -36,6 +42,13 @@ def agent_client(settings: Settings) -> DwsClient:
     return DwsClient(api, namespace=settings.pipeline.namespace)
 
 
+def confined(base: Path, mount_path: str) -> Path | None:
+    """``mount_path`` under ``base``, or None when it resolves outside it."""
+    base = base.resolve()
+    path = (base / mount_path.lstrip("/")).resolve()
+    return path if path == base or base in path.parents else None
+
+
 class SimulatedAgent:
     """Reconciles the ClientMounts of ``hosts`` whose service runs."""
 
@@ -43,7 +56,8 @@ class SimulatedAgent:
         self.dws = dws
         self.hosts = set(hosts)
         self.root = root
-        self.service = SimulatedService(on_start=self.kick)
+        state = root / ".state" / "clientmount-services.json"
+        self.service = SimulatedService(on_start=self.kick, state_file=state)
         self._queue: queue.Queue[str] = queue.Queue()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -69,13 +83,22 @@ class SimulatedAgent:
         reported = status.get("mounts") or []
         if status.get("allReady") and all(m.get("state") == desired for m in reported):
             return
+        states, errors = [], []
         for mount in mounts:
-            path = self.root / host / str(mount.get("mountPath", "")).lstrip("/")
+            path = confined(self.root / host, str(mount.get("mountPath", "")))
+            if path is None:
+                errors.append(f"mount path {mount.get('mountPath')!r} leads outside {host}'s root")
+                states.append({"state": desired, "ready": False})
+                continue
             if desired == "mounted":
                 path.mkdir(parents=True, exist_ok=True)
             else:
                 shutil.rmtree(path, ignore_errors=True)
-        body = {"allReady": True, "mounts": [{"state": desired, "ready": True} for _ in mounts]}
+            states.append({"state": desired, "ready": True})
+        body: dict[str, Any] = {"allReady": not errors, "mounts": states}
+        if errors:
+            log.warning("clientmounts of %s: %s", host, "; ".join(errors))
+            body["error"] = {"message": "; ".join(errors), "severity": "Fatal", "type": "User"}
         name = item["metadata"]["name"]
         with suppress(NotFound):  # deleted meanwhile: nothing left to report
             self.dws.patch("clientmounts", name, {"status": body}, namespace=host, status=True)
@@ -104,6 +127,8 @@ class SimulatedAgent:
                     threading.Timer(0.2, self.kick, args=(host,)).start()
 
     def start(self) -> SimulatedAgent:
+        for host in self.service.running_hosts():  # a restart: what the service still owes
+            self.kick(host)
         for target, name in ((self._watch, "clientmount-watch"), (self._work, "clientmount-agent")):
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
