@@ -12,8 +12,10 @@ then a sentinel (id -1).
 
 * ``alloc`` — the job entered RUN (Flux holds it in the job-manager prolog,
   ``coral2-pipeline flux-prolog``, until the pipeline releases it);
-* ``finish``, or an ``exception`` of severity 0, after ``alloc`` — it entered
-  CLEANUP (a job that never ran has nothing on its nodes);
+* ``finish``, or an ``exception`` of severity 0 after ``alloc`` and before
+  ``start`` — it entered CLEANUP (a job that never ran has nothing on its
+  nodes; one whose tasks run reaches CLEANUP only with its ``finish``, however
+  long after a fatal exception that comes);
 * ``clean`` — it is gone; forget it;
 * the sentinel — the backlog of active jobs is read: a job the pipeline still
   holds VNIs for that is not among them ended while nobody read the journal
@@ -46,6 +48,7 @@ class _Job:
     dw: bool = False
     shell_options: dict[str, Any] = field(default_factory=dict)
     run: bool = False
+    started: bool = False
     cleanup: bool = False
 
 
@@ -99,13 +102,23 @@ class JobStates:
                     "dw": job.dw,
                 }
             )
-        elif (name == "finish" or (name == "exception" and context.get("severity") == 0)) and (
+        elif name == "start":
+            job.started = True
+        elif (name == "finish" or (name == "exception" and self._ends_now(job, context))) and (
             job.run and not job.cleanup
         ):
             job.cleanup = True
             self.pending.append({"jobid": jobid, "state": "cleanup"})
         elif name == "clean":
             self.jobs.pop(jobid, None)
+
+    @staticmethod
+    def _ends_now(job: _Job, context: Mapping[str, Any]) -> bool:
+        """Whether an exception moves the job to CLEANUP now: a fatal one before its tasks
+        started. One after that kills the tasks, and the job reaches CLEANUP with its
+        ``finish`` — which may come long after (a node slow to kill them): its node work
+        waits for it, as flux-coral2's epilog waits for ``finish``."""
+        return context.get("severity") == 0 and not job.started
 
     def flush(self) -> int:
         """Send the pending reports in order; return how many are left (Redis down)."""

@@ -168,8 +168,11 @@ class JobManager:
         """``flux cancel``: a sev 0 exception of type ``cancel``."""
         self.raise_exception(jobid, "cancel", 0, "")
 
-    def raise_exception(self, jobid: int, type_: str, severity: int, note: str) -> None:
-        """``flux job raise``: post the exception; sev 0 ends the job."""
+    def raise_exception(
+        self, jobid: int, type_: str, severity: int, note: str, *, finish_after_s: float = 0.0
+    ) -> None:
+        """``flux job raise``: post the exception; sev 0 ends the job — a running one
+        ``finish_after_s`` later (its tasks slow to die)."""
         with self.lock:
             job = self._job(jobid)
             if job.state == "INACTIVE":
@@ -185,7 +188,7 @@ class JobManager:
                             self.hold.forget(job.id)
                         self.prolog_finish(job, name, 1)
                 elif job.state == "RUN" and job.finish_status is None:
-                    job.run_until = time.monotonic()  # killed
+                    job.run_until = time.monotonic() + finish_after_s  # killed
                     job.finish_status = 15 if type_ == "cancel" else 1
                 elif job.state in ("DEPEND", "PRIORITY", "SCHED"):
                     self._enter(job, "CLEANUP")

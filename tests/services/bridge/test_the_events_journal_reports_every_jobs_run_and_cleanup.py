@@ -66,11 +66,25 @@ def test_a_job_is_reported_at_alloc_and_at_finish(states: JobStates, enqueue: En
     assert states.jobs == {}
 
 
-def test_a_fatal_exception_is_cleanup_and_a_later_finish_is_not_reported_again(
+def test_a_running_jobs_fatal_exception_waits_for_its_finish_to_be_cleanup(
     states: JobStates, enqueue: Enqueue
 ) -> None:
-    feed_life(states, 6, end=event("exception", type="cancel", severity=0, note=""))
+    states.feed({"id": 6, "events": [event("submit", userid=1001)], "jobspec": JOBSPEC})
+    states.feed({"id": 6, "events": [event("alloc")], "R": R})
+    states.feed({"id": 6, "events": [event("start")]})
+    states.feed({"id": 6, "events": [event("exception", type="cancel", severity=0, note="")]})
+    assert [name for name, _ in enqueue.sent] == ["job.run"]  # its tasks still run
     states.feed({"id": 6, "events": [event("finish", status=15)]})
+    assert [name for name, _ in enqueue.sent] == ["job.run", "job.cleanup"]
+
+
+def test_a_fatal_exception_before_start_is_cleanup_at_once_and_only_once(
+    states: JobStates, enqueue: Enqueue
+) -> None:
+    states.feed({"id": 16, "events": [event("submit", userid=1001)], "jobspec": JOBSPEC})
+    states.feed({"id": 16, "events": [event("alloc")], "R": R})
+    states.feed({"id": 16, "events": [event("exception", type="dws-setup", severity=0)]})
+    states.feed({"id": 16, "events": [event("exception", type="cancel", severity=0)]})
     assert [name for name, _ in enqueue.sent] == ["job.run", "job.cleanup"]
 
 
