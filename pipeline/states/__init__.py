@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from pipeline.model.job import JobRecord, Teardown
 from pipeline.settings import RabbitSettings
 from pipeline.states import data_in, data_out, errors, post_run, pre_run, proposal, setup, teardown
-from pipeline.states.actions import Action
+from pipeline.states.actions import Action, PatchDesiredState, RemoveFinalizer, exception
 from pipeline.states.snapshot import Snapshot, WorkflowState
 
 Advance = Callable[[Snapshot, JobRecord, float, RabbitSettings], list[Action]]
@@ -49,10 +49,37 @@ def decide(
         )
     if job.teardown == Teardown.ASKED:
         return []
+    if snapshot.deleting:  # deleted by hand (flux-coral2 #466): the job cannot go on
+        return deleted_by_hand(snapshot, job, settings)
     actions: list[Action] = []
     if snapshot.complete(state):
         actions = TRANSITIONS[state](snapshot, job, now, settings)
     return actions + errors.advance(snapshot, job, now, settings)
+
+
+def deleted_by_hand(snapshot: Snapshot, job: JobRecord, settings: RabbitSettings) -> list[Action]:
+    """The Workflow was deleted by someone else while its job used it: the job gets a
+    fatal exception saying so, what flux-coral2 saves of a Workflow is saved, and Flux's
+    finalizer is dropped. A Workflow being deleted makes no more transitions (DWS only
+    waits for the other finalizers, and nnf frees the storage whatever the state), so
+    no Teardown is asked: the object goes, and the job ends as a Workflow that is gone
+    (``dws.observe``: its epilog released)."""
+    name = snapshot.workflow.get("metadata", {}).get("name", f"fluxjob-{job.jobid}")
+    note = (
+        f"DWS workflow interactions failed: workflow {name} was deleted "
+        "(metadata.deletionTimestamp set) while the job used it"
+    )
+    saved = [a for a in data_out.move_to_teardown(snapshot, job, settings) if not is_transition(a)]
+    return [
+        exception(job.jobid, "exception", 0, note, "exception:workflow-deleted"),
+        *saved,
+        RemoveFinalizer(),
+    ]
+
+
+def is_transition(action: Action) -> bool:
+    """Whether ``action`` asks the Workflow for a state."""
+    return isinstance(action, PatchDesiredState)
 
 
 __all__ = ["TRANSITIONS", "Action", "Snapshot", "WorkflowState", "decide"]

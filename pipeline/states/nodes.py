@@ -232,13 +232,16 @@ def on_mount_timeout(job: JobRecord) -> list[Action]:
 
 def epilogs(job: JobRecord, vnis: list[int] | None, clientmount: bool) -> list[Action]:
     """The ``node.epilog`` of each node the job's prolog was sent to (``vnis``: destroy
-    the job's CXI services; ``clientmount``: start the service for a ``#DW`` job)."""
+    the job's CXI services; ``clientmount``: start the service for a ``#DW`` job). The
+    prolog's deadlines go: a job in CLEANUP waits on no prolog (one killed by a fatal
+    exception never answers)."""
     work = job.node_work
     if work is None:
         return []
+    over = [DisarmDeadline(DEADLINE), DisarmDeadline(MOUNT_DEADLINE)]
     kwargs: dict[str, Any] = {"jobid": job.jobid, "userid": job.userid}
     kwargs["clientmount"] = "start" if clientmount and work.dw else None
     kwargs["cxi"] = None if vnis is None else {"vnis": vnis}
     if kwargs["clientmount"] is None and kwargs["cxi"] is None:
-        return []
-    return [SendNodeTask(node, "node.epilog", dict(kwargs)) for node in work.nodes]
+        return over
+    return [*over, *(SendNodeTask(node, "node.epilog", dict(kwargs)) for node in work.nodes)]

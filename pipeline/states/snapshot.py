@@ -54,6 +54,12 @@ class Snapshot:
         value = self.status.get("state")
         return WorkflowState(value) if value in set(WorkflowState) else None
 
+    @property
+    def deleting(self) -> bool:
+        """Someone asked Kubernetes to delete it (``metadata.deletionTimestamp``); Flux's
+        finalizer holds it until the pipeline lets go."""
+        return bool((self.workflow.get("metadata") or {}).get("deletionTimestamp"))
+
     def active(self, state: WorkflowState) -> bool:
         """``spec.desiredState == status.state == state``."""
         return self.spec.get("desiredState") == state and self.state == state

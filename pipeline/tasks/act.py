@@ -96,11 +96,13 @@ class _Performer:
         return current
 
     def _exists(self) -> bool:
+        """Whether the Workflow is there to stay: one being deleted counts as gone (its
+        children go first, so a child's 404 means the same)."""
         try:
-            self.dws.get_workflow(self.name)
+            workflow = self.dws.get_workflow(self.name)
         except NotFound:
             return False
-        return True
+        return not (workflow.get("metadata") or {}).get("deletionTimestamp")
 
     def _instead(self, actions: Sequence[Action] | None, error: Exception) -> NoReturn:
         """Perform ``actions`` instead of the rest (None: raise ``error``)."""

@@ -18,7 +18,7 @@ from typing import Any
 from pipeline.errors import KubeError, NotFound
 from pipeline.model.job import Teardown
 from pipeline.platform.task import PipelineTask, pipeline_task
-from pipeline.states import Snapshot, WorkflowState, decide
+from pipeline.states import Snapshot, WorkflowState, decide, hooks
 from pipeline.store import JobRecord, Keys
 from pipeline.store.jobs import parse_notes
 from pipeline.tasks.dws import act
@@ -45,10 +45,11 @@ def observe(task: PipelineTask, jobid: int) -> str | None:
         workflow = task.dws.get_workflow(f"fluxjob-{jobid}")
     except NotFound:
         gone = store.jobs.update(jobid, lambda r: r.model_copy(update={"state": "deleted"}))
-        if (
-            gone is None or gone.teardown == Teardown.DELETED or gone.observed_rv
-        ):  # not merely not created yet
+        if gone is None or gone.teardown == Teardown.DELETED:
             store.jobs.finish(jobid, task.settings.pipeline.retention)  # keep it a while
+        elif gone.observed_rv:  # it existed, and vanished before its Teardown was seen
+            # done: release the epilog Flux may hold for it, and finish
+            act(task, jobid, hooks.workflow_gone(gone))
         return None
     status: dict[str, Any] = workflow.get("status") or {}
     state = status.get("state") or "new"
@@ -75,6 +76,8 @@ def observe(task: PipelineTask, jobid: int) -> str | None:
 def _snapshot(task: PipelineTask, workflow: dict[str, Any]) -> Snapshot:
     """Read what the current state's decision needs along with the Workflow."""
     bare = Snapshot(workflow)
+    if bare.deleting:  # its children are going too; the decision needs none of them
+        return bare
     breakdowns: tuple[dict[str, Any], ...] = ()
     token = None
     if bare.complete(WorkflowState.PROPOSAL):

@@ -10,6 +10,7 @@ from typing import Any
 from pipeline.model.job import JobRecord, NodeWork
 from pipeline.states.actions import (
     ArmDeadline,
+    DisarmDeadline,
     ExpectAnswers,
     MarkMounted,
     Release,
@@ -141,8 +142,18 @@ def test_a_duplicate_run_resends_only_what_is_missing() -> None:
 
 def test_each_node_gets_its_epilog_at_cleanup() -> None:
     actions = epilogs(held(dw=True), [1024], clientmount=True)
-    assert [(e.node, e.kwargs["clientmount"], e.kwargs["cxi"]) for e in actions] == [
+    sends = [a for a in actions if isinstance(a, SendNodeTask)]
+    assert [(e.node, e.kwargs["clientmount"], e.kwargs["cxi"]) for e in sends] == [
         ("n1", "start", {"vnis": [1024]}),
         ("n2", "start", {"vnis": [1024]}),
     ]
-    assert epilogs(held(), None, clientmount=True) == []
+    assert not any(isinstance(a, SendNodeTask) for a in epilogs(held(), None, clientmount=True))
+
+
+def test_cleanup_disarms_the_prologs_deadlines_even_with_no_epilog_to_send() -> None:
+    for actions in (
+        epilogs(held(dw=True), [1024], clientmount=True),
+        epilogs(held(), None, clientmount=True),
+    ):
+        disarmed = {a.kind for a in actions if isinstance(a, DisarmDeadline)}
+        assert disarmed == {"node_prolog", "dws_environment"}

@@ -114,4 +114,3 @@ def test_the_owner_may_still_create_persistent_storage(
 ) -> None:
     create(app, 77, userid=OWNER, directives=[PERSISTENT])
     assert not no_workflow(kube, 77)
-
