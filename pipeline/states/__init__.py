@@ -47,10 +47,12 @@ def decide(
         return TRANSITIONS[WorkflowState.TEARDOWN](snapshot, job, now, settings) + errors.advance(
             snapshot, job, now, settings
         )
+    if snapshot.deleting:  # deleted by hand (flux-coral2 #466): the job cannot go on
+        if job.teardown == Teardown.NOT_ASKED:
+            return deleted_by_hand(snapshot, job, settings)
+        return [RemoveFinalizer()]  # a Teardown asked will never come: let it go
     if job.teardown == Teardown.ASKED:
         return []
-    if snapshot.deleting:  # deleted by hand (flux-coral2 #466): the job cannot go on
-        return deleted_by_hand(snapshot, job, settings)
     actions: list[Action] = []
     if snapshot.complete(state):
         actions = TRANSITIONS[state](snapshot, job, now, settings)

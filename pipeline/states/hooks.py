@@ -30,6 +30,7 @@ from pipeline.states.actions import (
     FinishJob,
     PatchDesiredState,
     PatchServers,
+    RemoveFinalizer,
     SendOnce,
     UpdateJob,
     exception,
@@ -201,7 +202,12 @@ def tear_down(
     (None: it does not exist)."""
     if workflow is None:
         return workflow_gone(job)
-    return [CreateRecord(job), *move_to_teardown(Snapshot(workflow), job, settings)]
+    snapshot = Snapshot(workflow)
+    actions = [CreateRecord(job), *move_to_teardown(snapshot, job, settings)]
+    if snapshot.deleting:  # deleted by hand: no transition will come; let it go
+        actions = [a for a in actions if not isinstance(a, PatchDesiredState)]
+        actions.append(RemoveFinalizer())
+    return actions
 
 
 def on_post_run(

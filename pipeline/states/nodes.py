@@ -238,7 +238,7 @@ def epilogs(job: JobRecord, vnis: list[int] | None, clientmount: bool) -> list[A
     work = job.node_work
     if work is None:
         return []
-    over = [DisarmDeadline(DEADLINE), DisarmDeadline(MOUNT_DEADLINE)]
+    over: list[Action] = [DisarmDeadline(DEADLINE), DisarmDeadline(MOUNT_DEADLINE)]
     kwargs: dict[str, Any] = {"jobid": job.jobid, "userid": job.userid}
     kwargs["clientmount"] = "start" if clientmount and work.dw else None
     kwargs["cxi"] = None if vnis is None else {"vnis": vnis}
