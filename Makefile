@@ -2,6 +2,7 @@
 #   make demo    run the embedded simulated system
 #   make test    lint, type-check, layer contracts, then the test suite
 #   make bench   print the benchmark figures
+#   make chaos   1,000 jobs while processes are killed at random (CHAOS_ARGS=--jobs N --seed S)
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -10,10 +11,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: venv demo test lint typecheck contracts unit bench redis clean help
+.PHONY: venv demo test lint typecheck contracts unit bench chaos redis clean help
 
 help:
-	@echo "make demo | test | bench | lint | venv | clean"
+	@echo "make demo | test | bench | chaos | lint | venv | clean"
 
 venv: $(STAMP)
 
@@ -52,6 +53,9 @@ test: lint typecheck contracts unit
 
 bench: venv redis
 	$(BIN)/python -m benchmarks $(BENCH_ARGS)
+
+chaos: venv redis
+	$(BIN)/python -m pipeline.sim.chaos $(CHAOS_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build *.egg-info

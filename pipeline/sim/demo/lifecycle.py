@@ -68,7 +68,7 @@ class Report:
         }
 
 
-def _check(job: DemoJob, flux_job: FluxJob) -> str | None:
+def outcome_problem(job: DemoJob, flux_job: FluxJob) -> str | None:
     """Why ``flux_job`` did not end as ``job`` says it must (None when it did)."""
     fatal = [e["note"] for e in flux_job.exceptions if e["severity"] == 0]
     if flux_job.result != job.expect:
@@ -116,7 +116,7 @@ def _drive(system: SimulatedSystem, jobs: list[DemoJob], console: Console, quiet
     for job, jobid in zip(jobs, ids, strict=True):
         flux_job = flux.job(jobid)
         report.outcomes[flux_job.result if flux_job.state == "INACTIVE" else "UNFINISHED"] += 1
-        problem = _check(job, flux_job)
+        problem = outcome_problem(job, flux_job)
         if problem:
             report.unexpected.append(problem)
     return report
