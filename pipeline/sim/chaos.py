@@ -39,8 +39,10 @@ from pipeline.sim.demo.model import sample_path
 from pipeline.sim.system import SimulatedSystem
 
 KILLABLE = ("worker", "node-worker", "watcher", "beat")
-#: at most this many jobs in flight at once (the simulated machine has 16 computes)
+#: at most this many jobs in flight at once (the sample cluster has 64 computes)
 IN_FLIGHT = 24
+#: how long each job's tasks run (s)
+RUNTIME_S = 1.0
 
 
 @dataclass
@@ -49,6 +51,7 @@ class ChaosReport:
 
     jobs: int = 0
     faults: Counter[str] = field(default_factory=Counter)
+    timeline: list[str] = field(default_factory=list)  # each fault, when (s from start)
     lost: list[str] = field(default_factory=list)  # never INACTIVE
     wrong: list[str] = field(default_factory=list)  # INACTIVE, but not as its kind says
     duplicates: list[str] = field(default_factory=list)
@@ -80,7 +83,11 @@ class Faults:
         self.rng = rng
         self.every_s = every_s
         self.done: Counter[str] = Counter()
+        self.timeline: list[str] = []
+        self._t0 = time.monotonic()
         self.stop = threading.Event()
+        self._idle = threading.Event()
+        self._close = threading.Event()
         self._redis_restarted = False
         self._thread = threading.Thread(target=self._run, name="chaos", daemon=True)
 
@@ -89,18 +96,32 @@ class Faults:
         return self
 
     def finish(self) -> Counter[str]:
+        """Apply no more faults; return those applied."""
         self.stop.set()
-        self._thread.join()
+        self._idle.wait()
         return self.done
 
+    def close(self) -> None:
+        """Let the thread end, once the system is stopped: the processes it restarted die
+        with it (each runs with a parent-death signal, which follows the thread that
+        started it)."""
+        self._close.set()
+        self._thread.join()
+
     def _run(self) -> None:
-        while not self.stop.wait(self.rng.uniform(0.5, 1.5) * self.every_s):
-            kinds = [f"kill {name}" for name in KILLABLE] + ["freeze beat"]
-            if not self._redis_restarted:
-                kinds.append("restart redis")
-            kind = self.rng.choice(kinds)
-            self.apply(kind)
-            self.done[kind] += 1
+        try:
+            while not self.stop.wait(self.rng.uniform(0.5, 1.5) * self.every_s):
+                kinds = [f"kill {name}" for name in KILLABLE] + ["freeze beat"]
+                if not self._redis_restarted:
+                    kinds.append("restart redis")
+                kind = self.rng.choice(kinds)
+                at = time.monotonic() - self._t0
+                self.apply(kind)
+                self.done[kind] += 1
+                self.timeline.append(f"{at:.1f}-{time.monotonic() - self._t0:.1f} s {kind}")
+        finally:
+            self._idle.set()
+        self._close.wait()
 
     def apply(self, kind: str) -> None:
         """Apply one fault and recover from it, as an operator's systemd would."""
@@ -116,11 +137,8 @@ class Faults:
             time.sleep(self.rng.uniform(1.0, 4.0))
             os.kill(pid, signal.SIGCONT)
         elif kind == "restart redis":
-            assert system.redis is not None
             self._redis_restarted = True
-            system.redis.stop()
-            time.sleep(0.5)
-            system.redis.start()
+            system.restart_redis()
 
 
 def duplicates(system: SimulatedSystem) -> list[str]:
@@ -166,22 +184,34 @@ def run_chaos(
         flux = system.flux
         ids: list[tuple[DemoJob, int]] = []
         faults = Faults(system, rng, every_s).start()
+        t0 = time.time()
         try:
             for job in batch:
                 while _active(system, ids) >= IN_FLIGHT:
                     time.sleep(0.05)
-                jobid = flux.submit(job.resources(), system=job.system(), userid=job.userid)
+                jobid = flux.submit(
+                    job.resources(), system=job.system(), userid=job.userid, runtime_s=RUNTIME_S
+                )
                 ids.append((job, jobid))
                 if job.cancel:
                     threading.Timer(0.5, _cancel, args=(system, jobid)).start()
+            # faults go on while the batch drains, then stop: the last jobs end without them
+            end = time.monotonic() + drain_s
+            while _active(system, ids) and time.monotonic() < end - 60:
+                time.sleep(0.2)
         finally:
             report.faults = faults.finish()
+            report.timeline = faults.timeline
         flux.wait_inactive([j for _, j in ids], drain_s)
         for job, jobid in ids:
             flux_job = flux.job(jobid)
             if flux_job.state != "INACTIVE":
                 events = ", ".join(e.name for e in flux_job.eventlog[-4:])
-                report.lost.append(f"{job.kind} job {jobid} still {flux_job.state} ({events})")
+                report.lost.append(
+                    f"{job.kind} job {jobid} still {flux_job.state} ({events}); "
+                    f"submitted at {flux_job.eventlog[0].timestamp - t0:.1f} s; "
+                    + diagnosis(system, jobid)
+                )
             elif (problem := outcome_problem(job, flux_job)) is not None:
                 report.wrong.append(problem)
         report.duplicates = duplicates(system)
@@ -189,8 +219,38 @@ def run_chaos(
         while (left := leaks(system)) and time.monotonic() < settle:
             time.sleep(0.5)
         report.leaks = left + [f"process {p} died" for p in system.alive()]
+        faults.close()
+        for name in system.alive():
+            if name in system.process_names:
+                code = system.processes[system.process_names.index(name)].returncode
+                report.leaks.append(f"{name} exited {code}; see {system.workdir / name}.log")
     report.seconds = time.monotonic() - started
     return report
+
+
+def diagnosis(system: SimulatedSystem, jobid: int) -> str:
+    """Where a lost job stands in the pipeline: its record and its Workflow."""
+    assert system.store is not None and system.dws is not None
+    record = system.store.jobs.get(jobid)
+    where = (
+        "no record"
+        if record is None
+        else (
+            f"record {record.state}, teardown {record.teardown.value}, epilog "
+            f"{record.epilog.value}, deadlines {sorted(record.deadlines)}, node work "
+            f"{record.node_work and (record.node_work.released, record.node_work.mounted)}"
+        )
+    )
+    try:
+        workflow = system.dws.get_workflow(f"fluxjob-{jobid}")
+        status = workflow.get("status") or {}
+        where += (
+            f"; Workflow {workflow['spec'].get('desiredState')} → {status.get('state')} "
+            f"ready={status.get('ready')} {status.get('status')} {status.get('message', '')!r}"
+        )
+    except Exception as exc:  # gone, or the API server unreachable: say so
+        where += f"; Workflow: {exc}"
+    return where
 
 
 def _active(system: SimulatedSystem, ids: list[tuple[DemoJob, int]]) -> int:
@@ -214,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     report = run_chaos(args.jobs, seed=args.seed, every_s=args.every, drain_s=args.drain)
     print(f"faults: {dict(sorted(report.faults.items()))}; {report.seconds:.0f} s")
+    if not report.ok:
+        print("  timeline: " + "; ".join(report.timeline))
     for label, items in (
         ("lost", report.lost),
         ("stuck", report.wrong),

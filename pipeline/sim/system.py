@@ -210,6 +210,20 @@ class SimulatedSystem:
             )
         return out
 
+    def restart_redis(self, down_s: float = 0.5) -> None:
+        """Stop Redis and start it again on its port, with its append-only file (a real
+        restart). This process's Celery app gets a new result consumer: Celery's Redis
+        result backend does not come back from a lost subscription connection."""
+        assert self.redis is not None
+        self.redis.stop()
+        time.sleep(down_s)
+        self.redis.start()
+        if self.app is not None:
+            from pipeline.platform.app import create_app
+
+            env = {k: v for k, v in self.env().items() if k.startswith("CORAL2_")}
+            self.app = create_app(load_settings(env=env), set_current=False)
+
     def _start_redis(self) -> None:
         aclfile = self._make_users() if self.acl else None
         # with an append-only file, as production runs it: a restart of it is a real one
