@@ -32,10 +32,10 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pipeline.errors import FluxError, FluxUnreachable, InputError
+from pipeline.errors import FluxError, FluxUnreachable, InputError, StoreUnavailable
 from pipeline.model.hostlist import expand_hostlist
 from pipeline.platform.deadletters import set_aside
 from pipeline.store.outbox import Delivery, Outbox, OutboxMessage
@@ -105,6 +105,9 @@ class Deliverer:
     flux: FluxEndpoint
     consumer: str
     path_of: PathOf
+    #: entries delivered whose acknowledgement Redis did not take (it was down): they
+    #: are acknowledged before anything is read again, and so never delivered twice
+    owed_acks: set[str] = field(default_factory=set)
 
     def deliver(self, message: OutboxMessage) -> None:
         """Deliver one message; an error answer is logged (raise FluxUnreachable to retry);
@@ -141,8 +144,13 @@ class Deliverer:
         the batch ends — also when it ends early, at Flux unreachable or an
         error. A crash before that acknowledgement delivers them again, as a
         crash between a delivery and its own acknowledgement always could:
-        every message is safe to deliver twice (module docstring).
+        every message is safe to deliver twice (module docstring). An
+        acknowledgement Redis cannot take (it is down) is owed, and paid before the
+        next read: the entries it covers are never read, so never delivered, again.
         """
+        if self.owed_acks:
+            self.outbox.ack(*sorted(self.owed_acks))  # StoreUnavailable: owed still
+            self.owed_acks.clear()
         delivered: list[str] = []
         deliveries: list[Delivery] = self.outbox.read(self.consumer, count=count, block_ms=block_ms)
         try:
@@ -160,5 +168,9 @@ class Deliverer:
                     break
                 delivered.append(delivery.entry_id)
         finally:
-            self.outbox.ack(*delivered)
+            try:
+                self.outbox.ack(*delivered)
+            except StoreUnavailable:
+                self.owed_acks.update(delivered)
+                raise
         return len(delivered)
