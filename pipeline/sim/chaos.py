@@ -241,6 +241,14 @@ def diagnosis(system: SimulatedSystem, jobid: int) -> str:
             f"{record.node_work and (record.node_work.released, record.node_work.mounted)}"
         )
     )
+    pending = [
+        f"{e.name} (first sent {time.time() - e.first_sent:.0f} s ago)"
+        for e in system.store.ledger.unsettled(10_000)
+        if e.kwargs.get("jobid") == jobid
+    ]
+    raws: list[bytes] = system.store.client.hvals(system.store.keys.failures)  # type: ignore[assignment]
+    failures = [raw.decode(errors="replace")[:200] for raw in raws if str(jobid).encode() in raw]
+    where += f"; ledger {pending or 'clear'}; failures {failures or 'none'}"
     try:
         workflow = system.dws.get_workflow(f"fluxjob-{jobid}")
         status = workflow.get("status") or {}
