@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from celery import Celery
 
 from node_worker import perilog
+from node_worker.attempts import MAX_UNENDED, Attempts
 from node_worker.cxi import Nic, clean_services, env_devices
 from node_worker.ended import EndedJobs
 from node_worker.service import ClientmountService
@@ -31,6 +32,7 @@ from pipeline.platform.config import node_worker_config
 from pipeline.platform.routing import node_queue
 from pipeline.platform.signing import secure
 from pipeline.settings import Settings
+from pipeline.states.nodes import PROLOG_EXCEPTION
 
 log = logging.getLogger("coral2_pipeline.node_worker")
 
@@ -66,6 +68,7 @@ class NodeWorker:
         self.companion = companion
         self.nic_of = nic_of
         self.ended = ended or EndedJobs(None)
+        self.attempts = Attempts(self.ended.directory)
         self.app = self._app()
 
     def _nic(self, hostname: str) -> Nic:
@@ -112,15 +115,26 @@ class NodeWorker:
                 log.info("node.prolog of job %s on %s after its epilog: ignored", jobid, hostname)
                 answer("job.prolog_done", **done, late=True)
                 return {}
-            outcome = perilog.prolog(
-                hostname,
-                jobid,
-                userid,
-                clientmount=clientmount,
-                cxi=cxi,
-                service=self.service,
-                nic_of=self._nic,
-            )
+            task_id = str(task.request.id)
+            unended = self.attempts.begin(task_id)
+            if unended >= MAX_UNENDED:  # it killed this worker each time: answer, not run
+                self.attempts.end(task_id)
+                why = f"node.prolog died with the node worker {unended} times on {hostname}"
+                log.error("job %s: %s; answered as failed", jobid, why)
+                answer("job.prolog_done", **done, error=why, error_type=PROLOG_EXCEPTION)
+                return {}
+            try:
+                outcome = perilog.prolog(
+                    hostname,
+                    jobid,
+                    userid,
+                    clientmount=clientmount,
+                    cxi=cxi,
+                    service=self.service,
+                    nic_of=self._nic,
+                )
+            finally:
+                self.attempts.end(task_id)
             if outcome.error:
                 done.update(error=outcome.error, error_type=outcome.error_type)
             answer("job.prolog_done", **done)
