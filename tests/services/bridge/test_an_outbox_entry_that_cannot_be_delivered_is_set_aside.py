@@ -3,23 +3,10 @@ Flux request needs, is set aside as a dead letter; the bridge delivers the entri
 
 from __future__ import annotations
 
-from typing import Any
-
 from pipeline.services.bridge.delivery import Deliverer
 from pipeline.store import Store
 from pipeline.store.outbox import OutboxMessage
-
-
-class Flux:
-    def __init__(self) -> None:
-        self.rpcs: list[tuple[str, dict[str, Any]]] = []
-
-    def rpc(self, topic: str, payload: dict[str, Any], nodeid: int = 0) -> dict[str, Any]:
-        self.rpcs.append((topic, payload))
-        return {}
-
-    def kvs_put(self, jobid: int, key: str, value: Any) -> None:
-        self.rpcs.append(("kvs", {"id": jobid, key: value}))
+from tests.services.bridge.recording_flux import RecordingFlux
 
 
 def test_bad_entries_become_dead_letters_and_delivery_goes_on(store: Store) -> None:
@@ -31,7 +18,7 @@ def test_bad_entries_become_dead_letters_and_delivery_goes_on(store: Store) -> N
     store.outbox.append(OutboxMessage("set-property", 5, {"targets": "n1"}))  # no key, value
     store.outbox.append(OutboxMessage("kvs-put", 5, {"value": 1}))  # no key
     store.outbox.append(OutboxMessage("epilog-remove", 5, {"id": 5}))
-    flux = Flux()
+    flux = RecordingFlux()
     deliverer = Deliverer(store.outbox, flux, "c1", lambda host: f"/cluster/{host}")
     assert deliverer.run_once() == 7
     assert flux.rpcs == [("job-manager.dws.epilog-remove", {"id": 5})]
@@ -46,6 +33,6 @@ def test_bad_entries_become_dead_letters_and_delivery_goes_on(store: Store) -> N
 
 def test_a_dead_letter_keeps_the_entry_as_it_was(store: Store) -> None:
     store.client.xadd(store.keys.outbox, {"kind": "nope", "jobid": "9", "payload": '{"a": 1}'})
-    Deliverer(store.outbox, Flux(), "c1", lambda host: host).run_once()
+    Deliverer(store.outbox, RecordingFlux(), "c1", lambda host: host).run_once()
     [letter] = store.dead_letters.latest(1)
     assert '"kind": "nope"' in letter.raw and '"jobid": "9"' in letter.raw

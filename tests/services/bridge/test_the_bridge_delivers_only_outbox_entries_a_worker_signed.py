@@ -6,7 +6,6 @@ key, and one whose payload was changed after signing are set aside, never delive
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,18 +14,7 @@ from pipeline.services.bridge.delivery import Deliverer
 from pipeline.sim.keys import demo_signers
 from pipeline.store import Store
 from pipeline.store.outbox import OutboxMessage, sealed_bytes
-
-
-class Flux:
-    def __init__(self) -> None:
-        self.rpcs: list[tuple[str, dict[str, Any]]] = []
-
-    def rpc(self, topic: str, payload: dict[str, Any], nodeid: int = 0) -> dict[str, Any]:
-        self.rpcs.append((topic, payload))
-        return {}
-
-    def kvs_put(self, jobid: int, key: str, value: Any) -> None:
-        self.rpcs.append(("kvs", {"id": jobid, key: value}))
+from tests.services.bridge.recording_flux import RecordingFlux
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +30,8 @@ def signed_store(store: Store, seal: KeySeal) -> Store:
     return Store(store.client, store.keys, seal)
 
 
-def deliver(store: Store, seal: KeySeal) -> Flux:
-    flux = Flux()
+def deliver(store: Store, seal: KeySeal) -> RecordingFlux:
+    flux = RecordingFlux()
     Deliverer(signed_store(store, seal).outbox, flux, "c1", lambda h: h).run_once()
     return flux
 
