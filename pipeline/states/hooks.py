@@ -96,7 +96,7 @@ def check_create(
             f"{len(lines)} #DW directives; at most {rules.max_directives} "
             "(pipeline.limits.max_directives)"
         )
-    size = sum(len(line.encode()) for line in lines)
+    size = sum(len(line.encode("utf-8", "surrogatepass")) for line in lines)
     if size > rules.max_bytes:
         raise InputError(
             f"#DW directives of {size} bytes; at most {rules.max_bytes} "
