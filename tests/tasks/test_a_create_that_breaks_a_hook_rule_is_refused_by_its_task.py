@@ -7,23 +7,18 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 from celery import Celery
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import NotFound
-from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.platform.app import create_app
-from pipeline.settings import load_settings
 from pipeline.sim.kube.api import KubeApiServer
-from pipeline.store import Keys, Store
+from pipeline.store import Store
+from tests.tasks.eager_app import eager_app, store_of_app
 
-TiB = 2**40
 OWNER = os.getuid()
 XFS = "#DW jobdw type=xfs capacity=10GiB name=s"
 PERSISTENT = "#DW create_persistent type=lustre capacity=1TiB name=mine"
@@ -33,24 +28,14 @@ RESOURCES = [{"type": "node", "count": 1, "with": [SLOT]}]
 
 @pytest.fixture
 def app(tmp_path: Path, redis_url: str, kube: tuple[KubeApiServer, DwsClient]) -> Celery:
-    mapping = RabbitMapping.build({"rabbit1": (64 * TiB, ["c1", "c2"])})
-    (tmp_path / "mapping.json").write_text(mapping.model_dump_json())
-    settings = load_settings(
-        env={
-            "CORAL2_PIPELINE_PIPELINE__BROKER_URL": redis_url,
-            "CORAL2_PIPELINE_PIPELINE__KEY_PREFIX": f"recheck-{uuid.uuid4().hex[:8]}",
-            "CORAL2_PIPELINE_PIPELINE__API_HOST": kube[0].url,
-            "CORAL2_PIPELINE_RABBIT__MAPPING": str(tmp_path / "mapping.json"),
-            "CORAL2_PIPELINE_PIPELINE__LIMITS__MAX_DIRECTIVES": "4",
-        }
+    return eager_app(
+        tmp_path, redis_url, kube[0].url, CORAL2_PIPELINE_PIPELINE__LIMITS__MAX_DIRECTIVES="4"
     )
-    return create_app(settings, set_current=False)
 
 
 @pytest.fixture
 def store(app: Celery) -> Store:
-    prefix = app.conf.coral2_settings.pipeline.key_prefix
-    return Store(redis.Redis.from_url(app.conf.broker_url), Keys(prefix))
+    return store_of_app(app)
 
 
 def create(app: Celery, jobid: int, **changes: Any) -> None:

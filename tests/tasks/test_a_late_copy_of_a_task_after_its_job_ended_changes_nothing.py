@@ -5,45 +5,28 @@ finished job is tracked again or gets an exception, no VNI is reserved again."""
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 from celery import Celery
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import NotFound
-from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.platform.app import create_app
-from pipeline.settings import load_settings
 from pipeline.sim.kube.api import KubeApiServer
-from pipeline.store import JobRecord, Keys, Store
+from pipeline.store import JobRecord, Store
 from tests.conftest import make_r
-
-TiB = 2**40
+from tests.tasks.eager_app import eager_app, store_of_app
 
 
 @pytest.fixture
 def app(tmp_path: Path, redis_url: str, kube: tuple[KubeApiServer, DwsClient]) -> Celery:
-    mapping = RabbitMapping.build({"rabbit1": (64 * TiB, ["c1", "c2"])})
-    (tmp_path / "mapping.json").write_text(mapping.model_dump_json())
-    settings = load_settings(
-        env={
-            "CORAL2_PIPELINE_PIPELINE__BROKER_URL": redis_url,
-            "CORAL2_PIPELINE_PIPELINE__KEY_PREFIX": f"late-{uuid.uuid4().hex[:8]}",
-            "CORAL2_PIPELINE_PIPELINE__API_HOST": kube[0].url,
-            "CORAL2_PIPELINE_RABBIT__MAPPING": str(tmp_path / "mapping.json"),
-        }
-    )
-    return create_app(settings, set_current=False)
+    return eager_app(tmp_path, redis_url, kube[0].url)
 
 
 @pytest.fixture
 def store(app: Celery) -> Store:
-    prefix = app.conf.coral2_settings.pipeline.key_prefix
-    return Store(redis.Redis.from_url(app.conf.broker_url), Keys(prefix))
+    return store_of_app(app)
 
 
 def run(app: Celery, name: str, **kwargs: Any) -> Any:
