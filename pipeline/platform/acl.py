@@ -87,9 +87,15 @@ def acl_file(
     admin: str | None = None,
 ) -> str:
     """An ACL file: the users of ``passwords`` (role → password), each with its role's
-    rules and the password's SHA-256 only; the ``default`` user switched off; with
-    ``admin`` (its password), a user ``admin`` that may do anything."""
-    lines = ["user default off resetkeys resetchannels -@all"]
+    rules and the password's SHA-256 only; with ``admin`` (its password), a user
+    ``admin`` that may do anything.
+
+    The ``default`` user has no password, so no connection can log in as it, and every
+    permission: Redis replays the append-only file as that user, and releases with
+    redis/redis#14541 (7.0 and 7.2 among them) re-check each replayed ``EXEC`` against
+    its rules, so a ``default`` user switched off or narrowed silently drops every
+    transaction of the file when Redis restarts — job records, ledger entries, locks."""
+    lines = ["user default on resetpass resetkeys resetchannels ~* &* +@all"]
     if admin is not None:
         digest = hashlib.sha256(admin.encode()).hexdigest()
         lines.append(f"user admin reset on #{digest} ~* &* +@all")

@@ -57,6 +57,7 @@ class ChaosReport:
     duplicates: list[str] = field(default_factory=list)
     leaks: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    workdir: str = ""  # the processes' logs
 
     @property
     def kills(self) -> int:
@@ -159,7 +160,12 @@ def _kinds() -> list[DemoJob]:
 
 
 def run_chaos(
-    jobs: int, *, seed: int = 1, every_s: float = 3.0, drain_s: float = 300.0
+    jobs: int,
+    *,
+    seed: int = 1,
+    every_s: float = 3.0,
+    drain_s: float = 300.0,
+    loglevel: str = "WARNING",
 ) -> ChaosReport:
     """Run ``jobs`` jobs under faults; return the report."""
     rng = random.Random(seed)
@@ -179,6 +185,7 @@ def run_chaos(
         acl=True,
         config=str(sample_path("sample-cluster.toml")),
         latency_s=0.001,
+        loglevel=loglevel,
     ) as system:
         assert system.flux is not None
         flux = system.flux
@@ -219,11 +226,18 @@ def run_chaos(
         while (left := leaks(system)) and time.monotonic() < settle:
             time.sleep(0.5)
         report.leaks = left + [f"process {p} died" for p in system.alive()]
+        assert system.redis is not None
+        if refused := system.redis.aof_refusals():
+            report.leaks.append(
+                f"Redis dropped {len(refused)} commands of its append-only file as it "
+                f"restarted (writes lost), e.g. {refused[0]!r}"
+            )
         faults.close()
         for name in system.alive():
             if name in system.process_names:
                 code = system.processes[system.process_names.index(name)].returncode
                 report.leaks.append(f"{name} exited {code}; see {system.workdir / name}.log")
+        report.workdir = str(system.workdir)
     report.seconds = time.monotonic() - started
     return report
 
@@ -279,9 +293,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--every", type=float, default=3.0, help="seconds between faults")
     parser.add_argument("--drain", type=float, default=300.0, help="seconds to let jobs end")
+    parser.add_argument(
+        "--loglevel", default="WARNING", help="the worker's and beat's log level (INFO: every task)"
+    )
     args = parser.parse_args(argv)
-    report = run_chaos(args.jobs, seed=args.seed, every_s=args.every, drain_s=args.drain)
+    report = run_chaos(
+        args.jobs, seed=args.seed, every_s=args.every, drain_s=args.drain, loglevel=args.loglevel
+    )
     print(f"faults: {dict(sorted(report.faults.items()))}; {report.seconds:.0f} s")
+    print(f"logs: {report.workdir}")
     if not report.ok:
         print("  timeline: " + "; ".join(report.timeline))
     for label, items in (

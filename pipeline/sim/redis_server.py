@@ -100,6 +100,14 @@ class RedisServer:
         finally:
             client.close()
 
+    def aof_refusals(self) -> list[str]:
+        """The commands Redis refused to replay from its append-only file as it started
+        (each is a write lost by a restart), as its log tells them."""
+        if self.log is None or not self.log.exists():
+            return []
+        lines = self.log.read_text(errors="replace").splitlines()
+        return [line for line in lines if "AOF-loading-client" in line]
+
     def stop(self) -> None:
         """Stop the server."""
         if self.process is not None and self.process.poll() is None:

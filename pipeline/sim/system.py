@@ -86,6 +86,8 @@ class SimulatedSystem:
     workers: int = 1
     reconcilers: int = 4
     lease_s: float = 1.0
+    #: the Celery worker's and beat's log level (INFO to follow each task)
+    loglevel: str = "WARNING"
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="coral2-demo-")))
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     process_names: list[str] = field(default_factory=list)
@@ -260,14 +262,20 @@ class SimulatedSystem:
                     f"--concurrency={self.worker_concurrency}",
                     "--without-gossip",
                     "--without-mingle",
-                    "--loglevel=WARNING",
+                    f"--loglevel={self.loglevel}",
                     "-n",
                     f"demo{index + 1}@%h",
                 ],
             )
         self._spawn(
             "beat",
-            [*celery, "beat", "--loglevel=WARNING", "-s", str(self.workdir / "beat-schedule")],
+            [
+                *celery,
+                "beat",
+                f"--loglevel={self.loglevel}",
+                "-s",
+                str(self.workdir / "beat-schedule"),
+            ],
         )
         from pipeline.platform.app import create_app
 

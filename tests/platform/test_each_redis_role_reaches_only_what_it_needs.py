@@ -1,7 +1,7 @@
 """The Redis ACL file of ``coral2-pipeline redis-acl``: a node's user can push its answers
 and read its own queue, and nothing of the job store, the other queues or other nodes;
 the monitoring user reads and writes nothing; the management user does the pipeline's
-work but cannot administer Redis; the default user is off."""
+work but cannot administer Redis; no connection logs in as the default user."""
 
 from __future__ import annotations
 
@@ -90,10 +90,15 @@ def test_management_cannot_administer_redis(users: dict[str, redis.Redis]) -> No
     refused(management.shutdown)
 
 
-def test_the_default_user_is_off(users: dict[str, redis.Redis]) -> None:
+def test_no_connection_logs_in_as_the_default_user(users: dict[str, redis.Redis]) -> None:
     port = users["node"].connection_pool.connection_kwargs["port"]
     with (
         redis.Redis(port=port) as anonymous,
         pytest.raises((redis.AuthenticationError, redis.ResponseError)),
     ):
         anonymous.get("coral2:job:1")
+    with (
+        redis.Redis(port=port, username="default", password="guess") as default,
+        pytest.raises((redis.AuthenticationError, redis.ResponseError)),
+    ):
+        default.get("coral2:job:1")

@@ -21,6 +21,7 @@ the job starts once every prolog action is finished.
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 import logging
 import threading
@@ -29,7 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pipeline.errors import FluxError
+from pipeline.errors import FluxError, StoreUnavailable
 from pipeline.model.eventlog import EventlogEntry
 from pipeline.model.hostlist import expand_hostlist
 from pipeline.model.rabbitmap import RabbitMapping
@@ -136,6 +137,7 @@ class JobManager:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._timers: list[tuple[float, Callable[[], None]]] = []
+        self._store_warned = 0.0
         self.changed = threading.Condition(self.lock)
 
     # --- the job API (what `flux submit`, `flux cancel`, `flux job raise` do) --------------
@@ -374,11 +376,27 @@ class JobManager:
             now = time.monotonic()
             due = [cb for t, cb in self._timers if t <= now]
             self._timers = [(t, cb) for t, cb in self._timers if t > now]
-            for callback in due:
-                callback()
+            for callback in due:  # one failing timer does not cost the others theirs
+                if not self._guarded(callback):
+                    self._timers.append((now, callback))  # Redis is down: next tick
             self._schedule()
             for job in list(self._active.values()):  # a reactor step costs the live jobs only
-                self._advance(job)
+                self._guarded(functools.partial(self._advance, job))
+
+    def _guarded(self, step: Callable[[], None]) -> bool:
+        """Run one callback of the reactor: it survives a bad one, like Flux's. Return
+        False when Redis was down (restarting): one line, and it is for the next tick."""
+        try:
+            step()
+        except StoreUnavailable as exc:
+            now = time.monotonic()
+            if now - self._store_warned > 5:
+                self._store_warned = now
+                log.warning("job manager: %s; trying again", exc)
+            return False
+        except Exception:
+            log.exception("job manager step failed")
+        return True
 
     def start(self) -> JobManager:
         def loop() -> None:
