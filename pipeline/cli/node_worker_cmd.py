@@ -14,6 +14,7 @@ from pipeline.model.hostlist import expand_hostlist
 
 if TYPE_CHECKING:
     from node_worker.cxi import Nic
+    from pipeline.sim.node.agent import SlowMounts
 
 #: Where a production node worker notes the jobs whose epilog ran.
 STATE_DIR = Path("/var/lib/coral2-pipeline/node-worker")
@@ -65,6 +66,16 @@ def register(sub: Any) -> None:
         "the first attempt to destroy them (a job whose processes outlive it; repeatable)",
     )
     parser.add_argument(
+        "--sim-slow-mounts",
+        metavar="RATE=SECONDS",
+        default=None,
+        help="with --backend simulated: the mounts of this share of Workflows, drawn at "
+        "random, take SECONDS (the chaos harness; e.g. 0.05=8)",
+    )
+    parser.add_argument(
+        "--sim-fault-seed", type=int, default=1, metavar="N", help="seed of --sim-slow-mounts"
+    )
+    parser.add_argument(
         "--state-dir",
         metavar="DIR",
         default=None,
@@ -106,7 +117,8 @@ def run(args: argparse.Namespace) -> int:
         if args.backend == "simulated":
             from pipeline.sim.node.agent import SimulatedAgent, agent_client
 
-            agent = SimulatedAgent(agent_client(settings), hosts, root)
+            slow = _slow_mounts(args.sim_slow_mounts, args.sim_fault_seed)
+            agent = SimulatedAgent(agent_client(settings), hosts, root, slow)
             worker = NodeWorker(
                 settings, hosts, agent.service, companion=agent, nic_of=nic_of, ended=ended
             )
@@ -139,6 +151,22 @@ def _nics(args: argparse.Namespace) -> Callable[[str], Nic] | None:
 
     cli = CxiServiceCli([d.strip() for d in args.cxi_devices.split(",") if d.strip()])
     return lambda host: cli
+
+
+def _slow_mounts(text: str | None, seed: int) -> SlowMounts | None:
+    """``RATE=SECONDS`` of ``--sim-slow-mounts``."""
+    from pipeline.sim.node.agent import SlowMounts
+
+    if text is None:
+        return None
+    rate, _, seconds = text.partition("=")
+    try:
+        slow = SlowMounts(float(rate), float(seconds), seed)
+    except ValueError:
+        slow = SlowMounts(-1.0, -1.0)
+    if not (0 <= slow.rate <= 1 and 0 <= slow.seconds < float("inf")):
+        raise CommandError(f"--sim-slow-mounts {text!r}: expected RATE=SECONDS, e.g. 0.05=8")
+    return slow
 
 
 def _busy_uid(text: str) -> tuple[int, float]:

@@ -12,6 +12,7 @@ from pipeline.cli.common import CommandError, load_mapping
 from pipeline.sim.dws import admission as dws_admission
 from pipeline.sim.dws.controller import DwsController
 from pipeline.sim.dws.fixtures import install_cluster
+from pipeline.sim.dws.nnf_context import Faults, WorkflowFaults
 from pipeline.sim.kube.api import KubeApiServer
 
 
@@ -63,6 +64,25 @@ def register(sub: Any) -> None:
         metavar="N",
         help="Workflows the simulated DWS reconciles at once (default %(default)s)",
     )
+    kube.add_argument(
+        "--api-fault-rate",
+        type=float,
+        default=0.0,
+        metavar="P",
+        help="answer this share of HTTP requests with a fault before serving them: 500/503, "
+        "409 for a PATCH or PUT, 410 or a broken stream for a watch (default: none)",
+    )
+    kube.add_argument(
+        "--workflow-fault-rate",
+        type=float,
+        default=0.0,
+        metavar="P",
+        help="with --with-dws, strike this share of Workflows in one state: a "
+        "TransientCondition that clears, or an Error that stays (default: none)",
+    )
+    kube.add_argument(
+        "--fault-seed", type=int, default=1, metavar="N", help="seed of the faults at random"
+    )
     kube.set_defaults(func=run_kube_api)
 
 
@@ -79,6 +99,11 @@ def _start_dws(server: KubeApiServer, args: argparse.Namespace) -> DwsController
         latency_s=args.latency,
         mount_agent=not args.no_mount_agent,
         reconcilers=args.reconcilers,
+        faults=Faults(
+            at_random=WorkflowFaults(args.workflow_fault_rate, args.fault_seed)
+            if args.workflow_fault_rate
+            else None
+        ),
     ).start()
 
 
@@ -86,10 +111,15 @@ def run_kube_api(args: argparse.Namespace) -> int:
     """Serve until SIGINT/SIGTERM."""
     if args.latency < 0 or args.reconcilers < 1:
         raise CommandError("--latency must be >= 0 and --reconcilers >= 1")
+    for flag in ("api_fault_rate", "workflow_fault_rate"):
+        if not 0 <= getattr(args, flag) <= 1:
+            raise CommandError(f"--{flag.replace('_', '-')} must be between 0 and 1")
     try:
         server = KubeApiServer(args.host, args.port).start()
     except OSError as exc:
         raise CommandError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from exc
+    if args.api_fault_rate:
+        server.faults_at_random(args.api_fault_rate, args.fault_seed)
     controller = None
     if args.with_dws:
         controller = _start_dws(server, args)

@@ -1,7 +1,7 @@
 """flux-python, the Python bindings of flux-core: the only module that imports ``flux``.
 
 :class:`FluxHandle` is one handle on the Flux instance the bridge runs in:
-RPCs and job KVS puts (raising :class:`~pipeline.errors.FluxError` on an
+RPCs, job KVS puts and job eventlogs (raising :class:`~pipeline.errors.FluxError` on an
 error answer and :class:`~pipeline.errors.FluxUnreachable` when the broker
 cannot be reached), and the reactor the bridge serves its requests and
 timers on. flux-python is the optional ``flux`` extra; without it the
@@ -14,7 +14,8 @@ import errno
 from collections.abc import Callable
 from typing import Any
 
-from pipeline.errors import ConfigError, FluxError, FluxUnreachable
+from pipeline.errors import ConfigError, FluxError, FluxUnreachable, InputError
+from pipeline.model.eventlog import EventlogEntry, parse_eventlog
 
 MISSING = (
     "needs flux-python, the Python bindings of flux-core, and could not import it "
@@ -70,6 +71,19 @@ class FluxHandle:
             kvsdir.commit()
         except OSError as exc:
             raise _translated(exc) from exc
+
+    def eventlog(self, jobid: int) -> list[EventlogEntry]:
+        """The job's eventlog (``job-info.lookup``, as ``flux job eventlog`` reads it)."""
+        try:
+            answer = self.handle.rpc(
+                "job-info.lookup", {"id": jobid, "keys": ["eventlog"], "flags": 0}
+            ).get()
+        except OSError as exc:
+            raise _translated(exc) from exc
+        try:
+            return parse_eventlog(str(answer["eventlog"]))
+        except (KeyError, TypeError, InputError) as exc:
+            raise FluxError(f"job {jobid}: job-info.lookup answered no eventlog: {exc}") from exc
 
     def serve(self, service: str, methods: list[str], respond: Responder) -> None:
         """Register ``service`` and answer each ``<service>.<method>`` request with

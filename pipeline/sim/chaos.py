@@ -5,9 +5,25 @@ Faults, drawn from a seeded random generator while jobs run:
 
 * ``kill worker``, ``kill node-worker``, ``kill watcher``, ``kill beat`` — SIGKILL (no
   cleanup, nothing acknowledged), then the process starts again after a short while;
+* ``kill bridge`` — the outbox delivery dies at its next Flux request, just before
+  or just after Flux takes it, and a new one starts
+  (:class:`~pipeline.sim.flux.delivery.DeliveryThread`);
 * ``freeze beat`` — SIGSTOP for a few seconds, then SIGCONT;
 * ``restart redis`` — once per run: Redis stops and starts again on its port, with
-  its append-only file (a real restart).
+  its append-only file (a real restart);
+
+and, all along, from the same seed:
+
+* API faults — a share of the pipeline's requests to the API server answered 500,
+  503, 409 (a PATCH or PUT) or 410 (a watch), or their watch stream broken;
+* Workflow faults — a share of the Workflows struck in one state by a
+  TransientCondition that clears, or by an Error that stays (the job fails);
+* slow mounts — the ClientMounts of a share of the Workflows take longer than
+  ``rabbit.prerun_timeout`` (the job fails, its computes are drained; the harness
+  undrains them, as an operator would).
+
+A job struck by a Workflow fault or a slow mount may end either way; every other job
+must end as its kind says.
 
 Every process runs as production runs it: signing on, a Redis user per role. When the
 batch is in and the faults are over, every job must end as its kind says, within the
@@ -36,9 +52,18 @@ from pipeline.sim.demo.batch import BUSY_UID, MIX, DemoJob
 from pipeline.sim.demo.lifecycle import outcome_problem
 from pipeline.sim.demo.metrics import leaks
 from pipeline.sim.demo.model import sample_path
+from pipeline.sim.dws.nnf_context import WorkflowFaults
+from pipeline.sim.node.agent import SlowMounts
 from pipeline.sim.system import SimulatedSystem
 
 KILLABLE = ("worker", "node-worker", "watcher", "beat")
+#: the share of API requests answered with a fault while faults last
+API_FAULT_RATE = 0.02
+#: the share of Workflows struck by a TransientCondition or an Error
+WORKFLOW_FAULT_RATE = 0.05
+#: the share of Workflows whose mounts are slow, and how slow (s): past PRERUN_TIMEOUT_S
+SLOW_MOUNTS = (0.05, 20.0)
+PRERUN_TIMEOUT_S = 10.0
 #: at most this many jobs in flight at once (the sample cluster has 64 computes)
 IN_FLIGHT = 24
 #: how long each job's tasks run (s)
@@ -112,7 +137,7 @@ class Faults:
     def _run(self) -> None:
         try:
             while not self.stop.wait(self.rng.uniform(0.5, 1.5) * self.every_s):
-                kinds = [f"kill {name}" for name in KILLABLE] + ["freeze beat"]
+                kinds = [f"kill {name}" for name in KILLABLE] + ["kill bridge", "freeze beat"]
                 if not self._redis_restarted:
                     kinds.append("restart redis")
                 kind = self.rng.choice(kinds)
@@ -127,7 +152,10 @@ class Faults:
     def apply(self, kind: str) -> None:
         """Apply one fault and recover from it, as an operator's systemd would."""
         system = self.system
-        if kind.startswith("kill "):
+        if kind == "kill bridge":
+            assert system.delivery is not None
+            system.delivery.kill(self.rng)
+        elif kind.startswith("kill "):
             name = kind.removeprefix("kill ")
             system.kill(name)
             time.sleep(self.rng.uniform(0.2, 2.0))  # systemd's RestartSec
@@ -140,6 +168,56 @@ class Faults:
         elif kind == "restart redis":
             self._redis_restarted = True
             system.restart_redis()
+
+
+API_FAULTS = {"0": "broken watch", "409": "409", "410": "410", "500": "500", "503": "503"}
+
+
+@dataclass(frozen=True)
+class Struck:
+    """Which jobs the simulators strike (their draws depend on the seed and the name only)."""
+
+    workflows: WorkflowFaults
+    mounts: SlowMounts
+
+    def of(self, jobid: int) -> str | None:
+        """The fault that strikes ``jobid``'s Workflow, named, or None."""
+        name = f"fluxjob-{jobid}"
+        fault = self.workflows.fault_for(name)
+        if fault is not None:
+            status = "Error" if fault.severity == "Fatal" else "TransientCondition"
+            return f"Workflow {status} in {fault.state}"
+        return "slow mounts" if self.mounts.slow(name) else None
+
+
+class Operator:
+    """Undrains, every second, the nodes the pipeline drained (a slow mount's computes),
+    as ``flux resource undrain`` would; counts them."""
+
+    def __init__(self, system: SimulatedSystem) -> None:
+        self.system = system
+        self.undrained: Counter[str] = Counter()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="operator", daemon=True)
+
+    def start(self) -> Operator:
+        self._thread.start()
+        return self
+
+    def stop(self) -> Counter[str]:
+        self._stop.set()
+        self._thread.join()
+        return self.undrained
+
+    def _run(self) -> None:
+        flux = self.system.flux
+        assert flux is not None
+        while not self._stop.wait(1.0):
+            with flux.lock:
+                drained = dict(flux.resources.drained)
+            for host, reason in drained.items():
+                flux.rpc("resource.undrain", {"targets": host})
+                self.undrained[f"node undrained ({reason[:40]})"] += 1
 
 
 def duplicates(system: SimulatedSystem) -> list[str]:
@@ -166,6 +244,9 @@ def run_chaos(
     every_s: float = 3.0,
     drain_s: float = 300.0,
     loglevel: str = "WARNING",
+    api_fault_rate: float = API_FAULT_RATE,
+    workflow_fault_rate: float = WORKFLOW_FAULT_RATE,
+    slow_mounts: tuple[float, float] = SLOW_MOUNTS,
 ) -> ChaosReport:
     """Run ``jobs`` jobs under faults; return the report."""
     rng = random.Random(seed)
@@ -186,10 +267,17 @@ def run_chaos(
         config=str(sample_path("sample-cluster.toml")),
         latency_s=0.001,
         loglevel=loglevel,
+        api_fault_rate=api_fault_rate,
+        workflow_fault_rate=workflow_fault_rate,
+        slow_mounts=slow_mounts,
+        fault_seed=seed,
+        extra_env={"CORAL2_PIPELINE_RABBIT__PRERUN_TIMEOUT": str(PRERUN_TIMEOUT_S)},
     ) as system:
         assert system.flux is not None
         flux = system.flux
         ids: list[tuple[DemoJob, int]] = []
+        struck = Struck(WorkflowFaults(workflow_fault_rate, seed), SlowMounts(*slow_mounts, seed))
+        operator = Operator(system).start()
         faults = Faults(system, rng, every_s).start()
         t0 = time.time()
         try:
@@ -209,6 +297,8 @@ def run_chaos(
         finally:
             report.faults = faults.finish()
             report.timeline = faults.timeline
+            drawn = system.end_api_faults()
+            report.faults.update({f"api {API_FAULTS[code]}": n for code, n in drawn.items()})
         flux.wait_inactive([j for _, j in ids], drain_s)
         for job, jobid in ids:
             flux_job = flux.job(jobid)
@@ -219,8 +309,10 @@ def run_chaos(
                     f"submitted at {flux_job.eventlog[0].timestamp - t0:.1f} s; "
                     + diagnosis(system, jobid)
                 )
+            elif job.dw and (fault := struck.of(jobid)):
+                report.faults[fault] += 1  # it may end either way
             elif (problem := outcome_problem(job, flux_job)) is not None:
-                report.wrong.append(problem)
+                report.wrong.append(f"{problem}; {diagnosis(system, jobid)}")
         report.duplicates = duplicates(system)
         settle = time.monotonic() + 60
         while (left := leaks(system)) and time.monotonic() < settle:
@@ -233,6 +325,7 @@ def run_chaos(
                 f"restarted (writes lost), e.g. {refused[0]!r}"
             )
         faults.close()
+        report.faults.update(operator.stop())
         for name in system.alive():
             if name in system.process_names:
                 code = system.processes[system.process_names.index(name)].returncode

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import json
 import os
 import secrets
 import subprocess
@@ -21,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,20 +32,21 @@ from celery import Celery
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.clients.kube import api_client
-from pipeline.errors import ConfigError, StoreUnavailable
+from pipeline.errors import ConfigError
 from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.jgf import containment_path
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.platform.acl import acl_file
 from pipeline.platform.sealing import seal_of
-from pipeline.services.bridge.delivery import Deliverer
 from pipeline.services.bridge.journal import JobStates
 from pipeline.services.hooks import Hooks
 from pipeline.settings import Settings, load_settings
 from pipeline.sim.children import die_with_parent
+from pipeline.sim.flux.delivery import DeliveryThread
 from pipeline.sim.flux.hold import StoreHold
 from pipeline.sim.flux.jobmanager import JobManager
 from pipeline.sim.keys import demo_signers
+from pipeline.sim.kube.api import FAULTS_PATH
 from pipeline.sim.redis_server import RedisServer, free_port
 from pipeline.store import Store
 
@@ -88,6 +91,14 @@ class SimulatedSystem:
     lease_s: float = 1.0
     #: the Celery worker's and beat's log level (INFO to follow each task)
     loglevel: str = "WARNING"
+    #: faults at random (the chaos harness): this share of the pipeline's API requests
+    #: answered 500/503/409/410 or their watch broken, this share of Workflows struck
+    #: by a TransientCondition or an Error, the mounts of this share of Workflows slow
+    #: (``(share, seconds)``), drawn from ``fault_seed``
+    api_fault_rate: float = 0.0
+    workflow_fault_rate: float = 0.0
+    slow_mounts: tuple[float, float] | None = None
+    fault_seed: int = 1
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="coral2-demo-")))
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     process_names: list[str] = field(default_factory=list)
@@ -98,6 +109,7 @@ class SimulatedSystem:
     dws: DwsClient | None = None
     flux: JobManager | None = None
     hooks: Hooks | None = None
+    delivery: DeliveryThread | None = None
     app: Celery | None = None
     _stopping: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
@@ -303,6 +315,8 @@ class SimulatedSystem:
         argv += ["--latency", str(self.latency_s), "--reconcilers", str(self.reconcilers)]
         if self.node_workers:
             argv.append("--no-mount-agent")
+        argv += ["--api-fault-rate", str(self.api_fault_rate), "--fault-seed", str(self.fault_seed)]
+        argv += ["--workflow-fault-rate", str(self.workflow_fault_rate)]
         self._spawn("kube-api", argv)
         url = f"http://127.0.0.1:{port}"
         log = self.workdir / "kube-api.log"
@@ -312,6 +326,17 @@ class SimulatedSystem:
                 raise ConfigError(f"the simulated API server did not start; see {log}")
             time.sleep(0.02)
         self.kube = KubeEndpoint(url)
+
+    def end_api_faults(self) -> dict[str, int]:
+        """Answer every API request from now on; return the faults drawn so far, by code
+        ("0": a broken watch)."""
+        assert self.kube is not None
+        request = urllib.request.Request(
+            self.kube.url + FAULTS_PATH, data=b'{"rate": 0}', method="PUT"
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            drawn: dict[str, int] = json.loads(answer.read())["drawn"]
+        return drawn
 
     def wait_for_watcher(self, timeout_s: float = 30) -> None:
         """Wait until a watcher replica holds the leader lease."""
@@ -330,6 +355,9 @@ class SimulatedSystem:
         argv += ["--hostname", encode_hostlist(computes), "--sim-root", str(self.workdir / "mnt")]
         argv += ["--nic", "simulated" if self.slingshot else "none"]
         argv += [f"--sim-cxi-busy={uid}={s:g}" for uid, s in self.cxi_busy.items()]
+        if self.slow_mounts is not None:
+            share, seconds = self.slow_mounts
+            argv += [f"--sim-slow-mounts={share}={seconds}", f"--sim-fault-seed={self.fault_seed}"]
         self._spawn("node-worker", argv)
         queue = settings.pipeline.queues.node_prefix + computes[-1]
         self.app.send_task("node.ping", args=[computes[-1]], queue=queue).get(timeout=120)
@@ -354,21 +382,15 @@ class SimulatedSystem:
         ).start()
         flux = self.flux
         path_of = functools.partial(containment_path, self.mapping, "demo")
-        deliverer = Deliverer(self.store.outbox, flux, "sim-flux", path_of)
 
-        def deliver() -> None:
-            while not self._stopping.is_set():
-                try:
-                    if states is not None and states.pending:
-                        with flux.lock:  # the journal feeds it under the lock
-                            states.flush()
-                    deliverer.run_once(block_ms=100)
-                except StoreUnavailable:
-                    time.sleep(0.1)
+        def flush() -> None:
+            if states is not None and states.pending:
+                with flux.lock:  # the journal feeds it under the lock
+                    states.flush()
 
-        thread = threading.Thread(target=deliver, name="outbox-delivery", daemon=True)
-        thread.start()
-        self._threads.append(thread)
+        self.delivery = DeliveryThread(
+            self.store.outbox, flux, "sim-flux", path_of, self._stopping, flush
+        ).start()
 
     def alive(self) -> list[str]:
         """Names of the started processes that died (empty when all run)."""
@@ -428,6 +450,8 @@ class SimulatedSystem:
             self.flux.stop()
         for thread in self._threads:
             thread.join(timeout=10)
+        if self.delivery is not None:
+            self.delivery.join(10)
         for proc in reversed(self.processes):  # newest first, the API server last; then redis
             if proc.poll() is None:
                 proc.terminate()

@@ -40,8 +40,10 @@ class Counted:
 
     @property
     def completes(self) -> bool:
-        """This answer is the one that completed the set."""
-        return self.new and self.expected > 0 and self.count == self.expected
+        """The set is complete with this answer. A copy of the answer that completed it
+        completes it too: the first run may have died between counting and sending the
+        decision, which is idempotent (so is a second one)."""
+        return self.expected > 0 and self.count == self.expected
 
 
 class Tally:

@@ -95,8 +95,9 @@ def _answered(task: PipelineTask, jobid: int, phase: str, node: str, task_id: st
     """Count one node's answer without the job's lock; the one that completes the phase
     sends the locked decision (``job.answers_complete``)."""
     counted = task.store.tally.add(jobid, phase, node)
-    if phase == "prolog" and counted.new and "mounted" in counted.flags:
-        # the job's file systems were mounted before this node answered: stop at once
+    if phase == "prolog" and "mounted" in counted.flags:
+        # the job's file systems were mounted before this node answered: stop at once (a
+        # copy of the answer too: its first run may have died before sending the stop)
         stop = {"hostname": node, "jobid": jobid, "action": "stop"}
         dispatch_node(task.app, task.store, node, "node.clientmount", stop)
     if counted.completes:

@@ -36,21 +36,26 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pipeline.errors import FluxError, FluxUnreachable, InputError, StoreUnavailable
+from pipeline.model.eventlog import EventlogEntry
 from pipeline.model.hostlist import expand_hostlist
 from pipeline.platform.deadletters import set_aside
+from pipeline.services.bridge.recovery import already_taken, leaves_a_mark
 from pipeline.store.outbox import Delivery, Outbox, OutboxMessage
 
 log = logging.getLogger("coral2_pipeline.bridge")
 
 
 class FluxEndpoint(Protocol):
-    """What the bridge needs from Flux: RPCs and job KVS puts."""
+    """What the bridge needs from Flux: RPCs, job KVS puts, and a job's eventlog."""
 
     def rpc(self, topic: str, payload: dict[str, Any], nodeid: int = 0) -> dict[str, Any]:
         """Send one RPC; return the answer, raise FluxError on an error answer."""
 
     def kvs_put(self, jobid: int, key: str, value: Any) -> None:
         """Put ``key`` in the job's KVS directory and commit."""
+
+    def eventlog(self, jobid: int) -> list[EventlogEntry]:
+        """The job's eventlog as it stands; FluxError when Flux has no such job."""
 
 
 PathOf = Callable[[str], str]
@@ -108,10 +113,18 @@ class Deliverer:
     #: entries delivered whose acknowledgement Redis did not take (it was down): they
     #: are acknowledged before anything is read again, and so never delivered twice
     owed_acks: set[str] = field(default_factory=set)
+    #: how long an entry read and never acknowledged (its bridge died) waits before it
+    #: is reclaimed
+    reclaim_idle_s: float = 30.0
 
-    def deliver(self, message: OutboxMessage) -> None:
+    def deliver(self, message: OutboxMessage, *, reclaimed: bool = False) -> None:
         """Deliver one message; an error answer is logged (raise FluxUnreachable to retry);
-        a message no Flux request can be made of is set aside."""
+        a message no Flux request can be made of is set aside. A ``reclaimed`` message
+        (read before, never acknowledged: a bridge died with it) whose mark its job's
+        eventlog already shows is not delivered again (:mod:`.recovery`)."""
+        if reclaimed and self._taken(message):
+            log.info("%s for job %s: Flux took it already", message.kind, message.jobid)
+            return
         try:
             if message.kind == "kvs-put":
                 if message.jobid is None:
@@ -131,6 +144,15 @@ class Deliverer:
                 self.flux.rpc(topic, payload)
         except FluxError as exc:
             log.warning("%s for job %s: Flux answered: %s", message.kind, message.jobid, exc)
+
+    def _taken(self, message: OutboxMessage) -> bool:
+        if not leaves_a_mark(message):
+            return False
+        assert message.jobid is not None
+        try:
+            return already_taken(message, self.flux.eventlog(message.jobid))
+        except FluxError:  # no such job: delivered, Flux answers as it would have
+            return False
 
     def set_aside(self, entry_id: str, raw: str, problem: str) -> None:
         """An entry no Flux request can be made of: a dead letter, and delivery goes on."""
@@ -152,7 +174,9 @@ class Deliverer:
             self.outbox.ack(*sorted(self.owed_acks))  # StoreUnavailable: owed still
             self.owed_acks.clear()
         delivered: list[str] = []
-        deliveries: list[Delivery] = self.outbox.read(self.consumer, count=count, block_ms=block_ms)
+        deliveries: list[Delivery] = self.outbox.read(
+            self.consumer, count=count, block_ms=block_ms, reclaim_idle_s=self.reclaim_idle_s
+        )
         try:
             for delivery in deliveries:
                 if delivery.message is None:
@@ -160,7 +184,7 @@ class Deliverer:
                     delivered.append(delivery.entry_id)
                     continue
                 try:
-                    self.deliver(delivery.message)
+                    self.deliver(delivery.message, reclaimed=delivery.attempt > 1)
                 except FluxUnreachable as exc:
                     log.warning(
                         "Flux unreachable, %s stays in the outbox: %s", delivery.entry_id, exc

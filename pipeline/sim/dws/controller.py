@@ -259,7 +259,7 @@ class DwsController:
         waiting = False
         for entry in entries:
             if entry.get("completed") or (
-                entry.get("status") == "Error" and not self._fault_clears(state, entry)
+                entry.get("status") == "Error" and not self._fault_clears(name, state, entry)
             ):
                 continue
             fields = work(ctx, entry, self.latency_s)
@@ -294,10 +294,12 @@ class DwsController:
             return None
         return max(self.latency_s, 0.01) if waiting else 0.05
 
-    def _fault_clears(self, state: str, entry: dict[str, Any]) -> bool:
+    def _fault_clears(self, name: str, state: str, entry: dict[str, Any]) -> bool:
+        chance = self.faults.at_random
+        struck = None if chance is None else chance.fault_for(name)
         return any(
             f.state == state and f.index == entry.get("dwdIndex") and f.seconds is not None
-            for f in self.faults.errors
+            for f in [*self.faults.errors, *([struck] if struck is not None else [])]
         )
 
     def _delete(self, wf: dict[str, Any]) -> float | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -31,11 +32,40 @@ class DriverFault:
     seconds: float | None = None
 
 
+#: the states a fault at random strikes in (Teardown always ends: it frees the rabbits)
+STRUCK_STATES = ("Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut")
+
+
+@dataclass(frozen=True)
+class WorkflowFaults:
+    """Faults at random for the chaos harness: a Workflow is struck with chance ``rate``
+    (a draw from ``seed`` and its name, so a harness knows which without asking), in one
+    of :data:`STRUCK_STATES`, either with a TransientCondition that clears after
+    ``seconds`` or with an Error that stays."""
+
+    rate: float
+    seed: int
+    seconds: float = 2.0
+
+    def fault_for(self, name: str) -> DriverFault | None:
+        """The fault that strikes Workflow ``name`` (None: it runs clean)."""
+        digest = hashlib.sha256(f"{self.seed}:{name}".encode()).digest()
+        if int.from_bytes(digest[:4], "big") / 2**32 >= self.rate:
+            return None
+        state = STRUCK_STATES[digest[4] % len(STRUCK_STATES)]
+        if digest[5] % 2:
+            return DriverFault(state, 0, "Fatal", "Internal", "injected fault (at random)")
+        return DriverFault(
+            state, 0, "Major", "Internal", "injected fault (at random)", seconds=self.seconds
+        )
+
+
 @dataclass
 class Faults:
     """Every fault the simulated DWS side can show."""
 
     errors: list[DriverFault] = field(default_factory=list)
+    at_random: WorkflowFaults | None = None
     hang_states: set[str] = field(default_factory=set)
     never_mount: set[str] = field(default_factory=set)
     never_unmount: set[str] = field(default_factory=set)

@@ -235,7 +235,9 @@ def work(ctx: Context, entry: dict[str, Any], latency_s: float) -> dict[str, Any
     """Advance one driver entry of the current state; return its new fields, or None for later."""
     state, index = entry["watchState"], int(entry["dwdIndex"])
     elapsed = time.monotonic() - ctx.state_started
-    for fault in ctx.faults.errors:
+    chance = ctx.faults.at_random
+    struck = [] if chance is None else [chance.fault_for(ctx.name)]
+    for fault in [*ctx.faults.errors, *(f for f in struck if f is not None)]:
         if (fault.state, fault.index) == (state, index) and (
             fault.seconds is None or elapsed < fault.seconds
         ):

@@ -263,6 +263,11 @@ class JobManager:
             self.changed.notify_all()
             return answer
 
+    def eventlog(self, jobid: int) -> list[EventlogEntry]:
+        """The job's eventlog (``job-info.lookup``); FluxError for an unknown job."""
+        with self.lock:
+            return list(self._job(jobid).eventlog)
+
     def kvs_put(self, jobid: int, key: str, value: Any) -> None:
         """Put ``key`` in the job's KVS directory."""
         with self.lock:

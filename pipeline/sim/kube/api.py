@@ -21,11 +21,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pipeline.sim.kube.resources import ApiError
-from pipeline.sim.kube.routes import Fault, Route, Routes
+from pipeline.sim.kube.routes import Fault, RandomFaults, Route, Routes, apply
 from pipeline.sim.kube.store import KubeStore
 
 #: GET here answers how many requests each User-Agent made (not a Kubernetes path).
 REQUESTS_PATH = "/sim/requests-by-agent"
+#: PUT ``{"rate": 0}`` here ends the faults at random (a harness's faults are over)
+FAULTS_PATH = "/sim/faults"
 #: Longest request line or header line, and most header lines, a request may have.
 _MAX_LINE = 65536
 _MAX_HEADERS = 100
@@ -104,7 +106,7 @@ class _Handler(BaseHTTPRequestHandler):
         # keep-alive stream, where it would be parsed as the next request
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        if self.path != REQUESTS_PATH:
+        if not self.path.startswith("/sim/"):
             self.server.count(self.headers.get("User-Agent") or "")
         try:
             self._answer(method, raw)
@@ -117,10 +119,20 @@ class _Handler(BaseHTTPRequestHandler):
             with self.server._agents_lock:
                 self._send(200, dict(self.server.agents))
             return
+        if method == "PUT" and self.path == FAULTS_PATH:
+            chaos = self.server.chaos
+            if chaos is not None:
+                chaos.rate = float(json.loads(raw or b"{}").get("rate", 0.0))
+            self._send(200, {"drawn": {} if chaos is None else chaos.drawn})
+            return
         try:
             fault = routes.take_fault(method)
             parts = urlsplit(self.path)
             route = routes.route(parts.path, parts.query)
+            chaos = self.server.chaos
+            if fault is None and chaos is not None:
+                drawn = chaos.draw(method, method == "GET" and route.is_watch)
+                fault = None if drawn is None else apply(drawn)
             if method == "GET" and route.is_watch:
                 self._watch(route, fault)
                 return
@@ -179,6 +191,7 @@ class _Server(ThreadingHTTPServer):
         super().__init__(address, _Handler)
         self.routes = routes
         self.stopping = False
+        self.chaos: RandomFaults | None = None  # faults at random, for HTTP clients only
         self.agents: Counter[str] = Counter()
         self._agents_lock = threading.Lock()
 
@@ -224,6 +237,12 @@ class KubeApiServer:
         self.store.close()
         self._server.shutdown()
         self._server.server_close()
+
+    def faults_at_random(self, rate: float, seed: int) -> RandomFaults:
+        """From now on, answer HTTP requests with faults at random (:class:`RandomFaults`);
+        the in-process clients (the simulated DWS controller) get none."""
+        self._server.chaos = RandomFaults(rate, seed)
+        return self._server.chaos
 
     def inject(
         self,

@@ -9,6 +9,7 @@ so they answer alike, faults included.
 from __future__ import annotations
 
 import json
+import random
 import re
 import threading
 import time
@@ -42,6 +43,46 @@ class Fault:
     delay_s: float = 0.0
     method: str | None = None
     drop_watch: bool = False
+
+
+def apply(fault: Fault) -> Fault:
+    """Wait ``fault``'s delay and raise its error; return it when it only delays or breaks
+    a watch."""
+    if fault.delay_s:
+        time.sleep(fault.delay_s)
+    if fault.code is not None:
+        raise ApiError(fault.code, _REASONS.get(fault.code, "Failure"), "injected fault")
+    return fault
+
+
+class RandomFaults:
+    """Faults drawn at random for the chaos harness, seeded: each request, with chance
+    ``rate``, is answered before it is served (nothing of it done) with a 500 or 503,
+    with 409 for a PATCH or PUT (someone changed the object meanwhile), with 410 for a
+    watch (its resourceVersion expired), or has its watch stream broken after the first
+    event."""
+
+    def __init__(self, rate: float, seed: int) -> None:
+        self.rate = rate
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self.drawn: dict[int, int] = {}  # code (0: a broken watch) → how many
+
+    def draw(self, method: str, is_watch: bool) -> Fault | None:
+        """The fault for one request, or None (most of them)."""
+        with self._lock:
+            if self._rng.random() >= self.rate:
+                return None
+            codes = [500, 503]
+            if is_watch:
+                codes += [410, 0]
+            elif method in ("PATCH", "PUT"):
+                codes.append(409)
+            code = self._rng.choice(codes)
+            self.drawn[code] = self.drawn.get(code, 0) + 1
+        if code == 0:
+            return Fault(drop_watch=True)
+        return Fault(code=code)
 
 
 @dataclass(frozen=True)
@@ -85,11 +126,7 @@ class Routes:
                 self.faults.remove(fault)
         if fault is None:
             return None
-        if fault.delay_s:
-            time.sleep(fault.delay_s)
-        if fault.code is not None:
-            raise ApiError(fault.code, _REASONS.get(fault.code, "Failure"), "injected fault")
-        return fault
+        return apply(fault)
 
     def route(self, path: str, query_string: str) -> Route:
         """Parse a request path; 404 for what the server does not serve."""

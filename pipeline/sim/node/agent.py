@@ -12,15 +12,22 @@ directory: one that leads outside it (``..``, a symbolic link) is neither
 made nor removed, and the ClientMount reports the error. The services'
 running flags live in ``<root>/.state/clientmount-services.json``, so that
 a restarted node worker finds them as systemd would.
+
+For the chaos harness, :class:`SlowMounts` makes the mounts of a share of
+the Workflows, drawn at random, take longer (their ClientMounts report
+``mounted`` that much later).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import queue
 import shutil
 import threading
+import time
 from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +40,24 @@ log = logging.getLogger("coral2_pipeline.node_worker.agent")
 
 #: The User-Agent of the simulated daemon's requests (the real one is HPE's own client).
 USER_AGENT = "nnf-clientmount (simulated)"
+
+
+WORKFLOW_LABEL = "dataworkflowservices.github.io/workflow.name"
+
+
+@dataclass(frozen=True)
+class SlowMounts:
+    """The mounts of a Workflow drawn with chance ``rate`` (from ``seed`` and its name, so a
+    harness knows which) take ``seconds`` on every node."""
+
+    rate: float
+    seconds: float
+    seed: int = 1
+
+    def slow(self, workflow: str) -> bool:
+        """Whether ``workflow``'s mounts are slow."""
+        digest = hashlib.sha256(f"{self.seed}:mount:{workflow}".encode()).digest()
+        return int.from_bytes(digest[:4], "big") / 2**32 < self.rate
 
 
 def agent_client(settings: Settings) -> DwsClient:
@@ -52,10 +77,14 @@ def confined(base: Path, mount_path: str) -> Path | None:
 class SimulatedAgent:
     """Reconciles the ClientMounts of ``hosts`` whose service runs."""
 
-    def __init__(self, dws: DwsClient, hosts: list[str], root: Path) -> None:
+    def __init__(
+        self, dws: DwsClient, hosts: list[str], root: Path, slow: SlowMounts | None = None
+    ) -> None:
         self.dws = dws
         self.hosts = set(hosts)
         self.root = root
+        self.slow = slow
+        self._first_seen: dict[tuple[str, str], float] = {}  # (host, name) of slow mounts
         state = root / ".state" / "clientmount-services.json"
         self.service = SimulatedService(on_start=self.kick, state_file=state)
         self._queue: queue.Queue[str] = queue.Queue()
@@ -83,6 +112,8 @@ class SimulatedAgent:
         reported = status.get("mounts") or []
         if status.get("allReady") and all(m.get("state") == desired for m in reported):
             return
+        if desired == "mounted" and self._slowed(host, item):
+            return
         states, errors = [], []
         for mount in mounts:
             path = confined(self.root / host, str(mount.get("mountPath", "")))
@@ -102,6 +133,24 @@ class SimulatedAgent:
         name = item["metadata"]["name"]
         with suppress(NotFound):  # deleted meanwhile: nothing left to report
             self.dws.patch("clientmounts", name, {"status": body}, namespace=host, status=True)
+
+    def _slowed(self, host: str, item: dict[str, Any]) -> bool:
+        """Whether a slow mount still takes its time (it is looked at again then)."""
+        meta = item.get("metadata") or {}
+        if self.slow is None or not self.slow.slow(
+            (meta.get("labels") or {}).get(WORKFLOW_LABEL, "")
+        ):
+            return False
+        key = (host, str(meta.get("name")))
+        left = self._first_seen.setdefault(key, time.monotonic()) + self.slow.seconds
+        left -= time.monotonic()
+        if left <= 0:
+            del self._first_seen[key]
+            return False
+        timer = threading.Timer(left, self.kick, args=(host,))
+        timer.daemon = True
+        timer.start()
+        return True
 
     def _watch(self) -> None:
         def on_event(kind: str, obj: dict[str, Any]) -> None:
