@@ -98,11 +98,15 @@ class _OneConnection:
         def _connparams(self, asynchronous: bool = False) -> dict[str, Any]: ...
 
     _opening = False
+    _one = False
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, connection: Any, *args: Any, **kwargs: Any) -> None:
+        # decided once: a channel closing after its transport dropped the client still
+        # knows (it then gets a connection error, below, which kombu's close ignores)
+        self._one = bool(connection.client.transport_options.get(ONE_CONNECTION_OPTION))
         self._opening = True
         try:
-            super().__init__(*args, **kwargs)
+            super().__init__(connection, *args, **kwargs)  # type: ignore[call-arg]
         finally:
             self._opening = False
         if self._one_connection():
@@ -118,9 +122,14 @@ class _OneConnection:
         return super()._create_client(asynchronous)  # type: ignore[misc]
 
     def _one_connection(self) -> bool:
-        return bool(self.connection.client.transport_options.get(ONE_CONNECTION_OPTION))
+        return self._one
 
     def _get_pool(self, asynchronous: bool = False) -> Any:
+        if self.connection is None or self.connection.client is None:
+            # Celery closes the consumer's connection after Redis went away, and the
+            # channel, closing, would put its unacknowledged messages back: they stay in
+            # the unacked hash, restored later, as after a crash
+            raise kombu_redis.redis.ConnectionError("the broker connection is closed")  # type: ignore[attr-defined]
         if asynchronous or not self._one_connection():
             return super()._get_pool(asynchronous)  # type: ignore[misc]
         params = self._connparams()

@@ -16,7 +16,6 @@ import functools
 import gc
 import json
 import os
-import secrets
 import subprocess
 import sys
 import tempfile
@@ -27,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import redis
 from celery import Celery
 
 from pipeline.clients.k8s import DwsClient
@@ -36,7 +34,6 @@ from pipeline.errors import ConfigError
 from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.jgf import containment_path
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.platform.acl import acl_file
 from pipeline.platform.sealing import seal_of
 from pipeline.services.bridge.journal import JobStates
 from pipeline.services.hooks import Hooks
@@ -48,6 +45,7 @@ from pipeline.sim.flux.jobmanager import JobManager
 from pipeline.sim.keys import demo_signers
 from pipeline.sim.kube.api import FAULTS_PATH
 from pipeline.sim.redis_server import RedisServer, free_port
+from pipeline.sim.users import DemoUsers
 from pipeline.store import Store
 
 
@@ -114,8 +112,7 @@ class SimulatedSystem:
     _stopping: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
     _argv: dict[str, list[str]] = field(default_factory=dict)
-    _login: tuple[str, str] | None = None
-    _admin: tuple[str, str] | None = None
+    users: DemoUsers | None = None
 
     def env(self) -> dict[str, str]:
         """The environment every pipeline process gets."""
@@ -170,59 +167,31 @@ class SimulatedSystem:
 
     def role_env(self, role: str) -> dict[str, str]:
         """The settings that log a process in to Redis as ``role`` (with :attr:`acl`)."""
-        return {
-            "CORAL2_PIPELINE_PIPELINE__REDIS_USERNAME": role,
-            "CORAL2_PIPELINE_PIPELINE__REDIS_PASSWORD_FILE": str(self.workdir / f"{role}.pass"),
-        }
+        assert self.users is not None
+        return self.users.role_env(role)
 
     def _make_users(self) -> Path:
-        """A password per role (files of mode 0600) and the ACL file; each process is
-        given its role's user."""
+        """The users by role; each process is given its role's user."""
         env = {k: v for k, v in self.env().items() if k.startswith("CORAL2_")}
-        settings = load_settings(env=env)
-        roles = ("management", "watcher", "node", "monitoring")
-        passwords = {role: secrets.token_urlsafe(24) for role in roles}
-        for role, password in passwords.items():
-            path = self.workdir / f"{role}.pass"
-            path.touch(mode=0o600)
-            path.write_text(password + "\n")
-        aclfile = self.workdir / "users.acl"
-        aclfile.touch(mode=0o600)
-        admin = secrets.token_urlsafe(24)  # the demo's own: ACL LOG, the start's PING
-        aclfile.write_text(acl_file(settings, passwords, hosts=self.mapping.computes, admin=admin))
-        self._admin = ("admin", admin)
-        self.extra_env.update(self.role_env("management"))
-        self.process_env.setdefault("watcher", {}).update(self.role_env("watcher"))
-        self.node_env.update(self.role_env("node"))
-        self._login = ("management", passwords["management"])
-        return aclfile
+        users = self.users = DemoUsers.make(
+            self.workdir, load_settings(env=env), self.mapping.computes
+        )
+        self.extra_env.update(users.role_env("management"))
+        self.process_env.setdefault("watcher", {}).update(users.role_env("watcher"))
+        self.node_env.update(users.role_env("node"))
+        return users.aclfile
 
     def own_url(self) -> str:
         """The Redis URL this process uses: the management user's, with :attr:`acl`."""
-        if self._login is None:
-            return self.redis_url
-        user, password = self._login
-        return self.redis_url.replace("redis://", f"redis://{user}:{password}@", 1)
+        return (
+            self.redis_url if self.users is None else self.users.url(self.redis_url, "management")
+        )
 
     def acl_denials(self) -> list[str]:
-        """What Redis refused a process's user since start (``ACL LOG``): with users by
-        role, a refusal means a role's rules miss something the pipeline does."""
-        if self._admin is None or self.redis is None:
+        """What Redis refused a process's user since start (``ACL LOG``)."""
+        if self.users is None or self.redis is None:
             return []
-        user, password = self._admin
-        with redis.Redis.from_url(self.redis_url, username=user, password=password) as admin:
-            entries: list[dict[str, Any]] = admin.acl_log(128)
-        out = []
-        for entry in entries:
-            text = {
-                k: v.decode(errors="replace") if isinstance(v, bytes) else v
-                for k, v in entry.items()
-            }
-            out.append(
-                f"Redis refused user {text.get('username')} {text.get('reason')} "
-                f"{text.get('object')!r} ({text.get('count')}×, in {text.get('context')})"
-            )
-        return out
+        return self.users.denials(self.redis_url)
 
     def restart_redis(self, down_s: float = 0.5) -> None:
         """Stop Redis and start it again on its port, with its append-only file (a real
@@ -246,7 +215,7 @@ class SimulatedSystem:
             log=self.workdir / "redis.log",
             aof=True,
             aclfile=aclfile,
-            login=self._admin,
+            login=None if self.users is None else self.users.admin,
         ).start()
         self.redis_url = self.redis.url
 

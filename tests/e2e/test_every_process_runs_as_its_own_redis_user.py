@@ -37,8 +37,8 @@ def test_jobs_with_rabbits_and_vnis_complete_and_redis_refuses_no_process(
 
 
 def test_each_process_is_logged_in_as_its_roles_user(system: SimulatedSystem) -> None:
-    assert system.redis is not None and system._admin is not None
-    user, password = system._admin
+    assert system.redis is not None and system.users is not None
+    user, password = system.users.admin
     with redis.Redis(port=system.redis.port, username=user, password=password) as admin:
         users = {c["user"] for c in admin.client_list()}
     assert {"management", "watcher", "node"} <= users
