@@ -62,8 +62,8 @@ API_FAULT_RATE = 0.02
 #: the share of Workflows struck by a TransientCondition or an Error
 WORKFLOW_FAULT_RATE = 0.05
 #: the share of Workflows whose mounts are slow, and how slow (s): past PRERUN_TIMEOUT_S
-SLOW_MOUNTS = (0.05, 20.0)
-PRERUN_TIMEOUT_S = 10.0
+SLOW_MOUNTS = (0.05, 45.0)
+PRERUN_TIMEOUT_S = 30.0
 #: at most this many jobs in flight at once (the sample cluster has 64 computes)
 IN_FLIGHT = 24
 #: how long each job's tasks run (s)
