@@ -35,6 +35,31 @@ SCHEDULE: dict[str, dict[str, Any]] = {
         "schedule": 5.0,
         "options": {"expires": 5.0},
     },
+    # coral2_dws processes every Storage at start so that the ssds of Ready
+    # rabbits come up; this applies the rabbit health rules to every Storage,
+    # for a Flux that restarted and for a Storage event the watcher lost.
+    # Nothing is sent for a rabbit whose health Flux already knows.
+    "storage-resync": {
+        "task": "storage.resync",
+        "schedule": 30.0,
+        "options": {"expires": 30.0},
+    },
+    # DWS's SystemStatus follows Flux: hosts offline in the resource journal or
+    # drained by us for unmount failures are Disabled, Enabled again once
+    # online (or undrained).
+    "systemstatus-sync": {
+        "task": "systemstatus.sync",
+        "schedule": 2.0,
+        "options": {"expires": 2.0},
+    },
+    # fluxjob-* Workflows whose job Flux no longer runs hold rabbit capacity
+    # forever; this sends them to Teardown and deletes them, and compacts the
+    # resource eventlog once it passes pipeline.resource_eventlog_compact_at.
+    "stale-sweep": {
+        "task": "housekeeping.stale_sweep",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
 }
 
 

@@ -25,6 +25,8 @@ TASK_MODULES = (
     "pipeline.tasks.deadlines",
     "pipeline.tasks.housekeeping",
     "pipeline.tasks.observe",
+    "pipeline.tasks.rabbits",
+    "pipeline.tasks.sweeps",
     "pipeline.tasks.nodes",
     "pipeline.tasks.timeouts",
 )

@@ -323,6 +323,43 @@ class PipelineSettings(_Table):
             "node (its VNIs stay quarantined until `coral2-pipeline slingshot clean`)"
         ),
     )
+    cluster_name: str | None = Field(
+        default=None,
+        description=(
+            "the cluster name dws2jgf gave the resource graph (--cluster-name): rabbit ssd "
+            "paths are /<cluster_name>/chassis<k>/ssd<i>; unset = dws2jgf's default, this "
+            "host's name without digits"
+        ),
+    )
+    chunks_per_nnf: int = Field(
+        default=36,
+        ge=1,
+        description="ssd vertices per rabbit chassis in the resource graph (dws2jgf -c)",
+    )
+    drain_queues: list[str] = Field(
+        default_factory=list,
+        description=(
+            "drain only computes with every one of these [resource] properties when their "
+            "rabbit loses them (coral2_dws --drain-queues); empty = every compute"
+        ),
+    )
+    stale_after: float = Field(
+        default=600.0,
+        ge=0,
+        description=(
+            "seconds a fluxjob-* Workflow may outlive its job's end in Flux (or, for a job "
+            "Flux does not know, its own creation) before the stale sweep sends it to "
+            "Teardown and deletes it; 0 = never sweep"
+        ),
+    )
+    resource_eventlog_compact_at: int = Field(
+        default=100_000,
+        ge=100,
+        description=(
+            "events in the resource eventlog past which housekeeping compacts it (the "
+            "drained set it replays to is kept exactly)"
+        ),
+    )
     security_key: str | None = Field(
         default=None,
         description="PEM private key this process signs task messages with (mode 0600); "

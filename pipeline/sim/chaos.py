@@ -64,6 +64,8 @@ WORKFLOW_FAULT_RATE = 0.05
 #: the share of Workflows whose mounts are slow, and how slow (s): past PRERUN_TIMEOUT_S
 SLOW_MOUNTS = (0.05, 45.0)
 PRERUN_TIMEOUT_S = 30.0
+#: how long a sent task may go without an outcome before the ledger sends it again (s)
+RESEND_AFTER_S = 15.0
 #: at most this many jobs in flight at once (the sample cluster has 64 computes)
 IN_FLIGHT = 24
 #: how long each job's tasks run (s)
@@ -271,7 +273,11 @@ def run_chaos(
         workflow_fault_rate=workflow_fault_rate,
         slow_mounts=slow_mounts,
         fault_seed=seed,
-        extra_env={"CORAL2_PIPELINE_RABBIT__PRERUN_TIMEOUT": str(PRERUN_TIMEOUT_S)},
+        extra_env={
+            "CORAL2_PIPELINE_RABBIT__PRERUN_TIMEOUT": str(PRERUN_TIMEOUT_S),
+            # a message a kill lost is sent again well within the leak check's settle time
+            "CORAL2_PIPELINE_PIPELINE__RESEND_AFTER": str(RESEND_AFTER_S),
+        },
     ) as system:
         assert system.flux is not None
         flux = system.flux

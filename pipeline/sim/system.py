@@ -56,6 +56,10 @@ class KubeEndpoint:
     url: str
 
 
+#: The cluster name of the simulated resource graph (dws2jgf --cluster-name).
+CLUSTER = "demo"
+
+
 @dataclass
 class SimulatedSystem:
     """Everything the demo runs; use as a context manager."""
@@ -122,6 +126,7 @@ class SimulatedSystem:
         if self.config:
             env["CORAL2_PIPELINE_CONFIG"] = str(Path(self.config).resolve())
         env["CORAL2_PIPELINE_RABBIT__MAPPING"] = str(self.workdir / "rabbitmapping.json")
+        env["CORAL2_PIPELINE_PIPELINE__CLUSTER_NAME"] = CLUSTER
         if self.slingshot:
             env["CORAL2_PIPELINE_CRAY_SLINGSHOT__CXI_ENABLE"] = "true"
         if self.node_workers:
@@ -341,16 +346,19 @@ class SimulatedSystem:
         # the bridge's view of every job (the events journal) and the job-manager prolog
         # (coral2-pipeline flux-prolog) when the pipeline does node work
         node_work = self.node_workers or self.slingshot
-        states = JobStates(self.hooks) if node_work else None
+        states = JobStates(self.hooks, view=self.store.flux_jobs) if node_work else None
         self.flux = JobManager(
             self.mapping,
             service=self.hooks.dispatch,
             journal=states.feed if states is not None else None,
             hold=StoreHold(self.store) if node_work else None,
             epilog_timeout_s=self.epilog_timeout_s,
+            eventlog=self.store.resource_log,
+            # the pipeline's rabbit health brings the ssds up; a shadow run leaves them be
+            ssd_chunks=None if self.observe_only else settings.pipeline.chunks_per_nnf,
         ).start()
         flux = self.flux
-        path_of = functools.partial(containment_path, self.mapping, "demo")
+        path_of = functools.partial(containment_path, self.mapping, CLUSTER)
 
         def flush() -> None:
             if states is not None and states.pending:

@@ -17,14 +17,18 @@ from pipeline.model.job import JobRecord
 from pipeline.store.connection import connect
 from pipeline.store.deadletters import DeadLetters
 from pipeline.store.deadlines import Deadline, Deadlines
+from pipeline.store.fluxjobs import FluxJobs
 from pipeline.store.jobs import JobStore
 from pipeline.store.keys import Keys
 from pipeline.store.ledger import Entry, Ledger
 from pipeline.store.marks import Holding, JobLocks, Marks
 from pipeline.store.outbox import Delivery, Outbox, OutboxMessage, Seal
 from pipeline.store.releases import Releases, Verdict
+from pipeline.store.resource_log import ResourceLog
 from pipeline.store.runs import TaskRuns
+from pipeline.store.systemstatus import SystemStatusSync
 from pipeline.store.tally import Counted, Tally
+from pipeline.store.told import RabbitsTold
 from pipeline.store.vnipool import VniPool
 from pipeline.store.watch import Checkpoint, WatchState
 
@@ -36,6 +40,7 @@ __all__ = [
     "Deadlines",
     "Delivery",
     "Entry",
+    "FluxJobs",
     "Holding",
     "JobLocks",
     "JobRecord",
@@ -45,8 +50,11 @@ __all__ = [
     "Marks",
     "Outbox",
     "OutboxMessage",
+    "RabbitsTold",
     "Releases",
+    "ResourceLog",
     "Store",
+    "SystemStatusSync",
     "Tally",
     "TaskRuns",
     "Verdict",
@@ -109,6 +117,26 @@ class Store:
     def outbox(self) -> Outbox:
         """The outbox stream."""
         return Outbox(self.client, self.keys, self.seal)
+
+    @cached_property
+    def resource_log(self) -> ResourceLog:
+        """The RFC 44 resource eventlog and journal."""
+        return ResourceLog(self.client, self.keys)
+
+    @cached_property
+    def told(self) -> RabbitsTold:
+        """What Flux was last told of each rabbit."""
+        return RabbitsTold(self.client, self.keys, self.outbox)
+
+    @cached_property
+    def systemstatus(self) -> SystemStatusSync:
+        """The SystemStatus sync's position and memory."""
+        return SystemStatusSync(self.client, self.keys)
+
+    @cached_property
+    def flux_jobs(self) -> FluxJobs:
+        """Which jobs Flux runs, as the bridge reads them."""
+        return FluxJobs(self.client, self.keys)
 
     @cached_property
     def runs(self) -> TaskRuns:

@@ -100,6 +100,43 @@ class Keys:
         """Hash rabbit → its last observed Storage health (JSON)."""
         return f"{self.prefix}:rabbits"
 
+    @property
+    def resource_eventlog(self) -> str:
+        """The RFC 44 resource eventlog and journal (a stream of events)."""
+        return f"{self.prefix}:resource-eventlog"
+
+    @property
+    def resource_r(self) -> str:
+        """R as the latest ``resource-define`` set it (JSON)."""
+        return f"{self.prefix}:resource-R"
+
+    @property
+    def resource_epoch(self) -> str:
+        """The timestamp of the latest ``restart`` event: which Flux incarnation is up."""
+        return f"{self.prefix}:resource-epoch"
+
+    @property
+    def flux_jobs(self) -> str:
+        """Hash jobid → ``active`` or ``inactive <epoch s>``: Flux's jobs, as the bridge
+        reads them."""
+        return f"{self.prefix}:flux-jobs"
+
+    @property
+    def flux_jobs_synced(self) -> str:
+        """When a bridge last read the events journal's backlog (epoch s)."""
+        return f"{self.prefix}:flux-jobs-synced"
+
+    @property
+    def rabbits_told(self) -> str:
+        """Hash rabbit → what the pipeline last told Flux of it (JSON: ssds, properties,
+        drains, and the Flux incarnation it told)."""
+        return f"{self.prefix}:rabbits-told"
+
+    @property
+    def systemstatus(self) -> str:
+        """Hash of the SystemStatus sync: the journal cursor, hosts disabled by our drains."""
+        return f"{self.prefix}:systemstatus"
+
     def release(self, jobid: int) -> str:
         """The verdict on the job's node prologs (JSON), read by ``coral2-pipeline flux-prolog``."""
         return f"{self.prefix}:release:{jobid}"

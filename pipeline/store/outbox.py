@@ -151,19 +151,25 @@ class Outbox:
 
     def append(self, message: OutboxMessage) -> str:
         """Append ``message``; return its stream entry id."""
+        try:
+            entry: Any = self.client.xadd(self.keys.outbox, self._fields(message))
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return str(entry.decode())
+
+    def queue_append(self, pipe: redis.client.Pipeline, message: OutboxMessage) -> None:
+        """Queue the append of ``message`` in ``pipe`` (a transaction of the caller's)."""
+        pipe.xadd(self.keys.outbox, self._fields(message))
+
+    def _fields(self, message: OutboxMessage) -> dict[Any, Any]:
         jobid = "" if message.jobid is None else str(message.jobid)
         payload = json.dumps(message.payload, separators=(",", ":"))
-        fields: dict[Any, Any] = {
+        return {
             "kind": message.kind,
             "jobid": jobid,
             "payload": payload,
             "sig": self._sign(message.kind, jobid, payload),
         }
-        try:
-            entry: Any = self.client.xadd(self.keys.outbox, fields)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
-        return str(entry.decode())
 
     def _sign(self, kind: str, jobid: str, payload: str) -> str:
         return "" if self.seal is None else self.seal.sign(sealed_bytes(kind, jobid, payload))

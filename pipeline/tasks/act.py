@@ -160,6 +160,7 @@ class _Performer:
                     dws.remove_finalizer(name, current=self._current())
                 dws.delete_workflow(name)
             case DisableComputes(nodes):
+                store.systemstatus.disable(list(nodes))  # until the journal shows the undrain
                 dws.patch_system_status({"data": {"nodes": dict.fromkeys(nodes, "Disabled")}})
             case DisableRabbit(rabbit, reason, date):
                 body = {

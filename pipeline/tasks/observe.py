@@ -19,9 +19,11 @@ from pipeline.errors import KubeError, NotFound
 from pipeline.model.job import Teardown
 from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.states import Snapshot, WorkflowState, decide, hooks
+from pipeline.states.rabbits import offline_computes
 from pipeline.store import JobRecord, Keys
 from pipeline.store.jobs import parse_notes
 from pipeline.tasks.dws import act
+from pipeline.tasks.rabbits import tell_flux
 
 log = logging.getLogger("coral2_pipeline.observe")
 
@@ -96,9 +98,11 @@ def _snapshot(task: PipelineTask, workflow: dict[str, Any]) -> Snapshot:
 
 @pipeline_task("storage.observe", queue="housekeeping")
 def observe_storage(task: PipelineTask, name: str) -> dict[str, Any] | None:
-    """Record the health of rabbit ``name`` (overall status, computes not Ready).
+    """Record the health of rabbit ``name`` and tell Flux what changed in it.
 
-    Enqueued by the watcher on every Storage event.
+    Enqueued by the watcher on every Storage event and for every Storage when
+    it starts. Flux hears of drains, ``badrabbit`` and ssd status only when
+    they change (:mod:`pipeline.tasks.rabbits`).
     """
     store = task.store
     try:
@@ -110,13 +114,12 @@ def observe_storage(task: PipelineTask, name: str) -> dict[str, Any] | None:
     health = {
         "status": status.get("status", "Unknown"),
         "state": storage.get("spec", {}).get("state", "Enabled"),
-        "not_ready": sorted(
-            c["name"]
-            for c in status.get("access", {}).get("computes", [])
-            if c.get("status") != "Ready"
-        ),
+        "not_ready": sorted(offline_computes(storage)),
     }
     store.watch.set_rabbit(name, health)
+    decision = tell_flux(task, name, storage)
+    if decision is not None:
+        health["told"] = [m.kind for m in decision.messages]
     return health
 
 

@@ -29,6 +29,7 @@ tasks behind the hook are idempotent.
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from typing import Any
 
 from pipeline.errors import PipelineError
 from pipeline.services.hooks import HookError, Hooks
+from pipeline.store.fluxjobs import FluxJobs
 
 log = logging.getLogger("coral2_pipeline.bridge")
 
@@ -60,6 +62,8 @@ class JobStates:
     #: the jobs the pipeline holds VNIs for: those not active once the backlog is read
     #: reached CLEANUP while nobody read the journal, and are reported now
     reserved: Callable[[], Iterable[int]] = lambda: ()
+    #: where the jobs Flux runs are kept for the stale sweep (None: nowhere)
+    view: FluxJobs | None = None
     jobs: dict[int, _Job] = field(default_factory=dict)
     pending: deque[dict[str, Any]] = field(default_factory=deque)
     caught_up: bool = False
@@ -69,6 +73,7 @@ class JobStates:
         jobid = response.get("id")
         if jobid == SENTINEL:
             self.caught_up = True
+            self.pending.append({"view": "synced", "active": sorted(self.jobs)})
             for missed in sorted(set(self.reserved()) - set(self.jobs)):
                 self.pending.append({"jobid": missed, "state": "cleanup"})
             self.flush()
@@ -84,7 +89,10 @@ class JobStates:
     def _event(self, jobid: int, event: Mapping[str, Any], response: Mapping[str, Any]) -> None:
         name = event.get("name")
         context = event.get("context") or {}
-        job = self.jobs.setdefault(jobid, _Job())
+        job = self.jobs.get(jobid)
+        if job is None:
+            job = self.jobs[jobid] = _Job()
+            self.pending.append({"view": "active", "jobid": jobid})
         if name == "submit":
             job.userid = int(context.get("userid", 0))
             system = ((response.get("jobspec") or {}).get("attributes") or {}).get("system") or {}
@@ -111,6 +119,7 @@ class JobStates:
             self.pending.append({"jobid": jobid, "state": "cleanup"})
         elif name == "clean":
             self.jobs.pop(jobid, None)
+            self.pending.append({"view": "inactive", "jobid": jobid})
 
     @staticmethod
     def _ends_now(job: _Job, context: Mapping[str, Any]) -> bool:
@@ -120,12 +129,26 @@ class JobStates:
         waits for it, as flux-coral2's epilog waits for ``finish``."""
         return context.get("severity") == 0 and not job.started
 
+    def _note(self, report: Mapping[str, Any]) -> None:
+        if self.view is None:
+            return
+        now = time.time()
+        if report["view"] == "synced":
+            self.view.synced(report["active"], now)
+        elif report["view"] == "active":
+            self.view.active(report["jobid"])
+        else:
+            self.view.inactive(report["jobid"], now)
+
     def flush(self) -> int:
         """Send the pending reports in order; return how many are left (Redis down)."""
         while self.pending:
             report = self.pending[0]
             try:
-                self.hooks.job_state(report)
+                if "view" in report:
+                    self._note(report)
+                else:
+                    self.hooks.job_state(report)
             except HookError as exc:
                 log.error("job-state for job %s refused: %s", report.get("jobid"), exc)
             except PipelineError as exc:

@@ -47,8 +47,7 @@ def sweep_busy_nodes(system: SimulatedSystem, timeout_s: float = 30.0) -> tuple[
         problem = _clean(system, host, deadline)
         if problem:
             return done, problem
-        with system.flux.lock:
-            system.flux.resources.drained.pop(host, None)  # flux resource undrain
+        system.flux.rpc("resource.undrain", {"targets": host})  # flux resource undrain
         done.append(f"{host} drained ({reason}), swept clean, undrained")
     return done, ""
 

@@ -32,9 +32,10 @@ from typing import Any, Protocol
 
 from pipeline.errors import FluxError, StoreUnavailable
 from pipeline.model.eventlog import EventlogEntry
-from pipeline.model.hostlist import expand_hostlist
 from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.sim.flux.resource import ResourceService
 from pipeline.sim.flux.sched import Request, Resources, Unsatisfiable, request_of
+from pipeline.store.resource_log import ResourceLog
 
 log = logging.getLogger("coral2_pipeline.sim.flux")
 
@@ -119,10 +120,13 @@ class JobManager:
         hold: Hold | None = None,
         epilog_timeout_s: float = 0.0,
         tick_s: float = 0.005,
+        eventlog: ResourceLog | None = None,
+        ssd_chunks: int | None = None,
     ) -> None:
         from pipeline.sim.flux.jobtap import DwsJobtap
 
         self.resources = Resources(mapping)
+        self.resource = ResourceService(self.resources, eventlog, ssd_chunks)
         self.journal = journal
         self.hold = hold
         self.jobtap = DwsJobtap(self, service, epilog_timeout_s=epilog_timeout_s)
@@ -235,12 +239,10 @@ class JobManager:
                 )
                 answer = {}
             elif topic == "resource.drain":
-                for host in expand_hostlist(payload["targets"]):
-                    self.resources.drained[host] = payload.get("reason", "")
+                self.resource.drain(payload)
                 answer = {}
             elif topic == "resource.undrain":
-                for host in expand_hostlist(payload["targets"]):
-                    self.resources.drained.pop(host, None)
+                self.resource.undrain(payload)
                 answer = {}
             elif topic == "sched-fluxion-resource.set_property":
                 key = payload["sp_keyval"].partition("=")[0]
@@ -254,6 +256,7 @@ class JobManager:
                 answer = {}
             elif topic == "sched-fluxion-resource.set_status":
                 self.set_status[payload["resource_path"]] = payload["status"]
+                self.resource.set_status(payload["resource_path"], payload["status"])
                 answer = {}
             else:
                 raise FluxError(f"{topic}: Function not implemented")
@@ -404,6 +407,8 @@ class JobManager:
         return True
 
     def start(self) -> JobManager:
+        self.resource.start()
+
         def loop() -> None:
             while not self._stop.wait(self.tick_s):
                 try:

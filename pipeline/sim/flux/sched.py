@@ -121,6 +121,9 @@ class Resources:
     drained: dict[str, str] = field(default_factory=dict)
     properties: dict[str, set[str]] = field(default_factory=dict)
     ssd_free: dict[str, int] = field(default_factory=dict)
+    #: rabbit → indexes of its ssd vertices that are up (a rabbit absent: all up)
+    ssd_up: dict[str, set[int]] = field(default_factory=dict)
+    chunks: int = 1
 
     def __post_init__(self) -> None:
         hosts = [*self.mapping.computes, *self.mapping.rabbits]
@@ -166,7 +169,7 @@ class Resources:
             hosts = usable[: request.nodes]
             self.free.difference_update(hosts)
             return hosts, {}
-        left = dict(self.ssd_free)
+        left = {r: self._ssd_usable(r) for r in self.ssd_free}
         avail = {r: [h for h in usable if self.mapping.computes.get(h) == r] for r in left}
         chosen: list[str] = []
         ssd: dict[str, int] = {}
@@ -185,6 +188,15 @@ class Resources:
         for rabbit, gib in ssd.items():
             self.ssd_free[rabbit] -= gib
         return chosen, ssd
+
+    def _ssd_usable(self, rabbit: str) -> int:
+        """GiB of ``rabbit``'s ssd free for a new job: none on its ssd vertices that are down."""
+        up = self.ssd_up.get(rabbit)
+        if up is None:
+            return self.ssd_free[rabbit]
+        capacity = self.mapping.rabbits[rabbit].capacity // GiB
+        down_gib = (self.chunks - len(up)) * capacity // self.chunks
+        return max(0, self.ssd_free[rabbit] - down_gib)
 
     def release(self, hosts: Sequence[str], ssd: Mapping[str, int]) -> None:
         """Give back what :meth:`allocate` took."""

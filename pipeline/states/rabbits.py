@@ -1,0 +1,149 @@
+"""Rabbit health: what Flux is told when a rabbit's Storage changes.
+
+flux-coral2's FluxionRabbitManager rules, on every Storage event:
+
+1. with ``rabbit.drain_compute_nodes`` (default), computes whose access to the
+   rabbit is not Ready are drained with ``"rabbit lost PCIe connection"``
+   (only those matching ``pipeline.drain_queues``, when set);
+2. only when the rabbit is Ready, ``drain_compute_nodes`` is off and
+   ``soft_drain`` on, those computes get the ``badrabbit`` property; every
+   other compute of the rabbit has it removed;
+3. each ssd vertex of the rabbit's chassis (``<chassis path>/ssd<i>``) is set
+   ``up`` when the rabbit is Ready, else ``down``.
+
+coral2_dws sends all of it on every event. Here the decision is a diff against
+what Flux was last told of the rabbit (:class:`Told`), so a replayed event
+sends nothing new; a new Flux incarnation (a ``restart`` in the resource
+eventlog) starts from nothing, as coral2_dws processes every Storage at start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.model.hostlist import unique_hostlist
+
+#: The drain reason coral2_dws gives computes that lost their rabbit.
+PCIE_REASON = "rabbit lost PCIe connection"
+BADRABBIT = "badrabbit"
+READY = "Ready"
+
+
+@dataclass(frozen=True)
+class RabbitPolicy:
+    """The settings the rules read."""
+
+    drain_compute_nodes: bool = True
+    soft_drain: bool = True
+    #: computes that may be drained (``pipeline.drain_queues``); None: all
+    drainable: frozenset[str] | None = None
+
+
+@dataclass(frozen=True)
+class Told:
+    """What Flux was last told of one rabbit, in one Flux incarnation."""
+
+    epoch: str = ""
+    ssd: str | None = None  # "up", "down", or None: nothing yet
+    badrabbit: frozenset[str] = frozenset()
+    drained: frozenset[str] = frozenset()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "epoch": self.epoch,
+            "ssd": self.ssd,
+            "badrabbit": sorted(self.badrabbit),
+            "drained": sorted(self.drained),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Told:
+        return cls(
+            epoch=str(data.get("epoch", "")),
+            ssd=data.get("ssd"),
+            badrabbit=frozenset(data.get("badrabbit") or ()),
+            drained=frozenset(data.get("drained") or ()),
+        )
+
+
+@dataclass(frozen=True)
+class Message:
+    """One outbox message: its kind and its flux-coral2 payload."""
+
+    kind: str
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The messages to send and what Flux then knows."""
+
+    messages: list[Message] = field(default_factory=list)
+    told: Told = Told()
+
+
+def storage_status(storage: Mapping[str, Any]) -> str | None:
+    """``status.status`` of a Storage (None when missing), as ``_get_status`` reads it."""
+    status = storage.get("status") or {}
+    value = status.get("status") if isinstance(status, Mapping) else None
+    return value if isinstance(value, str) else None
+
+
+def offline_computes(storage: Mapping[str, Any]) -> frozenset[str]:
+    """Computes of ``status.access.computes`` whose status is not Ready."""
+    status = storage.get("status") or {}
+    access = status.get("access") or {} if isinstance(status, Mapping) else {}
+    computes = access.get("computes") or [] if isinstance(access, Mapping) else []
+    return frozenset(
+        str(c["name"])
+        for c in computes
+        if isinstance(c, Mapping) and c.get("name") and c.get("status") != READY
+    )
+
+
+def decide(
+    status: str | None,
+    offline: Collection[str],
+    computes: Collection[str],
+    ssd_paths: Sequence[str],
+    policy: RabbitPolicy,
+    told: Told,
+    epoch: str,
+) -> Decision:
+    """What to tell Flux of a rabbit whose Storage shows ``status`` and ``offline``.
+
+    ``computes`` are the rabbit's computes Flux knows (mapped, not excluded);
+    ``ssd_paths`` its chassis's ssd vertices. Pure: the same inputs give the
+    same messages.
+    """
+    if told.epoch != epoch:
+        told = Told(epoch=epoch)
+    known = frozenset(computes)
+    down = frozenset(offline) & known
+    messages: list[Message] = []
+    drained: frozenset[str] = frozenset()
+    if policy.drain_compute_nodes:
+        drainable = down if policy.drainable is None else down & policy.drainable
+        drained = drainable
+        fresh = drainable - told.drained
+        if fresh:
+            payload = {"targets": unique_hostlist(sorted(fresh)), "reason": PCIE_REASON}
+            messages.append(Message("drain", {**payload, "mode": "update"}))
+    soft = status == READY and not policy.drain_compute_nodes and policy.soft_drain
+    bad = down if soft else frozenset()
+    if gone := told.badrabbit - bad:
+        hosts = unique_hostlist(sorted(gone))
+        messages.append(Message("remove-property", {"targets": hosts, "key": BADRABBIT}))
+    if new := bad - told.badrabbit:
+        hosts = unique_hostlist(sorted(new))
+        messages.append(
+            Message("set-property", {"targets": hosts, "key": BADRABBIT, "value": "bad"})
+        )
+    ssd = "up" if status == READY else "down"
+    if told.ssd != ssd:
+        messages += [
+            Message("set-status", {"resource_path": path, "status": ssd}) for path in ssd_paths
+        ]
+    return Decision(messages, Told(epoch=epoch, ssd=ssd, badrabbit=bad, drained=drained))

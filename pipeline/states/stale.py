@@ -1,0 +1,74 @@
+"""Stale ``fluxjob-*`` Workflows: ones whose job Flux no longer runs.
+
+coral2_dws has no garbage collector for them: a Workflow whose job ended
+while nothing drove it (a lost Teardown, a service down at the wrong time,
+a Workflow of a job Flux never ran) keeps its rabbit allocation forever.
+The stale sweep asks each such Workflow for Teardown and deletes it once
+Teardown is done (dropping Flux's finalizer, which nothing else will).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+TEARDOWN = "Teardown"
+
+
+class Step(StrEnum):
+    """What the sweep does to one Workflow."""
+
+    KEEP = "keep"  # its job runs, or not long enough gone
+    TEARDOWN = "teardown"  # ask for Teardown
+    WAIT = "wait"  # Teardown asked, not done yet
+    DELETE = "delete"  # Teardown done (or the Workflow is being deleted): let it go
+
+
+def created_at(workflow: Mapping[str, Any]) -> float | None:
+    """``metadata.creationTimestamp`` in epoch seconds (None when missing or unreadable)."""
+    stamp = (workflow.get("metadata") or {}).get("creationTimestamp")
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def stale_since(
+    workflow: Mapping[str, Any],
+    ended: float | None,
+    known: bool,
+    synced: float | None,
+    tracked: bool,
+) -> float | None:
+    """Since when ``workflow``'s job has been gone from Flux, or None if it is not.
+
+    ``known``: Flux's journal listed the job (``ended`` is when it became
+    INACTIVE, None while active). A job it never listed is gone only if a
+    backlog read (``synced``) came after the Workflow was made and the
+    pipeline tracks no record of it (``tracked``): the journal may just lag.
+    """
+    if known:
+        return ended
+    created = created_at(workflow)
+    if tracked or synced is None or created is None or synced <= created:
+        return None
+    return synced
+
+
+def step(workflow: Mapping[str, Any], gone_since: float | None, now: float, after_s: float) -> Step:
+    """What the sweep does to ``workflow`` whose job is gone since ``gone_since``."""
+    if gone_since is None or after_s <= 0 or now - gone_since < after_s:
+        return Step.KEEP
+    metadata = workflow.get("metadata") or {}
+    status = workflow.get("status") or {}
+    if metadata.get("deletionTimestamp"):
+        return Step.DELETE
+    if (workflow.get("spec") or {}).get("desiredState") != TEARDOWN:
+        return Step.TEARDOWN
+    if status.get("state") == TEARDOWN and status.get("ready"):
+        return Step.DELETE
+    return Step.WAIT

@@ -1,0 +1,111 @@
+"""Periodic sweeps of what no event drives: DWS's SystemStatus, stale Workflows, the
+resource eventlog's size.
+
+* ``systemstatus.sync`` follows the resource journal (online, offline,
+  undrain) into SystemStatus ``default``, as flux-coral2's SystemStatusManager
+  does (:mod:`pipeline.states.systemstatus`).
+* ``housekeeping.stale_sweep`` sends each ``fluxjob-*`` Workflow whose job Flux
+  no longer runs to Teardown and deletes it (:mod:`pipeline.states.stale`),
+  reports the Servers allocations and ClientMounts it held, ends the record of
+  such a job, and compacts the resource eventlog past its bound.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import suppress
+
+from pipeline.errors import Conflict, NotFound
+from pipeline.platform.task import PipelineTask, pipeline_task
+from pipeline.states.stale import TEARDOWN, Step, stale_since, step
+from pipeline.states.systemstatus import follow
+from pipeline.tasks.health import clientmounts_not_in_state, rabbits_with_allocations
+from pipeline.tasks.observe import jobid_of
+
+log = logging.getLogger("coral2_pipeline.sweeps")
+
+#: Journal events one sync reads at most (the rest wait for the next).
+SYNC_BATCH = 10_000
+
+
+@pipeline_task("systemstatus.sync", queue="housekeeping", max_attempts=3)
+def systemstatus_sync(task: PipelineTask) -> int:
+    """Patch SystemStatus ``default`` with what the resource journal says; return how
+    many hosts changed. Beat runs it every 2 s.
+
+    Newly online hosts are Enabled, offline ones Disabled; hosts our drains
+    for unmount failures disabled stay Disabled until their ``undrain``. The
+    patch goes first, the journal position after: a run killed in between
+    patches the same again, which changes nothing.
+    """
+    sync = task.store.systemstatus
+    cursor, seen = sync.load()
+    cursor_after, events = task.store.resource_log.since(cursor, limit=SYNC_BATCH)
+    patch, undrained = follow(events, seen)
+    if patch:
+        try:
+            task.dws.patch_system_status({"data": {"nodes": patch}})
+        except NotFound:
+            log.debug("no SystemStatus default: nothing to patch")
+    sync.save(cursor_after, seen, undrained)
+    return len(patch)
+
+
+@pipeline_task("housekeeping.stale_sweep", queue="housekeeping", max_attempts=3)
+def stale_sweep(task: PipelineTask) -> dict[str, int]:
+    """Tear down and delete ``fluxjob-*`` Workflows whose job Flux no longer runs; return
+    counts by step. Beat runs it every 60 s.
+
+    A Workflow is stale ``pipeline.stale_after`` seconds after its job became
+    INACTIVE in Flux's events journal (or, for a job the journal never listed
+    and the pipeline has no record of, after a backlog read that came later
+    than the Workflow). Each run also ends the records of jobs Flux finished
+    (they expire after ``pipeline.retention``) and compacts the resource
+    eventlog once it holds more than ``pipeline.resource_eventlog_compact_at``
+    events.
+    """
+    settings = task.settings.pipeline
+    now = time.time()
+    jobs, synced = task.store.flux_jobs.view()
+    workflows, _ = task.dws.list_objects("workflows")
+    counts = {s.value: 0 for s in Step}
+    tracked = set(task.store.jobs.jobids())
+    for workflow in workflows:
+        name = str((workflow.get("metadata") or {}).get("name", ""))
+        jobid = jobid_of(name)
+        if jobid is None:
+            continue
+        since = stale_since(workflow, jobs.get(jobid), jobid in jobs, synced, jobid in tracked)
+        what = step(workflow, since, now, settings.stale_after)
+        counts[what.value] += 1
+        if what is Step.TEARDOWN:
+            held = rabbits_with_allocations(task.dws, name)
+            mounts = clientmounts_not_in_state(task.dws, name, "unmounted")
+            log.warning(
+                "stale Workflow %s: job %s is not running in Flux; Teardown (Servers "
+                "allocations on %s, ClientMounts still mounted on %s)",
+                name,
+                jobid,
+                ", ".join(held) or "no rabbit",
+                ", ".join(sorted(mounts)) or "no compute",
+                extra={"jobid": jobid},
+            )
+            with suppress(NotFound, Conflict):
+                task.dws.patch_desired_state(name, TEARDOWN, expected_state=None)
+        elif what is Step.DELETE:
+            with suppress(NotFound):
+                task.dws.remove_finalizer(name)
+                task.dws.delete_workflow(name)
+            log.warning("stale Workflow %s deleted", name, extra={"jobid": jobid})
+    ended = [j for j, at in jobs.items() if at is not None]
+    for jobid in ended:
+        if jobid in tracked and now - (jobs[jobid] or now) > max(settings.stale_after, 60.0):
+            task.store.jobs.finish(jobid, settings.retention)
+    old = [j for j in ended if now - (jobs[j] or now) > settings.retention]
+    task.store.flux_jobs.forget(old)
+    log_ = task.store.resource_log
+    if log_.length() > settings.resource_eventlog_compact_at:
+        before, after = log_.compact()
+        log.warning("resource eventlog compacted: %d events → %d", before, after)
+    return counts
