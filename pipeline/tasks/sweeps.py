@@ -100,7 +100,7 @@ def stale_sweep(task: PipelineTask) -> dict[str, int]:
             log.warning("stale Workflow %s deleted", name, extra={"jobid": jobid})
     ended = [j for j, at in jobs.items() if at is not None]
     for jobid in ended:
-        if jobid in tracked and now - (jobs[jobid] or now) > max(settings.stale_after, 60.0):
+        if jobid in tracked and 0 < settings.stale_after < now - (jobs[jobid] or now):
             task.store.jobs.finish(jobid, settings.retention)
     old = [j for j in ended if now - (jobs[j] or now) > settings.retention]
     task.store.flux_jobs.forget(old)

@@ -73,7 +73,7 @@ class JobStates:
         jobid = response.get("id")
         if jobid == SENTINEL:
             self.caught_up = True
-            self.pending.append({"view": "synced", "active": sorted(self.jobs)})
+            self._view({"view": "synced", "active": sorted(self.jobs)})
             for missed in sorted(set(self.reserved()) - set(self.jobs)):
                 self.pending.append({"jobid": missed, "state": "cleanup"})
             self.flush()
@@ -92,7 +92,7 @@ class JobStates:
         job = self.jobs.get(jobid)
         if job is None:
             job = self.jobs[jobid] = _Job()
-            self.pending.append({"view": "active", "jobid": jobid})
+            self._view({"view": "active", "jobid": jobid})
         if name == "submit":
             job.userid = int(context.get("userid", 0))
             system = ((response.get("jobspec") or {}).get("attributes") or {}).get("system") or {}
@@ -119,7 +119,7 @@ class JobStates:
             self.pending.append({"jobid": jobid, "state": "cleanup"})
         elif name == "clean":
             self.jobs.pop(jobid, None)
-            self.pending.append({"view": "inactive", "jobid": jobid})
+            self._view({"view": "inactive", "jobid": jobid})
 
     @staticmethod
     def _ends_now(job: _Job, context: Mapping[str, Any]) -> bool:
@@ -129,9 +129,13 @@ class JobStates:
         waits for it, as flux-coral2's epilog waits for ``finish``."""
         return context.get("severity") == 0 and not job.started
 
+    def _view(self, report: dict[str, Any]) -> None:
+        """Queue a change of the Flux job view, in order with the reports."""
+        if self.view is not None:
+            self.pending.append(report)
+
     def _note(self, report: Mapping[str, Any]) -> None:
-        if self.view is None:
-            return
+        assert self.view is not None
         now = time.time()
         if report["view"] == "synced":
             self.view.synced(report["active"], now)

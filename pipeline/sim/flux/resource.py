@@ -43,6 +43,7 @@ class ResourceService:
         self.resources = resources
         self.eventlog = eventlog
         self.hosts = list(resources.ranks)
+        self.nodelist = encode_hostlist(self.hosts)
         self.chunks = chunks
         if chunks is not None:  # every ssd vertex down, as dws2jgf writes them
             for rabbit in resources.mapping.rabbits:
@@ -53,7 +54,7 @@ class ResourceService:
         """Post restart, resource-define and online; take the drains the eventlog holds."""
         if self.eventlog is None:
             return
-        nodelist = encode_hostlist(self.hosts)
+        nodelist = self.nodelist
         for rank, (_, reason) in self.eventlog.drained(nodelist).items():
             self.resources.drained[self.hosts[rank]] = reason
         now = time.time()

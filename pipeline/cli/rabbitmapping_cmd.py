@@ -1,0 +1,59 @@
+"""``coral2-pipeline rabbitmapping``: the rabbitmapping JSON built from the cluster's
+SystemConfiguration, Storages and Servers, as ``flux rabbitmapping`` builds it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from pipeline.cli.common import CommandError, settings_of
+from pipeline.clients.k8s import DwsClient, api_client
+from pipeline.errors import NotFound
+from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.model.rabbitmap_build import build_mapping
+
+
+def register(sub: Any) -> None:
+    """Add the subcommand to ``sub``."""
+    parser = sub.add_parser(
+        "rabbitmapping",
+        help="print the rabbitmapping JSON built from DWS (flux rabbitmapping)",
+        description=__doc__,
+    )
+    parser.add_argument(
+        "-k", "--kubeconfig", metavar="FILE", help="kubeconfig (default: pipeline.kubeconfig)"
+    )
+    parser.add_argument("-i", "--indent", type=int, metavar="N", help="indent the JSON by N")
+    parser.add_argument("--nosort", action="store_true", help="keep the keys unsorted")
+    parser.add_argument(
+        "--ignore-external-allocations",
+        action="store_true",
+        help="do not subtract what Servers not made by Flux hold on each rabbit",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the mapping; exit 0."""
+    if args.indent is not None and not 0 <= args.indent <= 16:
+        raise CommandError(f"--indent must be between 0 and 16, got {args.indent}")
+    settings = settings_of(args)
+    kubeconfig = args.kubeconfig or settings.pipeline.kubeconfig or settings.rabbit.kubeconfig
+    host = None if args.kubeconfig else settings.pipeline.api_host
+    dws = DwsClient(api_client(host=host, kubeconfig=kubeconfig))
+    dws.probe_version(settings.rabbit.dws_api_version)
+    try:
+        config = dws.get("systemconfigurations", "default")
+    except NotFound:
+        raise CommandError("the cluster has no SystemConfiguration 'default'") from None
+    storages, _ = dws.list_objects("storages")
+    servers: list[dict[str, Any]] = []
+    if not args.ignore_external_allocations:
+        servers, _ = dws.list_objects("servers", all_namespaces=True)
+    mapping = build_mapping(
+        config, storages, servers, ignore_external_allocations=args.ignore_external_allocations
+    )
+    RabbitMapping.model_validate(mapping)  # what getrabbit and dws2jgf will read
+    print(json.dumps(mapping, indent=args.indent, sort_keys=not args.nosort))
+    return 0
