@@ -25,6 +25,7 @@ from rich.table import Table
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.sim.demo.batch import BUSY_S, BUSY_UID, DemoJob, batch
 from pipeline.sim.demo.metrics import PIPELINE_DRIVEN, TransitionClock, leaks, percentile
+from pipeline.sim.demo.outage import rabbit_outage
 from pipeline.sim.demo.sweep import BUSY_ENV, sweep_busy_nodes
 from pipeline.sim.flux.jobmanager import FluxJob
 from pipeline.sim.redis_server import free_port
@@ -42,6 +43,7 @@ class Report:
     by_state_ms: dict[str, list[float]] = field(default_factory=dict)
     leaks: list[str] = field(default_factory=list)
     swept: list[str] = field(default_factory=list)
+    outage: list[str] = field(default_factory=list)
     wall_s: float = 0.0
 
     @property
@@ -64,6 +66,7 @@ class Report:
             "latency_by_state_ms": {s: self.quantiles(v) for s, v in self.by_state_ms.items()},
             "leaks": self.leaks,
             "swept": self.swept,
+            "rabbit_outage": self.outage,
             "wall_s": round(self.wall_s, 2),
         }
 
@@ -149,6 +152,8 @@ def _print(console: Console, report: Report) -> None:
     console.print(latency)
     for line in report.swept:
         console.print(f"  busy CXI services: {line}", soft_wrap=True, highlight=False)
+    for line in report.outage:
+        console.print(f"  rabbit outage: {line}", soft_wrap=True, highlight=False)
     for problem in report.unexpected:
         console.print(f"  [red]unexpected:[/red] {problem}", soft_wrap=True)
     for item in report.leaks:
@@ -219,6 +224,8 @@ def run_lifecycle_demo(
             if any(j.userid == BUSY_UID for j in mix):
                 report.swept, problem = sweep_busy_nodes(system)
                 report.unexpected += [problem] if problem else []
+            report.outage, problem = rabbit_outage(system)
+            report.unexpected += [problem] if problem else []
             report.wall_s = time.monotonic() - started
             settle = time.monotonic() + 15  # Workflow deletion finishes after the jobs end
             while leaks(system) and time.monotonic() < settle:
