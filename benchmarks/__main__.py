@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks import elcap, fanout, lifecycle, nodeconn, platform, vnipool
+from benchmarks import elcap, fanout, health, lifecycle, nodeconn, platform, vnipool
 
 
 def main() -> None:
@@ -31,6 +31,21 @@ def main() -> None:
             f"{result['vertices']:,} vertices, {result['bytes']:,} bytes",
             target,
         )
+    r = health.bench_replay()
+    table.add_row(
+        f"resource eventlog replay: {r['events']:,.0f} events over {health.NODES:,} nodes, "
+        "parsed line by line",
+        f"{r['seconds']:.2f} s, {r['peak_mib']:.1f} MiB peak (beside the "
+        f"{r['text_mib']:.0f} MiB eventlog)",
+        "< 5 s",
+    )
+    s = health.bench_storm()
+    table.add_row(
+        f"{health.RABBITS} rabbits flapping, each Storage event twice (watch + resync)",
+        f"{s['per_event']:.2f} outbox entries per event (fewest {s['fewest_per_event']:.2f}; "
+        f"coral2_dws {s['upstream_per_event']:.2f}), {s['events_per_s']:.0f} events/s",
+        "the fewest",
+    )
     cpu = platform.broker_message_cpu()
     table.add_row(
         "one broker message: put + get + ack, client CPU",

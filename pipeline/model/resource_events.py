@@ -19,8 +19,10 @@ gives. The log itself lives in the store (:mod:`pipeline.store.resource_log`).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
+
+import orjson
 
 from pipeline.errors import EventlogError, HostlistError, IdsetError
 from pipeline.model.hostlist import encode_hostlist, expand_hostlist
@@ -104,6 +106,22 @@ def check_event(event: Mapping[str, Any]) -> dict[str, Any]:
     if name == "drain" and reason is not None and not isinstance(reason, str):
         raise _fail(name, f"reason must be a string, got {reason!r}")
     return {"timestamp": float(stamp), "name": name, "context": dict(context)}
+
+
+def events_of(lines: Iterable[str | bytes]) -> Iterator[dict[str, Any]]:
+    """Each line of an RFC 18 eventlog as an event object, one at a time (a log of a
+    million events is never held whole); a line that is not a JSON object raises,
+    naming its number. Blank lines are skipped."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            event = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise ResourceEventError(f"eventlog line {number}: not JSON ({exc})") from None
+        if not isinstance(event, dict):
+            raise ResourceEventError(f"eventlog line {number}: not a JSON object")
+        yield event
 
 
 class _RankMap:
@@ -214,10 +232,18 @@ def drained(events: Iterable[Mapping[str, Any]], nodelist: str) -> dict[int, tup
     state: dict[int, tuple[float, str]] = {}
     for event in events:
         name = event.get("name")
-        if name not in ("drain", "undrain"):
-            continue
-        name, idset, hosts, stamp, context = _drain_fields(event)
-        _apply(state, ranks.targets(name, idset, hosts), name, stamp, context)
+        if name == "undrain":
+            context = event.get("context")
+            try:  # the common case in a few dict lookups; anything odd is named below
+                targets = ranks.targets(name, context["idset"], context["nodelist"])
+            except (TypeError, KeyError):
+                name, idset, hosts, stamp, context = _drain_fields(event)
+                targets = ranks.targets(name, idset, hosts)
+            for rank in targets:
+                state.pop(rank, None)
+        elif name == "drain":
+            name, idset, hosts, stamp, context = _drain_fields(event)
+            _apply(state, ranks.targets(name, idset, hosts), name, stamp, context)
     return state
 
 
