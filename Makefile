@@ -11,7 +11,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: venv demo test lint typecheck contracts unit bench chaos redis clean help
+.PHONY: venv demo test lint typecheck contracts unit bench chaos redis kubectl clean help
 
 help:
 	@echo "make demo | test | bench | chaos | lint | venv | clean"
@@ -33,6 +33,13 @@ redis:
 	{ $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; } \
 	  || { echo "make: could not install redis-server (need root or sudo and Debian's apt); install it by hand and retry" >&2; exit 1; }
 
+# kubectl: the tests drive the simulated API server with an admin's real kubectl.
+kubectl:
+	@command -v kubectl >/dev/null && exit 0; \
+	echo "make: kubectl missing; installing Debian's kubernetes-client with apt-get"; \
+	{ $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubernetes-client >/dev/null; } \
+	  || { echo "make: could not install kubectl (need root or sudo and Debian's apt); install it by hand and retry" >&2; exit 1; }
+
 demo: venv redis
 	$(BIN)/coral2-pipeline demo $(DEMO_ARGS)
 
@@ -46,7 +53,7 @@ typecheck: venv
 contracts: venv
 	$(BIN)/lint-imports
 
-unit: venv redis
+unit: venv redis kubectl
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 
 test: lint typecheck contracts unit

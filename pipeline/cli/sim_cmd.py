@@ -6,6 +6,7 @@ import argparse
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from pipeline.cli.common import CommandError, load_mapping
@@ -14,6 +15,7 @@ from pipeline.sim.dws.controller import DwsController
 from pipeline.sim.dws.fixtures import install_cluster
 from pipeline.sim.dws.nnf_context import Faults, WorkflowFaults
 from pipeline.sim.kube.api import KubeApiServer
+from pipeline.sim.kube.discovery import kubeconfig
 
 
 def register(sub: Any) -> None:
@@ -35,6 +37,11 @@ def register(sub: Any) -> None:
     )
     kube.add_argument("--host", default="127.0.0.1", help="address to bind (default %(default)s)")
     kube.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    kube.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="write a kubeconfig for kubectl to FILE once the server listens",
+    )
     kube.add_argument(
         "--with-dws",
         action="store_true",
@@ -125,6 +132,14 @@ def run_kube_api(args: argparse.Namespace) -> int:
         controller = _start_dws(server, args)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())  # before the URL: callers may stop us
+    if args.kubeconfig:
+        try:
+            Path(args.kubeconfig).write_text(kubeconfig(server.url))
+        except OSError as exc:
+            server.stop()
+            raise CommandError(
+                f"cannot write --kubeconfig {args.kubeconfig}: {exc.strerror}"
+            ) from exc
     print(server.url, flush=True)
     try:
         stop.wait()

@@ -235,7 +235,7 @@ def drained(events: Iterable[Mapping[str, Any]], nodelist: str) -> dict[int, tup
         if name == "undrain":
             context = event.get("context")
             try:  # the common case in a few dict lookups; anything odd is named below
-                targets = ranks.targets(name, context["idset"], context["nodelist"])
+                targets = ranks.targets(name, context["idset"], context["nodelist"])  # type: ignore[index]
             except (TypeError, KeyError):
                 name, idset, hosts, stamp, context = _drain_fields(event)
                 targets = ranks.targets(name, idset, hosts)

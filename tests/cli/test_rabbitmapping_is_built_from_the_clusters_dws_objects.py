@@ -46,10 +46,9 @@ def test_servers_not_made_by_flux_hold_capacity(
     cluster: DwsClient, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for name in ("other-job", "fluxjob-5"):
-        cluster.create("servers", {
-            "metadata": {"name": name},
-            "spec": {"allocationSets": [{"label": "xfs", "allocationSize": 100 * GiB, "storage": [{"name": "r1", "allocationCount": 2}]}]},
-        })  # fmt: skip
+        storage = [{"name": "r1", "allocationCount": 2}]
+        aset = {"label": "xfs", "allocationSize": 100 * GiB, "storage": storage}
+        cluster.create("servers", {"metadata": {"name": name}, "spec": {"allocationSets": [aset]}})
     _, out, _ = run(capsys, "--indent", "1")
     assert json.loads(out)["rabbits"]["r1"]["capacity"] == 4 * TiB - 200 * GiB
     _, out, _ = run(capsys, "--ignore-external-allocations")

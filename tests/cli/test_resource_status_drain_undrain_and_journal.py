@@ -22,11 +22,18 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 @pytest.fixture
 def instance(aimed: Store) -> Store:
+    restart = {"ranks": "0-3", "online": "", "nodelist": "n[0-3]"}
+    drain = {
+        "idset": "2",
+        "nodelist": "n2",
+        "overwrite": 0,
+        "reason": "rabbit lost PCIe connection",
+    }
     aimed.resource_log.post(
-        {"timestamp": 1.0, "name": "restart", "context": {"ranks": "0-3", "online": "", "nodelist": "n[0-3]"}},
+        {"timestamp": 1.0, "name": "restart", "context": restart},
         {"timestamp": 1.5, "name": "online", "context": {"idset": "0-3"}},
-        {"timestamp": 1764115200.0, "name": "drain", "context": {"idset": "2", "nodelist": "n2", "overwrite": 0, "reason": "rabbit lost PCIe connection"}},
-    )  # fmt: skip
+        {"timestamp": 1764115200.0, "name": "drain", "context": drain},
+    )
     return aimed
 
 

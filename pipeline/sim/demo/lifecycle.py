@@ -28,6 +28,7 @@ from pipeline.sim.demo.metrics import PIPELINE_DRIVEN, TransitionClock, leaks, p
 from pipeline.sim.demo.outage import rabbit_outage
 from pipeline.sim.demo.sweep import BUSY_ENV, sweep_busy_nodes
 from pipeline.sim.flux.jobmanager import FluxJob
+from pipeline.sim.kube.discovery import kubeconfig
 from pipeline.sim.redis_server import free_port
 from pipeline.sim.system import SimulatedSystem
 
@@ -173,7 +174,10 @@ def _keep_running(system: SimulatedSystem, console: Console) -> None:
     system._spawn("flower", [*argv, "--address=127.0.0.1", f"--port={port}"])
     assert system.kube is not None
     console.print(f"Flower:     http://127.0.0.1:{port}/  (user admin, password {password})")
+    config = system.workdir / "kubeconfig"
+    config.write_text(kubeconfig(system.kube.url))
     console.print(f"API server: {system.kube.url}   Redis: {system.redis_url}")
+    console.print(f"kubectl:    export KUBECONFIG={config}; kubectl get storages -A")
     console.print(f"logs:       {system.workdir}")
     login = " ".join(f"{k}={v}" for k, v in system.role_env("monitoring").items())
     console.print(

@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from pipeline.sim.kube.discovery import discovery, table, unknown_fields, wants_table
 from pipeline.sim.kube.resources import ApiError
 from pipeline.sim.kube.routes import Fault, RandomFaults, Route, Routes, apply
 from pipeline.sim.kube.store import KubeStore
@@ -126,8 +127,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, {"drawn": {} if chaos is None else chaos.drawn})
             return
         try:
-            fault = routes.take_fault(method)
             parts = urlsplit(self.path)
+            if method == "GET" and (about := discovery(parts.path)) is not None:
+                self._send(200, about)
+                return
+            fault = routes.take_fault(method)
             route = routes.route(parts.path, parts.query)
             chaos = self.server.chaos
             if fault is None and chaos is not None:
@@ -141,7 +145,18 @@ class _Handler(BaseHTTPRequestHandler):
             except json.JSONDecodeError as exc:
                 raise ApiError(400, "BadRequest", f"invalid JSON body: {exc}") from exc
             content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip()
-            self._send(*routes.answer(method, route, content_type, body))
+            strict = route.query.get("fieldValidation") == "Strict"
+            if strict and isinstance(body, dict) and (unknown := unknown_fields(body)):
+                fields = ", ".join(f"unknown field {f!r}".replace("'", '"') for f in unknown)
+                raise ApiError(400, "BadRequest", f"strict decoding error: {fields}")
+            code, answer = routes.answer(method, route, content_type, body)
+            if (
+                method == "GET"
+                and route.name is None
+                and wants_table(self.headers.get("Accept", ""))
+            ):
+                answer = table(route.rtype, answer["items"], answer["metadata"]["resourceVersion"])
+            self._send(code, answer)
         except ApiError as exc:
             self._send(exc.code, exc.status())
 
@@ -151,7 +166,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         sent = False
-        for line in self.server.routes.watch_lines(route, fault):
+        tabled = wants_table(self.headers.get("Accept", ""))
+        for raw in self.server.routes.watch_lines(route, fault):
+            line = raw
+            if tabled:  # kubectl get -w: each object as a one-row Table
+                event = json.loads(raw)
+                if event.get("type") != "ERROR":
+                    obj = event["object"]
+                    rv = str((obj.get("metadata") or {}).get("resourceVersion", ""))
+                    event["object"] = table(route.rtype, [obj], rv)
+                line = json.dumps(event).encode() + b"\n"
             self.wfile.write(f"{len(line):x}\r\n".encode() + line + b"\r\n")
             sent = True
             if self.server.stopping:
