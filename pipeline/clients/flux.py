@@ -117,6 +117,22 @@ class FluxHandle:
             on_response
         )
 
+    def resource_journal(self, callback: Callable[[dict[str, Any]], None]) -> None:
+        """Stream flux-core's resource journal (``resource.journal``, RFC 44: history, an
+        empty sentinel, live events) into ``callback``, one response at a time."""
+
+        def on_response(future: Any, _arg: Any = None) -> None:
+            try:
+                payload = future.get()
+            except OSError as exc:  # the stream ended (resource module unloaded)
+                raise _translated(exc) from exc
+            if isinstance(payload, dict):
+                callback(payload)
+            future.reset()
+
+        flags = self.flux.constants.FLUX_RPC_STREAMING
+        self.handle.rpc("resource.journal", {}, nodeid=0, flags=flags).then(on_response)
+
     def every(self, period_s: float, callback: Callable[[], None]) -> None:
         """Call ``callback`` every ``period_s`` seconds while the reactor runs."""
         self._watchers.append(

@@ -21,6 +21,7 @@ from pipeline.model.jobid import decode_jobid
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.services.bridge.delivery import Deliverer
 from pipeline.services.bridge.journal import JobStates
+from pipeline.services.bridge.resources import ResourceMirror
 from pipeline.services.bridge.service import serve
 from pipeline.services.hooks import Hooks
 from pipeline.store import Store
@@ -35,7 +36,7 @@ def run_bridge(
 ) -> None:
     """Serve ``dws.*`` and deliver the outbox until the reactor stops (SIGTERM/SIGINT)."""
     handle = FluxHandle()
-    cluster = default_cluster_name()
+    cluster = hooks.settings.pipeline.cluster_name or default_cluster_name()
 
     def path_of(host: str) -> str:
         if mapping is None:
@@ -53,10 +54,12 @@ def run_bridge(
     def reserved() -> list[int]:
         return [decode_jobid(f58) for f58 in store.vnipool.query()["jobs"]]
 
-    states = JobStates(hooks, reserved)
+    states = JobStates(hooks, reserved, view=store.flux_jobs)
+    resources = ResourceMirror(store.resource_log)
 
     def deliver() -> None:
         states.flush()
+        resources.flush()
         try:
             deliverer.run_once()
         except StoreUnavailable as exc:
@@ -64,6 +67,7 @@ def run_bridge(
 
     handle.serve("dws", METHODS, respond)
     handle.journal(states.feed)
+    handle.resource_journal(resources.feed)
     handle.every(poll_s, deliver)
     log.info("flux-bridge: serving dws.*, reading the events journal, delivering the outbox")
     handle.run()
