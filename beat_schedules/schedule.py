@@ -55,6 +55,15 @@ SCHEDULE: dict[str, dict[str, Any]] = {
     # fluxjob-* Workflows whose job Flux no longer runs hold rabbit capacity
     # forever; this sends them to Teardown and deletes them, and compacts the
     # resource eventlog once it passes pipeline.resource_eventlog_compact_at.
+    # Our multicast reservations at the fabric manager whose job is INACTIVE
+    # or unknown are released here (a release that failed at CLEANUP, a
+    # fabric manager that was down); a running job whose reservation
+    # vanished fails. Nothing is asked when hwcoll.url is unset.
+    "hwcoll-reconcile": {
+        "task": "hwcoll.reconcile",
+        "schedule": 30.0,
+        "options": {"expires": 30.0},
+    },
     "stale-sweep": {
         "task": "housekeeping.stale_sweep",
         "schedule": 60.0,

@@ -26,15 +26,17 @@ The tree::
     │   │       └── PlacementError
     │   ├── NotFound, AlreadyExists, Forbidden, Invalid, ApiVersionNotFound   (KubeError)
     │   ├── VniError                    the VNI pool refuses (flux-coral2's vnipool messages)
-    │   └── CxiError                    a NIC refused a CXI service operation
-    │       └── CxiNoSpace              the NIC lacks the resources a service asks for
+    │   ├── CxiError                    a NIC refused a CXI service operation
+    │   │   └── CxiNoSpace              the NIC lacks the resources a service asks for
+    │   └── FabricManagerError          the fabric manager refused a request
     └── TemporaryError(delay_s)         try again later
         ├── BreakdownNotReady
         ├── Conflict, Gone, Unavailable (KubeError: 409 race, 410, outages)
         ├── StoreUnavailable            Redis cannot be reached
         ├── StoreConflict               an optimistic update kept losing the race
         ├── FluxUnreachable             Flux cannot be reached; deliver again later
-        └── CxiBusy                     a CXI service is still in use; destroy it later
+        ├── CxiBusy                     a CXI service is still in use; destroy it later
+        └── FabricManagerUnavailable    the fabric manager is down, slow or failing (5xx)
     FluxError                           Flux answered a request with an error (PermanentError)
 
 ``InputError`` subclasses ``ValueError`` so that code written against
@@ -206,3 +208,11 @@ class CxiBusy(TemporaryError):
 
     def __init__(self, message: str, *, delay_s: float = 1.0) -> None:
         super().__init__(message, delay_s=delay_s)
+
+
+class FabricManagerError(PermanentError):
+    """Raised when the fabric manager refuses a request (a 4xx other than a 404 it means)."""
+
+
+class FabricManagerUnavailable(TemporaryError):
+    """Raised when the fabric manager cannot be reached, answers too slowly, or fails (5xx)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,29 @@ __all__ = [
 ]
 
 DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def kombu_serializers() -> Iterator[None]:
+    """Celery's message signing is set up process-wide (kombu's default serializer becomes
+    ``auth`` and every other content type but JSON is disabled): a test that signs in this
+    process (the simulated system's own app) must not leave that to the next test."""
+    from kombu.serialization import registry
+
+    default = (
+        registry._default_content_type,
+        registry._default_content_encoding,
+        registry._default_encode,
+    )
+    disabled = set(registry._disabled_content_types)
+    yield
+    (
+        registry._default_content_type,
+        registry._default_content_encoding,
+        registry._default_encode,
+    ) = default
+    registry._disabled_content_types.clear()
+    registry._disabled_content_types.update(disabled)
 
 
 @pytest.fixture

@@ -22,7 +22,8 @@ from rich.table import Table
 from pipeline.cli.common import CommandError, settings_of
 from pipeline.errors import InputError
 from pipeline.model.hostlist import unique_hostlist
-from pipeline.model.job import NodeWork, Slingshot
+from pipeline.model.hwcoll import REDACTED
+from pipeline.model.job import JobRecord, NodeWork, Slingshot
 from pipeline.model.jobid import decode_jobid, encode_f58
 from pipeline.store import Store
 from pipeline.store.report import JobView, PipelineView, job_view, pipeline_view
@@ -103,6 +104,13 @@ def _job(view: JobView, as_json: bool, resend_after_s: float) -> int:
         table.add_row("teardown", f"{record.teardown}, epilog {record.epilog}")
         if record.slingshot is not None:
             table.add_row("slingshot", _slingshot(record.slingshot))
+        if record.hwcoll is not None:
+            kept = record.hwcoll
+            table.add_row(
+                "hwcoll",
+                f"{kept.fm_job_id}: {kept.mcast_limit} addresses, step {kept.step}, token "
+                f"{REDACTED}{', released' if kept.released else ''}",
+            )
         if record.node_work is not None:
             ready = set(view.answered.get("prolog", []))
             stopped = set(view.answered.get("stopped", []))
@@ -343,7 +351,10 @@ def _in(now: float, at: float) -> str:
 def _plain(value: Any) -> Any:
     """JSON form of the report's dataclasses and models (``json.dumps`` default)."""
     if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
+        data = value.model_dump(mode="json")
+        if isinstance(value, JobRecord) and value.hwcoll is not None:
+            data["hwcoll"] = value.hwcoll.redacted()  # the session token is a secret
+        return data
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
     raise TypeError(f"{type(value).__name__} is not JSON serializable")

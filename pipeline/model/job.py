@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from pipeline.model.hwcoll import Reservation
+
 
 class Teardown(StrEnum):
     """How far the job's Workflow is on its way out (flux-coral2's ``toredown``, ``deleted``)."""
@@ -100,6 +102,11 @@ class JobRecord(BaseModel):
     observed_rv: str = Field(default="", description="resourceVersion the last dws.observe read")
     slingshot: Slingshot | None = Field(
         default=None, description="the VNI reservation (None: the job has not reached RUN)"
+    )
+    hwcoll: Reservation | None = Field(
+        default=None,
+        description="the multicast reservation at the fabric manager (token included: "
+        "never shown, see Reservation.redacted)",
     )
     node_work: NodeWork | None = Field(
         default=None, description="the node prologs at RUN (None: none were sent)"

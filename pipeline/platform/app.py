@@ -26,6 +26,7 @@ TASK_MODULES = (
     "pipeline.tasks.housekeeping",
     "pipeline.tasks.observe",
     "pipeline.tasks.rabbits",
+    "pipeline.tasks.hwcoll",
     "pipeline.tasks.sweeps",
     "pipeline.tasks.nodes",
     "pipeline.tasks.timeouts",

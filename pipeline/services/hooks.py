@@ -174,6 +174,7 @@ class Hooks:
                 "userid": request.userid,
                 "R": request.R,
                 "option": request.shell_options.get("cray-slingshot"),
+                "hwcoll": bool(request.shell_options.get("hwcoll")),
                 "dw": request.dw,
             },
         )

@@ -21,6 +21,7 @@ Unknown keys and wrong types are errors that name every offending key at once.
 Durations are seconds.
 """
 
+from pipeline.settings.hwcoll import HwcollSettings
 from pipeline.settings.loading import load_settings
 from pipeline.settings.tables import (
     CONFIG_ENV,
@@ -41,6 +42,7 @@ __all__ = [
     "CONFIG_ENV",
     "ENV_PREFIX",
     "FLUX_TABLES_IGNORED",
+    "HwcollSettings",
     "Maximums",
     "PipelineSettings",
     "Policy",

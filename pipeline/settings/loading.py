@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ValidationError
 
 from pipeline.errors import ConfigError
+from pipeline.settings.hwcoll import HwcollSettings
 from pipeline.settings.secrets import check_config_file, with_credentials
 from pipeline.settings.tables import (
     CONFIG_ENV,
@@ -28,6 +29,7 @@ _TABLES: dict[str, type[BaseModel]] = {
     "cray-slingshot": SlingshotSettings,
     "pipeline": PipelineSettings,
     "resource": ResourceTable,
+    "hwcoll": HwcollSettings,
 }
 
 

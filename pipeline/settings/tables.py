@@ -19,6 +19,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from pipeline.errors import IdsetError
 from pipeline.model.idset import decode_idset
 from pipeline.model.slingshot import VALID_VNIS, VALID_VNIS_TEXT
+from pipeline.settings.hwcoll import HwcollSettings
 
 ENV_PREFIX = "CORAL2_PIPELINE_"
 CONFIG_ENV = "CORAL2_PIPELINE_CONFIG"
@@ -428,6 +429,7 @@ class Settings(BaseSettings):
     )
     pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
     resource: ResourceTable = Field(default_factory=ResourceTable)
+    hwcoll: HwcollSettings = Field(default_factory=HwcollSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -39,6 +39,7 @@ from pipeline.services.bridge.journal import JobStates
 from pipeline.services.hooks import Hooks
 from pipeline.settings import Settings, load_settings
 from pipeline.sim.children import die_with_parent
+from pipeline.sim.fabric import FabricManagerSim
 from pipeline.sim.flux.delivery import DeliveryThread
 from pipeline.sim.flux.hold import StoreHold
 from pipeline.sim.flux.jobmanager import JobManager
@@ -98,6 +99,10 @@ class SimulatedSystem:
     #: by a TransientCondition or an Error, the mounts of this share of Workflows slow
     #: (``(share, seconds)``), drawn from ``fault_seed``
     api_fault_rate: float = 0.0
+    #: a simulated fabric manager, and hardware collectives for jobs of this many nodes
+    #: or more (None: no fabric manager)
+    hwcoll_min_nodes: int | None = None
+    fabric: FabricManagerSim | None = None
     workflow_fault_rate: float = 0.0
     slow_mounts: tuple[float, float] | None = None
     fault_seed: int = 1
@@ -232,6 +237,8 @@ class SimulatedSystem:
             self.extra_env.update(management.env())
             self.node_env.update(node.env())
         self._start_redis()
+        if self.hwcoll_min_nodes is not None:
+            self._start_fabric()
         self._start_kube()
         assert self.kube is not None
         self.dws = DwsClient(api_client(host=self.kube.url))
@@ -280,6 +287,28 @@ class SimulatedSystem:
         if self.with_flux:
             self._start_flux(settings)
         return self
+
+    def _start_fabric(self) -> None:
+        """The simulated fabric manager, and the OAuth credentials the workers log in with."""
+        fabric = self.fabric = FabricManagerSim().start()
+        auth = self.workdir / "fm"
+        auth.mkdir(mode=0o700, exist_ok=True)
+        for name, value in (
+            ("endpoint", f"{fabric.url}/token"),
+            ("client-id", fabric.client_id),
+            ("client-secret", fabric.client_secret),
+        ):
+            path = auth / name
+            path.write_text(value + "\n")
+            path.chmod(0o600)
+        self.extra_env.update(
+            {
+                "CORAL2_PIPELINE_HWCOLL__URL": fabric.url,
+                "CORAL2_PIPELINE_HWCOLL__AUTH_DIR": str(auth),
+                "CORAL2_PIPELINE_HWCOLL__MIN_JOB_NODES": str(self.hwcoll_min_nodes),
+                "CORAL2_PIPELINE_HWCOLL__REQUEST_TIMEOUT": "1",
+            }
+        )
 
     def _start_kube(self) -> None:
         """The API server and the DWS controller, in their own process; wait until it serves."""
@@ -444,6 +473,8 @@ class SimulatedSystem:
             # them: let that happen while Redis still answers, not in a __del__ after it
             gc.collect()
             self.redis.stop()
+        if self.fabric is not None:
+            self.fabric.stop()
 
     def __enter__(self) -> SimulatedSystem:
         try:

@@ -17,6 +17,7 @@ from pipeline.model.job import JobRecord
 from pipeline.store.connection import connect
 from pipeline.store.deadletters import DeadLetters
 from pipeline.store.deadlines import Deadline, Deadlines
+from pipeline.store.fabric import FabricState
 from pipeline.store.fluxjobs import FluxJobs
 from pipeline.store.jobs import JobStore
 from pipeline.store.keys import Keys
@@ -40,6 +41,7 @@ __all__ = [
     "Deadlines",
     "Delivery",
     "Entry",
+    "FabricState",
     "FluxJobs",
     "Holding",
     "JobLocks",
@@ -137,6 +139,11 @@ class Store:
     def flux_jobs(self) -> FluxJobs:
         """Which jobs Flux runs, as the bridge reads them."""
         return FluxJobs(self.client, self.keys)
+
+    @cached_property
+    def fabric(self) -> FabricState:
+        """The fabric manager's recent health."""
+        return FabricState(self.client, self.keys)
 
     @cached_property
     def runs(self) -> TaskRuns:

@@ -21,6 +21,7 @@ from pipeline.states import nodes, slingshot
 from pipeline.states.actions import Action
 from pipeline.store import Deadline
 from pipeline.tasks.dws import act, ended, record_of
+from pipeline.tasks.hwcoll import release_at_cleanup, reserve_at_run
 from pipeline.tasks.timeouts import handles
 
 
@@ -52,6 +53,7 @@ def run(
     R: dict[str, Any],
     option: Any = None,
     dw: bool = False,
+    hwcoll: bool = False,
 ) -> list[int]:
     """A job reached RUN (Flux holds it in the job-manager prolog): reserve its VNIs, send
     each node its prolog, and let the job start once they have all answered. Returns the
@@ -71,6 +73,8 @@ def run(
     state = record.slingshot
     if state is None or state.failed:
         return []
+    # before the node prologs: its event and environment reach Flux before the job starts
+    act(task, jobid, reserve_at_run(task, record, len(cores), hwcoll))
     pipeline = task.settings.pipeline
     now = time.time()
     ready, stopped = _tallies(task, jobid)
@@ -173,6 +177,7 @@ def cleanup(task: PipelineTask, jobid: int) -> None:
         released = None if state is None else state.model_copy(update={"released": True})
         actions += slingshot.finished(record, released)
     act(task, jobid, actions)
+    release_at_cleanup(task, record)
 
 
 @pipeline_task("job.epilog_done", queue="lifecycle", lock_job=True)

@@ -120,6 +120,10 @@ def leaks(system: SimulatedSystem) -> list[str]:
             for rabbit, entry in system.mapping.rabbits.items():
                 if res.ssd_free[rabbit] != entry.capacity // 2**30:
                     found.append(f"ssd still allocated on {rabbit}")
+    if system.fabric is not None:
+        found += [f"fabric manager reservation {j}" for j in system.fabric.reservations()]
+        if trees := system.fabric.tree_count():
+            found.append(f"{trees} multicast trees at the fabric manager")
     return found + cxi_leaks(system)
 
 
