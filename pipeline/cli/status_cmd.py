@@ -22,7 +22,7 @@ from rich.table import Table
 from pipeline.cli.common import CommandError, settings_of
 from pipeline.errors import InputError
 from pipeline.model.hostlist import unique_hostlist
-from pipeline.model.hwcoll import REDACTED
+from pipeline.model.hwcoll import REDACTED, redact
 from pipeline.model.job import JobRecord, NodeWork, Slingshot
 from pipeline.model.jobid import decode_jobid, encode_f58
 from pipeline.store import Store
@@ -79,7 +79,7 @@ def _job(view: JobView, as_json: bool, resend_after_s: float) -> int:
     now = time.time()
     flags = _job_flags(view, now, resend_after_s)
     if as_json:
-        print(json.dumps({**_plain(view), "flags": flags}, default=_plain, sort_keys=True))
+        print(json.dumps(redact(_json({**_plain(view), "flags": flags})), sort_keys=True))
         return 1 if flags else 0
     table = Table(title=f"job {view.jobid} ({encode_f58(view.jobid)})", show_header=False)
     table.add_column(style="bold")
@@ -172,7 +172,7 @@ def _job_flags(view: JobView, now: float, resend_after_s: float) -> list[str]:
 def _pipeline(view: PipelineView, as_json: bool, resend_after_s: float) -> int:
     flags = _pipeline_flags(view, resend_after_s)
     if as_json:
-        print(json.dumps({**_plain(view), "flags": flags}, default=_plain, sort_keys=True))
+        print(json.dumps(redact(_json({**_plain(view), "flags": flags})), sort_keys=True))
         return 1 if flags else 0
     now = view.at
     summary = Table(title="coral2-pipeline", show_header=False)
@@ -346,6 +346,11 @@ def _ago(now: float, at: float) -> str:
 def _in(now: float, at: float) -> str:
     delta = at - now
     return f"in {delta:.1f} s" if delta >= 0 else f"{-delta:.1f} s overdue"
+
+
+def _json(value: Any) -> Any:
+    """``value`` as plain JSON data (the report's dataclasses and models turned to dicts)."""
+    return json.loads(json.dumps(value, default=_plain))
 
 
 def _plain(value: Any) -> Any:

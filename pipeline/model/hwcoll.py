@@ -103,3 +103,16 @@ def links(listing: Mapping[str, Any]) -> list[str]:
         if isinstance(link, str) and link.startswith(prefix) and len(link) > len(prefix):
             out.append(link[len(prefix) :])
     return out
+
+
+#: Keys whose values are session tokens wherever they appear (an environment, an answer).
+SECRET_KEYS = frozenset({"FI_CXI_COLL_MCAST_TOKEN", "sessionToken"})
+
+
+def redact(value: Any) -> Any:
+    """``value`` (JSON data) with every session token replaced by :data:`REDACTED`."""
+    if isinstance(value, dict):
+        return {k: REDACTED if k in SECRET_KEYS else redact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    return value

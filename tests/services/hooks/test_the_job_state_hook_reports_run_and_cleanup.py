@@ -31,7 +31,15 @@ def test_run_enqueues_the_reservation_with_the_jobs_option(hooks: Hooks, sent: l
     payload = {"jobid": 5, "state": "run", "userid": 1001, "R": R, "shell_options": options}
     assert hooks.dispatch("job-state", payload) == {"success": True}
     expected = {"jobid": 5, "userid": 1001, "R": R, "option": {"vnicount": 2}, "dw": False}
-    assert sent == [("job.run", expected)]
+    assert sent == [("job.run", {**expected, "hwcoll": False})]
+
+
+def test_a_job_run_with_the_hwcoll_option_asks_for_hardware_collectives(
+    hooks: Hooks, sent: list[Any]
+) -> None:
+    payload = {"jobid": 6, "state": "run", "userid": 1001, "R": R, "shell_options": {"hwcoll": 1}}
+    hooks.dispatch("job-state", payload)
+    assert sent[0][1]["hwcoll"] is True
 
 
 def test_cleanup_enqueues_the_release(hooks: Hooks, sent: list[Any]) -> None:
