@@ -84,6 +84,7 @@ class FabricManagerSim:
         self.tokens: set[str] = set()
         self.faults = _Faults()
         self.requests: dict[str, int] = {}
+        self.trees_made = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self._server.sim = self  # type: ignore[attr-defined]
@@ -264,6 +265,7 @@ class FabricManagerSim:
                 if free is None:
                     return 507, {"message": "Error 02: no multicast addresses left"}
                 self.trees[free] = (job_id, step)
+                self.trees_made += 1
                 job.steps.setdefault(step, []).append(free)
                 root = str(macs[0]).split(":") if macs else ["0"]
                 hw_root = ":".join(["00", "00", "00", *[p.zfill(2).lower() for p in root][-3:]])

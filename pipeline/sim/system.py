@@ -40,6 +40,7 @@ from pipeline.services.hooks import Hooks
 from pipeline.settings import Settings, load_settings
 from pipeline.sim.children import die_with_parent
 from pipeline.sim.fabric import FabricManagerSim
+from pipeline.sim.flux import libfabric
 from pipeline.sim.flux.delivery import DeliveryThread
 from pipeline.sim.flux.hold import StoreHold
 from pipeline.sim.flux.jobmanager import JobManager
@@ -385,6 +386,7 @@ class SimulatedSystem:
             eventlog=self.store.resource_log,
             # the pipeline's rabbit health brings the ssds up; a shadow run leaves them be
             ssd_chunks=None if self.observe_only else settings.pipeline.chunks_per_nnf,
+            on_start=libfabric.on_start if self.fabric is not None else None,
         ).start()
         flux = self.flux
         path_of = functools.partial(containment_path, self.mapping, CLUSTER)

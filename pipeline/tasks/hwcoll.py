@@ -43,7 +43,7 @@ from pipeline.tasks.dws import act, mapping_of
 log = logging.getLogger("coral2_pipeline.hwcoll")
 
 #: How long the fabric manager counts as down after a failed request (s).
-DOWN_FOR_S = 10.0
+DOWN_FOR_S = 2.0
 
 _clients: dict[int, FabricManager] = {}
 _clients_lock = threading.Lock()

@@ -24,6 +24,8 @@ from rich.table import Table
 
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.sim.demo.batch import BUSY_S, BUSY_UID, DemoJob, batch
+from pipeline.sim.demo.fabric_outage import start_outage
+from pipeline.sim.demo.fabric_outage import summary as fabric_summary
 from pipeline.sim.demo.metrics import PIPELINE_DRIVEN, TransitionClock, leaks, percentile
 from pipeline.sim.demo.outage import rabbit_outage
 from pipeline.sim.demo.sweep import BUSY_ENV, sweep_busy_nodes
@@ -31,6 +33,9 @@ from pipeline.sim.flux.jobmanager import FluxJob
 from pipeline.sim.kube.discovery import kubeconfig
 from pipeline.sim.redis_server import free_port
 from pipeline.sim.system import SimulatedSystem
+
+#: jobs of this many nodes or more get hardware collectives in the demo
+HWCOLL_MIN_NODES = 2
 
 
 @dataclass
@@ -45,6 +50,8 @@ class Report:
     leaks: list[str] = field(default_factory=list)
     swept: list[str] = field(default_factory=list)
     outage: list[str] = field(default_factory=list)
+    hwcoll: list[str] = field(default_factory=list)
+    jobids: list[int] = field(default_factory=list)
     wall_s: float = 0.0
 
     @property
@@ -68,6 +75,7 @@ class Report:
             "leaks": self.leaks,
             "swept": self.swept,
             "rabbit_outage": self.outage,
+            "hwcoll": self.hwcoll,
             "wall_s": round(self.wall_s, 2),
         }
 
@@ -87,9 +95,11 @@ def _drive(system: SimulatedSystem, jobs: list[DemoJob], console: Console, quiet
     assert system.flux is not None
     flux = system.flux
     report = Report(submitted=len(jobs))
+    start_outage(system)  # the fabric manager goes down in the middle of the batch
     ids = [
         flux.submit(j.resources(), system=j.system(), userid=j.userid, runtime_s=0.3) for j in jobs
     ]
+    report.jobids = ids
     to_cancel = {i for i, j in zip(ids, jobs, strict=True) if j.cancel}
     deadline = time.monotonic() + 120 + 2 * len(jobs)
     with Progress(
@@ -155,6 +165,8 @@ def _print(console: Console, report: Report) -> None:
         console.print(f"  busy CXI services: {line}", soft_wrap=True, highlight=False)
     for line in report.outage:
         console.print(f"  rabbit outage: {line}", soft_wrap=True, highlight=False)
+    for line in report.hwcoll:
+        console.print(f"  hardware collectives: {line}", soft_wrap=True, highlight=False)
     for problem in report.unexpected:
         console.print(f"  [red]unexpected:[/red] {problem}", soft_wrap=True)
     for item in report.leaks:
@@ -218,7 +230,8 @@ def run_lifecycle_demo(
             acl=True,
             config=config,
             cxi_busy={BUSY_UID: BUSY_S},
-            extra_env=dict(BUSY_ENV),
+            extra_env={**BUSY_ENV, "CORAL2_PIPELINE_HWCOLL__RELEASE_RETRY": "1"},
+            hwcoll_min_nodes=HWCOLL_MIN_NODES,
         ) as system:
             assert system.kube is not None
             clock = TransitionClock(system.kube.url).start()
@@ -238,6 +251,7 @@ def run_lifecycle_demo(
             report.by_state_ms = dict(clock.samples)
             report.latency_ms = clock.all_samples()
             report.leaks = leaks(system) + [f"process {p} died" for p in system.alive()]
+            report.hwcoll = fabric_summary(system, report.jobids)
             report.unexpected += system.acl_denials()
             if as_json:
                 print(json.dumps(report.as_json()))

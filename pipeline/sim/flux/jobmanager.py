@@ -122,11 +122,13 @@ class JobManager:
         tick_s: float = 0.005,
         eventlog: ResourceLog | None = None,
         ssd_chunks: int | None = None,
+        on_start: Callable[[FluxJob], None] | None = None,
     ) -> None:
         from pipeline.sim.flux.jobtap import DwsJobtap
 
         self.resources = Resources(mapping)
         self.resource = ResourceService(self.resources, eventlog, ssd_chunks)
+        self.on_start = on_start  # the job's tasks begin (under the lock: return at once)
         self.journal = journal
         self.hold = hold
         self.jobtap = DwsJobtap(self, service, epilog_timeout_s=epilog_timeout_s)
@@ -351,6 +353,8 @@ class JobManager:
                 else:
                     self.post(job, "start")
                     job.run_until = now + job.runtime_s
+                    if self.on_start is not None:
+                        self.on_start(job)
             if job.started and job.run_until is not None and now >= job.run_until:
                 job.run_until = None
                 status = job.finish_status or 0
