@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks import elcap, fanout, health, lifecycle, nodeconn, platform, vnipool
+from benchmarks import elcap, fanout, health, hwcoll, lifecycle, nodeconn, platform, vnipool
 
 
 def main() -> None:
@@ -45,6 +45,15 @@ def main() -> None:
         f"{s['per_event']:.2f} outbox entries per event (fewest {s['fewest_per_event']:.2f}; "
         f"coral2_dws {s['upstream_per_event']:.2f}), {s['events_per_s']:.0f} events/s",
         "the fewest",
+    )
+    h = hwcoll.bench_hwcoll()
+    table.add_row(
+        f"hardware collectives: {h['jobs']:.0f} eligible jobs, fabric manager at 200 ms then "
+        "down 30 s",
+        f"added start delay p50 {h['p50_ms']:.0f} ms, p99 {h['p99_ms']:.0f} ms, max "
+        f"{h['max_ms']:.0f} ms; {h['reserved']:.0f} reserved; reservations left after it "
+        f"returns: {h['left']:.0f}",
+        f"p99 < timeout ({h['timeout_ms']:.0f} ms); 0 left",
     )
     cpu = platform.broker_message_cpu()
     table.add_row(

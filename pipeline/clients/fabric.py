@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -116,13 +117,18 @@ class FabricManager:
 
     # --- requests -----------------------------------------------------------------------
     def _request(
-        self, method: str, path: str, body: dict[str, Any] | None = None
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        deadline: float | None = None,
     ) -> dict[str, Any] | None:
-        """One request; the answer's JSON, or None for a 404 (or an empty DELETE answer)."""
+        """One request; the answer's JSON, or None for a 404 (or an empty DELETE answer).
+        ``deadline`` (monotonic s): the request gets only the time left until it."""
         url = self.base + path
-        answer = self._send(method, url, body, self._bearer())
+        answer = self._send(method, url, body, self._bearer(), deadline)
         if answer.status_code in (401, 403) and self.settings.auth == "oauth":
-            answer = self._send(method, url, body, self._bearer(refresh=True))
+            answer = self._send(method, url, body, self._bearer(refresh=True), deadline)
         code = answer.status_code
         if code == 404:
             return None
@@ -143,10 +149,23 @@ class FabricManager:
         return data
 
     def _send(
-        self, method: str, url: str, body: dict[str, Any] | None, headers: dict[str, str]
+        self,
+        method: str,
+        url: str,
+        body: dict[str, Any] | None,
+        headers: dict[str, str],
+        deadline: float | None = None,
     ) -> httpx.Response:
+        timeout: Any = httpx.USE_CLIENT_DEFAULT
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise FabricManagerUnavailable(
+                    f"{method} {url}: no time left of {self.settings.request_timeout:g} s"
+                )
+            timeout = left
         try:
-            return self.client.request(method, url, json=body, headers=headers)
+            return self.client.request(method, url, json=body, headers=headers, timeout=timeout)
         except httpx.TimeoutException:
             raise FabricManagerUnavailable(
                 f"{method} {url}: no answer in {self.settings.request_timeout:g} s"
@@ -157,13 +176,14 @@ class FabricManager:
     # --- the WLM endpoints --------------------------------------------------------------
     def reserve(self, fm_job_id: str, mcast_limit: int) -> str:
         """The session token of reservation ``fm_job_id``, made with ``mcast_limit``
-        addresses when it does not exist yet (a rerun finds it and makes nothing)."""
+        addresses when it does not exist yet (a rerun finds it and makes nothing). Both
+        requests together take at most ``request_timeout``."""
+        deadline = time.monotonic() + self.settings.request_timeout
         path = f"{JOBS_PATH}/{fm_job_id}"
-        found = self._request("GET", path)
+        found = self._request("GET", path, deadline=deadline)
         if found is None:
-            found = self._request(
-                "POST", JOBS_PATH, {"jobID": fm_job_id, "mcastLimit": mcast_limit}
-            )
+            body = {"jobID": fm_job_id, "mcastLimit": mcast_limit}
+            found = self._request("POST", JOBS_PATH, body, deadline=deadline)
         token = (found or {}).get("sessionToken")
         if not isinstance(token, str) or not token:
             raise FabricManagerError(f"reservation {fm_job_id}: the answer has no sessionToken")
