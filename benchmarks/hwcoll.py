@@ -97,9 +97,9 @@ def bench_hwcoll(jobs: int = 500, outage_s: float = 30.0) -> dict[str, float]:
             pool.shutdown(wait=True)
             fm.fault(down=False)
         store.fabric.up()
-        unreleased = [j for j in pending if not release(j)]
-        for jobid in range(first // 2 + 1, jobs + 1):  # the rest of the jobs end
-            release(jobid)
+        with ThreadPoolExecutor(8) as pool:  # the retries, then the rest of the jobs end
+            unreleased = [j for j, ok in zip(pending, pool.map(release, pending)) if not ok]
+            list(pool.map(release, range(first // 2 + 1, jobs + 1)))
         app.tasks["hwcoll.reconcile"].apply().get()
         reserved = sum(1 for j in range(1, jobs + 1) if (r := store.jobs.get(j)) and r.hwcoll)
         return {
