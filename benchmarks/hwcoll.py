@@ -98,7 +98,9 @@ def bench_hwcoll(jobs: int = 500, outage_s: float = 30.0) -> dict[str, float]:
             fm.fault(down=False)
         store.fabric.up()
         with ThreadPoolExecutor(8) as pool:  # the retries, then the rest of the jobs end
-            unreleased = [j for j, ok in zip(pending, pool.map(release, pending)) if not ok]
+            unreleased = [
+                j for j, ok in zip(pending, pool.map(release, pending), strict=True) if not ok
+            ]
             list(pool.map(release, range(first // 2 + 1, jobs + 1)))
         app.tasks["hwcoll.reconcile"].apply().get()
         reserved = sum(1 for j in range(1, jobs + 1) if (r := store.jobs.get(j)) and r.hwcoll)
