@@ -51,8 +51,10 @@ def main() -> None:
         f"hardware collectives: {h['jobs']:.0f} eligible jobs, fabric manager at 200 ms then "
         "down 30 s",
         f"added start delay p50 {h['p50_ms']:.0f} ms, p99 {h['p99_ms']:.0f} ms, max "
-        f"{h['max_ms']:.0f} ms; {h['reserved']:.0f} reserved; reservations left after it "
-        f"returns: {h['left']:.0f}",
+        f"{h['max_ms']:.0f} ms (answering: p50 {h['up_p50_ms']:.0f} / p99 "
+        f"{h['up_p99_ms']:.0f} ms; down: p50 {h['down_p50_ms']:.0f} / p99 "
+        f"{h['down_p99_ms']:.0f} ms); {h['reserved']:.0f} reserved; reservations left "
+        f"after it returns: {h['left']:.0f}",
         f"p99 < timeout ({h['timeout_ms']:.0f} ms); 0 left",
     )
     cpu = platform.broker_message_cpu()

@@ -69,12 +69,14 @@ def bench_hwcoll(jobs: int = 500, outage_s: float = 30.0) -> dict[str, float]:
         task = app.tasks["job.run"]
         store = task.store
         delays: list[float] = []
+        phase: dict[int, list[float]] = {0: [], 1: []}  # 0: it answers, 1: it is down
 
         def start(jobid: int) -> None:
             store.jobs.create(JobRecord(jobid=jobid))
             began = time.perf_counter()
             actions = reserve_at_run(task, JobRecord(jobid=jobid), 64, False)
             delays.append(time.perf_counter() - began)
+            phase[int(jobid > first)].append(delays[-1])
             act(task, jobid, actions)
 
         def release(jobid: int) -> bool:
@@ -110,6 +112,10 @@ def bench_hwcoll(jobs: int = 500, outage_s: float = 30.0) -> dict[str, float]:
             "p50_ms": percentile(delays, 50) * 1000,
             "p99_ms": percentile(delays, 99) * 1000,
             "max_ms": max(delays) * 1000,
+            "up_p50_ms": percentile(phase[0], 50) * 1000,
+            "up_p99_ms": percentile(phase[0], 99) * 1000,
+            "down_p50_ms": percentile(phase[1], 50) * 1000,
+            "down_p99_ms": percentile(phase[1], 99) * 1000,
             "timeout_ms": TIMEOUT_S * 1000,
             "released_late": len(pending) - len(unreleased),
             "left": len(fm.reservations()),
@@ -125,7 +131,9 @@ def main() -> None:
     print(
         f"{r['jobs']:.0f} eligible jobs, fabric manager at 200 ms then down {args.outage:g} s: "
         f"{r['reserved']:.0f} reserved; added start delay p50 {r['p50_ms']:.0f} ms, p99 "
-        f"{r['p99_ms']:.0f} ms, max {r['max_ms']:.0f} ms (timeout {r['timeout_ms']:.0f} ms); "
+        f"{r['p99_ms']:.0f} ms, max {r['max_ms']:.0f} ms (timeout {r['timeout_ms']:.0f} ms; "
+        f"while it answers p50 {r['up_p50_ms']:.0f} / p99 {r['up_p99_ms']:.0f} ms, while it "
+        f"is down p50 {r['down_p50_ms']:.0f} / p99 {r['down_p99_ms']:.0f} ms); "
         f"{r['released_late']:.0f} releases done after the outage; reservations left: "
         f"{r['left']:.0f}"
     )
