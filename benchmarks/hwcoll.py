@@ -26,21 +26,13 @@ from pipeline.platform.app import create_app
 from pipeline.settings import load_settings
 from pipeline.sim.fabric import FabricManagerSim
 from pipeline.tasks.dws import act
-from pipeline.tasks.hwcoll import reserve_at_run
+from pipeline.tasks.hwcoll import close_fabric, reserve_at_run
 
 TIMEOUT_S = 1.0
 
 
 def _app(url: str, fm: FabricManagerSim, workdir: Path) -> Any:
-    auth = workdir / "fm"
-    auth.mkdir()
-    for name, value in (
-        ("endpoint", f"{fm.url}/token"),
-        ("client-id", fm.client_id),
-        ("client-secret", fm.client_secret),
-    ):
-        (auth / name).write_text(value)
-        (auth / name).chmod(0o600)
+    auth = fm.write_credentials(workdir / "fm")
     settings = load_settings(
         env={
             "CORAL2_PIPELINE_PIPELINE__BROKER_URL": url,
@@ -105,6 +97,7 @@ def bench_hwcoll(jobs: int = 500, outage_s: float = 30.0) -> dict[str, float]:
             ]
             list(pool.map(release, range(first // 2 + 1, jobs + 1)))
         app.tasks["hwcoll.reconcile"].apply().get()
+        close_fabric(app)
         reserved = sum(1 for j in range(1, jobs + 1) if (r := store.jobs.get(j)) and r.hwcoll)
         return {
             "jobs": jobs,

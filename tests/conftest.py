@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kombu.serialization import registry
 
 from pipeline.model.hostlist import expand_hostlist
 from pipeline.model.idset import encode_idset
@@ -34,25 +35,29 @@ __all__ = [
 DATA = Path(__file__).parent / "data"
 
 
+#: kombu's serializer registry as the session found it, before any app signed messages
+_PRISTINE = (
+    registry._default_content_type,
+    registry._default_content_encoding,
+    registry._default_encode,
+    frozenset(registry._disabled_content_types),
+)
+
+
 @pytest.fixture(autouse=True)
 def kombu_serializers() -> Iterator[None]:
     """Celery's message signing is set up process-wide (kombu's default serializer becomes
-    ``auth`` and every other content type but JSON is disabled): a test that signs in this
-    process (the simulated system's own app) must not leave that to the next test."""
-    from kombu.serialization import registry
-
-    default = (
-        registry._default_content_type,
-        registry._default_content_encoding,
-        registry._default_encode,
-    )
-    disabled = set(registry._disabled_content_types)
+    ``auth`` and every other content type but JSON is disabled). A test that signs in this
+    process, or a module fixture that does, must not leave that to the tests after it: the
+    registry goes back to what the session found after every test (signed apps name their
+    serializer and accepted content themselves)."""
     yield
     (
         registry._default_content_type,
         registry._default_content_encoding,
         registry._default_encode,
-    ) = default
+        disabled,
+    ) = _PRISTINE
     registry._disabled_content_types.clear()
     registry._disabled_content_types.update(disabled)
 

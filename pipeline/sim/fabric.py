@@ -29,6 +29,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -150,6 +151,21 @@ class FabricManagerSim:
         """How many multicast trees exist."""
         with self.lock:
             return len(self.trees)
+
+    def write_credentials(self, directory: Path) -> Path:
+        """Write the OAuth and basic credentials a client reads (``hwcoll.auth_dir``), each
+        file mode 0600 as the client insists; return ``directory``."""
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for name, value in (
+            ("endpoint", f"{self.url}/token"),
+            ("client-id", self.client_id),
+            ("client-secret", self.client_secret),
+            ("passwd", self.password),
+        ):
+            path = directory / name
+            path.write_text(value + "\n")
+            path.chmod(0o600)
+        return directory
 
     def wlm_token(self) -> str:
         """A bearer token as the token endpoint hands out (for tests that skip OAuth)."""

@@ -292,16 +292,7 @@ class SimulatedSystem:
     def _start_fabric(self) -> None:
         """The simulated fabric manager, and the OAuth credentials the workers log in with."""
         fabric = self.fabric = FabricManagerSim().start()
-        auth = self.workdir / "fm"
-        auth.mkdir(mode=0o700, exist_ok=True)
-        for name, value in (
-            ("endpoint", f"{fabric.url}/token"),
-            ("client-id", fabric.client_id),
-            ("client-secret", fabric.client_secret),
-        ):
-            path = auth / name
-            path.write_text(value + "\n")
-            path.chmod(0o600)
+        auth = fabric.write_credentials(self.workdir / "fm")
         self.extra_env.update(
             {
                 "CORAL2_PIPELINE_HWCOLL__URL": fabric.url,
@@ -460,14 +451,23 @@ class SimulatedSystem:
             thread.join(timeout=10)
         if self.delivery is not None:
             self.delivery.join(10)
-        for proc in reversed(self.processes):  # newest first, the API server last; then redis
-            if proc.poll() is None:
-                proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        # every pipeline process at once (each shuts down on its own), then the API server
+        # they were talking to; then redis
+        last = [
+            p for n, p in zip(self.process_names, self.processes, strict=True) if n == "kube-api"
+        ]
+        first = [p for p in reversed(self.processes) if p not in last]
+        for group in (first, last):
+            for proc in group:
+                if proc.poll() is None:
+                    proc.terminate()
+            deadline = time.monotonic() + 15
+            for proc in group:
+                try:
+                    proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
         if self.dws is not None:
             self.dws.close()  # its connections to the API server stopped above
         if self.redis is not None:

@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
+
+from celery import Celery
 
 from pipeline.clients.fabric import FabricManager
 from pipeline.errors import ConfigError, FabricManagerError, FabricManagerUnavailable
@@ -45,17 +48,26 @@ log = logging.getLogger("coral2_pipeline.hwcoll")
 #: How long the fabric manager counts as down after a failed request (s).
 DOWN_FOR_S = 2.0
 
-_clients: dict[int, FabricManager] = {}
+_clients: weakref.WeakKeyDictionary[Celery, FabricManager] = weakref.WeakKeyDictionary()
 _clients_lock = threading.Lock()
 
 
-def fabric(settings: Settings) -> FabricManager:
-    """This process's client of the fabric manager (its bearer token is cached in it)."""
+def fabric(task: PipelineTask) -> FabricManager:
+    """The app's client of the fabric manager, one per process (its bearer token is
+    cached in it)."""
     with _clients_lock:
-        client = _clients.get(id(settings))
+        client = _clients.get(task.app)
         if client is None:
-            client = _clients[id(settings)] = FabricManager(settings.hwcoll)
+            client = _clients[task.app] = FabricManager(task.settings.hwcoll)
         return client
+
+
+def close_fabric(app: Celery) -> None:
+    """Close ``app``'s client of the fabric manager, if it made one."""
+    with _clients_lock:
+        client = _clients.pop(app, None)
+    if client is not None:
+        client.close()
 
 
 def cluster(settings: Settings) -> str:
@@ -100,7 +112,7 @@ def reserve_at_run(task: PipelineTask, record: JobRecord, nodes: int, asked: boo
     fm_id = fm_job_id(cluster(settings), jobid)
     try:
         limit = mcast_limit(settings)
-        token = fabric(settings).reserve(fm_id, limit)
+        token = fabric(task).reserve(fm_id, limit)
     except FabricManagerUnavailable as exc:
         task.store.fabric.mark_down(str(exc), DOWN_FOR_S)
         log.warning("job %s runs without hardware collectives: %s", jobid, exc)
@@ -128,7 +140,7 @@ def release(task: PipelineTask, jobid: int) -> bool:
     if record is None or record.hwcoll is None or record.hwcoll.released:
         return False
     reservation = record.hwcoll
-    client = fabric(task.settings)
+    client = fabric(task)
     try:
         client.release_step(reservation.fm_job_id, reservation.step)
         client.release(reservation.fm_job_id)
@@ -149,7 +161,7 @@ def reconcile(task: PipelineTask) -> dict[str, int]:
     if not settings.hwcoll.url:
         return {}
     try:
-        held = set(fabric(settings).reservations())
+        held = set(fabric(task).reservations())
     except FabricManagerUnavailable as exc:
         task.store.fabric.mark_down(str(exc), DOWN_FOR_S)
         log.warning("hwcoll.reconcile: %s; trying again next period", exc)
@@ -168,7 +180,7 @@ def reconcile(task: PipelineTask) -> dict[str, int]:
         unknown = jobid not in jobs and synced is not None and record is None
         if ended or unknown:
             try:
-                fabric(settings).release(fm_id)
+                fabric(task).release(fm_id)
             except (FabricManagerUnavailable, FabricManagerError) as exc:
                 log.warning("hwcoll.reconcile: releasing %s: %s", fm_id, exc)
                 continue

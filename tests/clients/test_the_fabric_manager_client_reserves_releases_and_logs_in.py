@@ -23,14 +23,9 @@ def fm() -> Iterator[FabricManagerSim]:
 
 
 def credentials(tmp_path: Path, fm: FabricManagerSim, mode: int = 0o600) -> str:
-    for name, value in (
-        ("endpoint", f"{fm.url}/token"),
-        ("client-id", fm.client_id),
-        ("client-secret", fm.client_secret),
-        ("passwd", fm.password),
-    ):
-        (tmp_path / name).write_text(value + "\n")
-        (tmp_path / name).chmod(mode)
+    fm.write_credentials(tmp_path)
+    for path in tmp_path.iterdir():
+        path.chmod(mode)
     return str(tmp_path)
 
 

@@ -23,6 +23,7 @@ from pipeline.clients.k8s import DwsClient
 from pipeline.sim.fabric import FabricManagerSim
 from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import Store
+from pipeline.tasks.hwcoll import close_fabric
 from tests.conftest import make_r
 from tests.tasks.eager_app import eager_app, store_of_app
 
@@ -36,17 +37,9 @@ def fm() -> Iterator[FabricManagerSim]:
 @pytest.fixture
 def app(
     tmp_path: Path, redis_url: str, kube: tuple[KubeApiServer, DwsClient], fm: FabricManagerSim
-) -> Celery:
-    auth = tmp_path / "fm"
-    auth.mkdir()
-    for name, value in (
-        ("endpoint", f"{fm.url}/token"),
-        ("client-id", fm.client_id),
-        ("client-secret", fm.client_secret),
-    ):
-        (auth / name).write_text(value)
-        (auth / name).chmod(0o600)
-    return eager_app(
+) -> Iterator[Celery]:
+    auth = fm.write_credentials(tmp_path / "fm")
+    app = eager_app(
         tmp_path, redis_url, kube[0].url,
         CORAL2_PIPELINE_HWCOLL__URL=fm.url,
         CORAL2_PIPELINE_HWCOLL__AUTH_DIR=str(auth),
@@ -55,6 +48,8 @@ def app(
         CORAL2_PIPELINE_HWCOLL__CLUSTER="elcap",
         CORAL2_PIPELINE_CRAY_SLINGSHOT__VNIS_PER_JOB="0",
     )  # fmt: skip
+    yield app
+    close_fabric(app)
 
 
 def run(app: Celery, task: str, **kwargs: Any) -> Any:

@@ -60,7 +60,10 @@ def feed_life(states: JobStates, jobid: int, *, end: dict[str, Any]) -> None:
 def test_a_job_is_reported_at_alloc_and_at_finish(states: JobStates, enqueue: Enqueue) -> None:
     feed_life(states, 5, end=event("finish", status=0))
     assert enqueue.sent == [
-        ("job.run", {"jobid": 5, "userid": 1001, "R": R, "option": "off", "dw": True}),
+        (
+            "job.run",
+            {"jobid": 5, "userid": 1001, "R": R, "option": "off", "hwcoll": False, "dw": True},
+        ),
         ("job.cleanup", {"jobid": 5}),
     ]
     assert states.jobs == {}
