@@ -14,9 +14,11 @@ reads no job record.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from celery import Celery
@@ -69,7 +71,24 @@ class NodeWorker:
         self.nic_of = nic_of
         self.ended = ended or EndedJobs(None)
         self.attempts = Attempts(self.ended.directory)
+        self._job_locks: dict[tuple[str, int], threading.Lock] = {}
+        self._job_locks_lock = threading.Lock()
         self.app = self._app()
+
+    @contextlib.contextmanager
+    def job_on(self, hostname: str, jobid: int, *, last: bool = False) -> Iterator[None]:
+        """Hold the lock of job ``jobid`` on ``hostname``: its prolog (a late copy included)
+        and its epilog, run by two threads of this worker, never interleave, so a copy of
+        the prolog cannot create services the epilog has just destroyed. ``last``: the
+        epilog; the lock is dropped after it (a later copy finds the job ended)."""
+        key = (hostname, jobid)
+        with self._job_locks_lock:
+            lock = self._job_locks.setdefault(key, threading.Lock())
+        with lock:
+            yield
+        if last:
+            with self._job_locks_lock:
+                self._job_locks.pop(key, None)
 
     def _nic(self, hostname: str) -> Nic:
         if self.nic_of is None:
@@ -110,6 +129,17 @@ class NodeWorker:
             cxi: dict[str, Any] | None = None,
         ) -> dict[str, int]:
             self._check(task, hostname)
+            with self.job_on(hostname, jobid):
+                return run_prolog(task, hostname, jobid, userid, clientmount, cxi)
+
+        def run_prolog(
+            task: Any,
+            hostname: str,
+            jobid: int,
+            userid: int,
+            clientmount: str | None,
+            cxi: dict[str, Any] | None,
+        ) -> dict[str, int]:
             done: dict[str, Any] = {"jobid": jobid, "node": hostname, "task_id": task.request.id}
             if self.ended.ended(hostname, jobid):  # a late copy: the epilog has run
                 log.info("node.prolog of job %s on %s after its epilog: ignored", jobid, hostname)
@@ -144,14 +174,17 @@ class NodeWorker:
         def clientmount(task: Any, hostname: str, jobid: int, action: str) -> str:
             self._check(task, hostname)
             done = {"jobid": jobid, "node": hostname, "task_id": task.request.id}
-            if action == "stop" and self.ended.ended(hostname, jobid):
+            with self.job_on(hostname, jobid):  # never in the middle of the job's epilog
+                late = action == "stop" and self.ended.ended(hostname, jobid)
+                if not late:
+                    perilog.clientmount(hostname, action, self.service)
+            if late:
                 # a late copy: the epilog started the service for the unmounts; leave it
                 log.info(
                     "clientmount stop of job %s on %s after its epilog: ignored", jobid, hostname
                 )
                 answer("job.clientmount_done", **done, late=True)
                 return "ignored"
-            perilog.clientmount(hostname, action, self.service)
             answer("job.clientmount_done", **done)
             return action
 
@@ -165,16 +198,17 @@ class NodeWorker:
             cxi: dict[str, Any] | None = None,
         ) -> list[str]:
             self._check(task, hostname)
-            self.ended.note(hostname, jobid)  # before acting: no prolog copy undoes it
-            outcome = perilog.epilog(
-                hostname,
-                userid,
-                clientmount=clientmount,
-                cxi=cxi,
-                service=self.service,
-                nic_of=self._nic,
-                busy_wait_s=self.settings.pipeline.cxi_epilog_wait,
-            )
+            with self.job_on(hostname, jobid, last=True):
+                self.ended.note(hostname, jobid)  # before acting: no prolog copy undoes it
+                outcome = perilog.epilog(
+                    hostname,
+                    userid,
+                    clientmount=clientmount,
+                    cxi=cxi,
+                    service=self.service,
+                    nic_of=self._nic,
+                    busy_wait_s=self.settings.pipeline.cxi_epilog_wait,
+                )
             answer(
                 "job.epilog_done",
                 jobid=jobid,
