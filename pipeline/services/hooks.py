@@ -11,12 +11,13 @@ flux-coral2's user-error message, for ``{"success": false, "errstr": ...}``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pipeline.errors import InputError
+from pipeline.errors import InputError, TemporaryError
 from pipeline.model.dw_expansion import expand_directives
 from pipeline.model.pydantic_errors import problems
 from pipeline.model.resource_set import ResourceSet
@@ -99,13 +100,25 @@ def _check_r(R: dict[str, Any]) -> None:
         raise HookError(str(exc)) from exc
 
 
+#: How long a hook keeps trying while the pipeline cannot take it (Redis down), s.
+RETRY_S = 30.0
+
+
 class Hooks:
     """The hooks of one deployment: its settings, the instance owner, and how to enqueue."""
 
-    def __init__(self, settings: Settings, enqueue: Enqueue, *, owner_uid: int) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        enqueue: Enqueue,
+        *,
+        owner_uid: int,
+        retry_s: float = RETRY_S,
+    ) -> None:
         self.settings = settings
         self.enqueue = enqueue
         self.owner_uid = owner_uid
+        self.retry_s = retry_s
 
     def dws_create(self, payload: Mapping[str, Any]) -> None:
         """``dws.create``: sent by dws-jobtap when a job with ``#DW`` reaches DEPEND."""
@@ -195,8 +208,18 @@ class Hooks:
                 "success": False,
                 "errstr": f"unknown topic {topic!r}; known: {sorted(handlers)}",
             }
-        try:
-            handler(payload)
-        except HookError as exc:
-            return {"success": False, "errstr": str(exc)}
-        return {"success": True}
+        deadline = time.monotonic() + self.retry_s
+        while True:
+            try:
+                handler(payload)
+            except HookError as exc:
+                return {"success": False, "errstr": str(exc)}
+            except TemporaryError as exc:
+                # Redis restarting: the request is kept waiting, not lost (dws-jobtap
+                # ignores the answer to dws.teardown and dws.abort; a lost one would hold
+                # the job's epilog for good)
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(min(0.2, max(0.01, exc.delay_s)))
+                continue
+            return {"success": True}
