@@ -7,13 +7,18 @@ simulators struck), no Flux message arrives twice, and nothing is left behind.""
 
 from __future__ import annotations
 
+import pytest
+
 from pipeline.sim.chaos import run_chaos
 
-JOBS = 60
+JOBS = 50
 
 
+# a loss shows as the harness's diagnosis, within its own bounds (faults until the drain
+# time less a minute, the drain, a minute of settling), not as pytest's timeout
+@pytest.mark.timeout(480)
 def test_every_job_ends_and_nothing_is_lost_duplicated_or_leaked() -> None:
-    report = run_chaos(JOBS, seed=7, every_s=1.0, drain_s=240.0)
+    report = run_chaos(JOBS, seed=7, every_s=1.0, drain_s=150.0)
     assert report.kills >= 10  # the faults did happen
     problems = report.lost + report.wrong + report.duplicates + report.leaks
     assert report.ok, report.line() + "\n" + "\n".join(problems[:10])

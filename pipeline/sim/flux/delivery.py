@@ -36,6 +36,10 @@ class _Life:
     dead: threading.Event = field(default_factory=threading.Event)
 
 
+class _Dead(Exception):
+    """Raised in a killed delivery's thread once the system stops: the thread ends."""
+
+
 class _Mortal:
     """The Flux endpoint as one run of the delivery sees it: killed, it stops there."""
 
@@ -46,7 +50,7 @@ class _Mortal:
         if self.life.dies == point:
             self.life.dead.set()
             self.stopping.wait()  # a dead process does nothing more: here, until the end
-            raise SystemExit  # the system stops: let the thread go
+            raise _Dead  # the system stops: let the thread go
 
     def rpc(self, topic: str, payload: dict[str, Any], nodeid: int = 0) -> dict[str, Any]:
         self._die("before")
@@ -96,6 +100,8 @@ class DeliveryThread:
                     deliverer.run_once(block_ms=100)
                 except StoreUnavailable:
                     self.stopping.wait(0.1)
+                except _Dead:
+                    return
 
         thread = threading.Thread(target=deliver, name="outbox-delivery", daemon=True)
         thread.start()
