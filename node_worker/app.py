@@ -129,7 +129,7 @@ class NodeWorker:
             cxi: dict[str, Any] | None = None,
         ) -> dict[str, int]:
             self._check(task, hostname)
-            with self.job_on(hostname, jobid):
+            with self.job_on(hostname, jobid):  # never in the middle of the job's epilog
                 return run_prolog(task, hostname, jobid, userid, clientmount, cxi)
 
         def run_prolog(
@@ -140,6 +140,7 @@ class NodeWorker:
             clientmount: str | None,
             cxi: dict[str, Any] | None,
         ) -> dict[str, int]:
+            """The prolog's work, under the job's lock on ``hostname``."""
             done: dict[str, Any] = {"jobid": jobid, "node": hostname, "task_id": task.request.id}
             if self.ended.ended(hostname, jobid):  # a late copy: the epilog has run
                 log.info("node.prolog of job %s on %s after its epilog: ignored", jobid, hostname)

@@ -167,6 +167,19 @@ class FabricManagerSim:
             path.chmod(0o600)
         return directory
 
+    def pipeline_env(self, auth_dir: Path, min_nodes: int | None) -> dict[str, str]:
+        """The settings (environment) that send the pipeline's workers here, logging in
+        with the credentials written to ``auth_dir``; jobs of ``min_nodes`` nodes or more
+        are eligible."""
+        env = {
+            "CORAL2_PIPELINE_HWCOLL__URL": self.url,
+            "CORAL2_PIPELINE_HWCOLL__AUTH_DIR": str(self.write_credentials(auth_dir)),
+            "CORAL2_PIPELINE_HWCOLL__REQUEST_TIMEOUT": "1",
+        }
+        if min_nodes is not None:
+            env["CORAL2_PIPELINE_HWCOLL__MIN_JOB_NODES"] = str(min_nodes)
+        return env
+
     def wlm_token(self) -> str:
         """A bearer token as the token endpoint hands out (for tests that skip OAuth)."""
         token = secrets.token_urlsafe(24)

@@ -38,6 +38,7 @@ from pipeline.platform.sealing import seal_of
 from pipeline.services.bridge.journal import JobStates
 from pipeline.services.hooks import Hooks
 from pipeline.settings import Settings, load_settings
+from pipeline.sim import procstat
 from pipeline.sim.children import die_with_parent
 from pipeline.sim.fabric import FabricManagerSim
 from pipeline.sim.flux import libfabric
@@ -290,17 +291,9 @@ class SimulatedSystem:
         return self
 
     def _start_fabric(self) -> None:
-        """The simulated fabric manager, and the OAuth credentials the workers log in with."""
+        """The simulated fabric manager, and the settings that send the workers to it."""
         fabric = self.fabric = FabricManagerSim().start()
-        auth = fabric.write_credentials(self.workdir / "fm")
-        self.extra_env.update(
-            {
-                "CORAL2_PIPELINE_HWCOLL__URL": fabric.url,
-                "CORAL2_PIPELINE_HWCOLL__AUTH_DIR": str(auth),
-                "CORAL2_PIPELINE_HWCOLL__MIN_JOB_NODES": str(self.hwcoll_min_nodes),
-                "CORAL2_PIPELINE_HWCOLL__REQUEST_TIMEOUT": "1",
-            }
-        )
+        self.extra_env.update(fabric.pipeline_env(self.workdir / "fm", self.hwcoll_min_nodes))
 
     def _start_kube(self) -> None:
         """The API server and the DWS controller, in their own process; wait until it serves."""
@@ -407,40 +400,16 @@ class SimulatedSystem:
         return dead
 
     def footprint(self, name: str) -> tuple[int, float]:
-        """(threads, resident MiB) of the started process ``name``, from /proc (Linux).
-
-        The benchmark compares them before and after thousands of jobs: a
-        worker that grows with the jobs it has run leaks.
-        """
-        pid = self.processes[self.process_names.index(name)].pid
-        fields = dict(
-            line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-        )
-        return int(fields["Threads"]), int(fields["VmRSS"].split()[0]) / 1024
+        """(threads, resident MiB) of the started process ``name`` (:mod:`procstat`)."""
+        return procstat.footprint(self.processes[self.process_names.index(name)].pid)
 
     def cpu_seconds(self) -> dict[str, float]:
-        """CPU seconds (user + system) used so far by each started process, redis, and
-        this one (the simulated Flux, the hooks, the caller's own work), from /proc (Linux).
-
-        The benchmark takes two readings around a phase: where the machine's
-        cores went, per job, says more than a rate when the processes share them.
-        """
+        """CPU seconds used so far by each started process, redis and this one
+        (:mod:`procstat`)."""
         pids = dict(zip(self.process_names, (p.pid for p in self.processes), strict=True))
         if self.redis is not None and self.redis.process is not None:
             pids["redis"] = self.redis.process.pid
-        tick = os.sysconf("SC_CLK_TCK")
-        out: dict[str, float] = {}
-        for name, pid in pids.items():
-            try:
-                # after the ")" that ends the command name, utime and stime (fields 14
-                # and 15 in proc(5)) are items 11 and 12
-                fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-            except OSError:  # gone: it used nothing more
-                continue
-            out[name] = (int(fields[11]) + int(fields[12])) / tick
-        own = os.times()
-        out["this process"] = own.user + own.system
-        return out
+        return procstat.cpu_seconds(pids)
 
     def stop(self) -> None:
         """Stop everything that was started, newest first."""

@@ -104,8 +104,8 @@ def stale_sweep(task: PipelineTask) -> dict[str, int]:
             task.store.jobs.finish(jobid, settings.retention)
     old = [j for j in ended if now - (jobs[j] or now) > settings.retention]
     task.store.flux_jobs.forget(old)
-    log_ = task.store.resource_log
-    if log_.length() > settings.resource_eventlog_compact_at:
-        before, after = log_.compact()
+    eventlog = task.store.resource_log
+    if eventlog.length() > settings.resource_eventlog_compact_at:
+        before, after = eventlog.compact()
         log.warning("resource eventlog compacted: %d events → %d", before, after)
     return counts
