@@ -105,8 +105,10 @@ class NodeWorker:
 
     def _app(self) -> Celery:
         app = Celery("coral2_node_worker", set_as_current=False)
-        app.conf.update(node_worker_config(self.settings))
-        secure(app, self.settings.pipeline)
+        app.conf.update(node_worker_config(self.settings, self.hosts))
+        # it trusts the management side alone, and signs each answer with the key of the
+        # node it answers for
+        secure(app, self.settings.pipeline, hosts=self.hosts, node=True)
         lifecycle = self.settings.pipeline.queues.lifecycle
         # a job's steps answer with a task on the lifecycle queue: nobody reads their result
         job_step = functools.partial(

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import secrets
+from pathlib import Path
 from typing import Any
 
 from pipeline.cli.common import CommandError, settings_of
 from pipeline.errors import ConfigError, HostlistError
 from pipeline.model.hostlist import expand_hostlist
-from pipeline.platform.acl import ROLES, acl_file
+from pipeline.platform.acl import ROLES, acl_file, node_user
+from pipeline.platform.pki import write_private
 from pipeline.settings.secrets import check_private
 
 
@@ -19,9 +22,10 @@ def register(sub: Any) -> None:
         help="print the Redis ACL file of the pipeline's users, one per role",
         description=(
             "Print a Redis ACL file (redis.conf's aclfile, Redis 7.0 or later) with one user "
-            "per role given, named after the role, holding the SHA-256 of the password in "
-            f"its file (mode 0600), and the default user switched off. Roles: "
-            f"{', '.join(ROLES)} (docs/security.md says what each may reach)."
+            "per role given, named after the role, and one user per node (node-<host>, "
+            "reaching that node's queue only), each holding the SHA-256 of the password in "
+            f"its file (mode 0600). Roles: {', '.join(r for r in ROLES if r != 'node')} "
+            "(docs/security.md says what each may reach)."
         ),
     )
     parser.add_argument(
@@ -34,7 +38,17 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--nodes",
         metavar="HOSTLIST",
-        help="the node user may reach these nodes' queues only (default: every node's)",
+        help="one user node-<host> per node of HOSTLIST, each reaching its own queue only",
+    )
+    parser.add_argument(
+        "--node-passwords",
+        metavar="DIR",
+        help="the directory of the node users' passwords, <host>.pass each (mode 0600)",
+    )
+    parser.add_argument(
+        "--make-missing",
+        action="store_true",
+        help="write a new random password (mode 0600) for each node whose file is missing",
     )
     parser.set_defaults(func=run)
 
@@ -43,28 +57,50 @@ def _password(role_file: str) -> tuple[str, str]:
     role, equals, path = role_file.partition("=")
     if not equals or not path:
         raise CommandError(f"--password-file {role_file!r}: give ROLE=FILE")
+    if role == "node":
+        raise CommandError(
+            "--password-file node: each node has a user of its own; give --nodes HOSTLIST "
+            "--node-passwords DIR"
+        )
     if role not in ROLES:
         raise CommandError(f"--password-file: unknown role {role!r}; roles: {', '.join(ROLES)}")
-    check_private(path, f"--password-file {role}")
+    return role, _read(path, f"--password-file {role}")
+
+
+def _read(path: str | Path, what: str) -> str:
+    check_private(path, what)
     try:
         password = open(path, encoding="utf8").read().strip()  # noqa: SIM115
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"--password-file {role}: cannot read {path!r}: {exc}") from exc
+        raise ConfigError(f"{what}: cannot read {str(path)!r}: {exc}") from exc
     if not password or "\n" in password:
-        raise CommandError(f"--password-file {role}: {path!r} must hold one password, one line")
-    return role, password
+        raise CommandError(f"{what}: {str(path)!r} must hold one password, one line")
+    return password
+
+
+def _node_users(hosts: list[str], directory: str, make: bool) -> dict[str, tuple[list[str], str]]:
+    users = {}
+    for host in hosts:
+        path = Path(directory) / f"{host}.pass"
+        if make and not path.exists():
+            write_private(path, (secrets.token_urlsafe(24) + "\n").encode())
+        users[node_user(host)] = ([host], _read(path, f"the password of {node_user(host)}"))
+    return users
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the file; exit 0."""
-    if not args.password_file:
-        raise CommandError("give at least one --password-file ROLE=FILE")
+    if not args.password_file and args.nodes is None:
+        raise CommandError("give --password-file ROLE=FILE for each role, --nodes for nodes")
     passwords = dict(_password(item) for item in args.password_file)
-    hosts = None
+    nodes: dict[str, tuple[list[str], str]] = {}
     if args.nodes is not None:
+        if args.node_passwords is None:
+            raise CommandError("--nodes needs --node-passwords DIR (<host>.pass each)")
         try:
             hosts = expand_hostlist(args.nodes)
         except HostlistError as exc:
             raise CommandError(f"--nodes: {exc}") from exc
-    print(acl_file(settings_of(args), passwords, hosts=hosts), end="")
+        nodes = _node_users(hosts, args.node_passwords, args.make_missing)
+    print(acl_file(settings_of(args), passwords, nodes=nodes), end="")
     return 0

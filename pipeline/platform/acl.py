@@ -10,10 +10,10 @@ rotated or switched off alone:
 * ``watcher`` and ``bridge`` — the same rules: each writes the job store and
   sends tasks, which kombu's transport does with the same keys a worker uses
   (docs/security.md says why no narrower set works).
-* ``node`` — a node worker: its own queue(s), a push-only right on the
-  lifecycle queue for its answers, the kombu bookkeeping a consumer needs,
-  results and dead letters; no job store, no other queue to read, nothing
-  to delete.
+* ``node-<host>`` — one user per node worker: its own queue and its own
+  unacked bookkeeping, a push-only right on the lifecycle queue for its
+  answers, results and dead letters; no job store, no other queue to read,
+  nothing to delete, no kombu binding, no script.
 * ``monitoring`` — ``coral2-pipeline status`` and ``deadletters``, a Redis
   exporter: read-only commands on every key.
 """
@@ -33,62 +33,76 @@ NO_ADMIN = "+@all -@admin -@dangerous +info +client|setname +client|id"
 #: What every client needs to log in and speak the protocol.
 CONNECTION = "+hello +auth +ping +select +client|setname +client|id"
 
-#: The commands kombu and Celery send for a consumer that does not sweep the unacked
-#: index, a producer, the result of a task and a dead letter.
+#: The commands kombu and Celery send for a node worker: its blocking read, its own
+#: unacked bookkeeping (and the restore of what it left there), a push of its answers, the
+#: result of an operator's node task, and a dead letter.
 NODE_COMMANDS = (
-    "+brpop +lpush +llen +smembers +sadd +multi +exec +discard +watch +unwatch "
-    "+hset +hget +hdel +zadd +zrem +set +get +setex +publish +incr +ltrim"
+    "+brpop +lpush +rpush +multi +exec +discard +watch +unwatch "
+    "+hset +hget +hdel +zadd +zrem +zrange +set +get +setex +publish +incrby +ltrim"
 )
 
 
-def node_keys(settings: Settings, hosts: Iterable[str] | None) -> str:
-    """The keys a node worker for ``hosts`` (None: any node) may reach."""
+def node_user(host: str) -> str:
+    """The Redis user of ``host``'s node worker: ``node-<host>``."""
+    return f"node-{host}"
+
+
+def node_keys(settings: Settings, hosts: Iterable[str]) -> str:
+    """The keys a node worker serving ``hosts`` may reach."""
     p = settings.pipeline
     queues = p.queues
-    if hosts is None:
-        own = [f"~{queues.node_prefix}*", f"~_kombu.binding.{queues.node_prefix}*"]
-        own.append(f"~_kombu.binding_permanent.{queues.node_prefix}*")
-    else:
-        own = []
-        for host in hosts:
-            own += [f"~{queues.node_prefix}{host}", f"~_kombu.binding.{queues.node_prefix}{host}"]
-            own.append(f"~_kombu.binding_permanent.{queues.node_prefix}{host}")
+    own = []
+    for host in hosts:
+        queue = f"{queues.node_prefix}{host}"
+        # its queue, and its own unacked hash, index and mutex (no kombu binding: nobody
+        # declares a node queue, and messages reach it through the anonymous exchange)
+        own += [f"~{queue}", f"~{queue}:unacked", f"~{queue}:unacked_index"]
+        own.append(f"~{queue}:unacked_mutex")
     return " ".join(
         [
             *own,
             # its answers: push, never read
             f"%W~{queues.lifecycle}",
-            # kombu's ack bookkeeping: one hash and one index for every consumer
-            "~unacked ~unacked_index",
             # the results of the operator's node tasks (cxi_list, cxi_clean, ping)
             "~celery-task-meta-* &celery-task-meta-*",
-            # a message it cannot read, set aside
-            f"%W~{p.key_prefix}:deadletters*",
+            # a message it cannot read, set aside: pushed onto the list, counted (INCRBY
+            # reads the counter too)
+            f"%W~{p.key_prefix}:deadletters ~{p.key_prefix}:deadletters:count",
         ]
     )
 
 
-def rules(role: str, settings: Settings, hosts: Iterable[str] | None = None) -> str:
-    """The ACL rules (after ``reset``) of ``role``."""
+def rules(role: str, settings: Settings, hosts: Iterable[str] = ()) -> str:
+    """The ACL rules (after ``reset``) of ``role``; a node user's for ``hosts``."""
     if role in ("management", "watcher", "bridge"):
         return f"~* &* {NO_ADMIN}"
     if role == "node":
+        hosts = list(hosts)
+        if not hosts:
+            raise ValueError("a node user needs the nodes it serves")
         return f"resetchannels {node_keys(settings, hosts)} {CONNECTION} {NODE_COMMANDS}"
     if role == "monitoring":
         return f"%R~* {CONNECTION} +@read -@dangerous +info +scan"
     raise ValueError(f"unknown role {role!r}; the roles are {', '.join(ROLES)}")
 
 
+def _user(name: str, password: str, rule: str) -> str:
+    digest = hashlib.sha256(password.encode()).hexdigest()
+    return f"user {name} reset on #{digest} {rule}"
+
+
 def acl_file(
     settings: Settings,
     passwords: Mapping[str, str],
     *,
-    hosts: Iterable[str] | None = None,
+    nodes: Mapping[str, tuple[Iterable[str], str]] | None = None,
     admin: str | None = None,
 ) -> str:
     """An ACL file: the users of ``passwords`` (role → password), each with its role's
-    rules and the password's SHA-256 only; with ``admin`` (its password), a user
-    ``admin`` that may do anything.
+    rules; the node users of ``nodes`` (user → the hosts its worker serves, and its
+    password: one user per node in production, :func:`node_user`); each holds the
+    password's SHA-256 only. With ``admin`` (its password), a user ``admin`` that may do
+    anything.
 
     The ``default`` user has no password, so no connection can log in as it, and every
     permission: Redis replays the append-only file as that user, and releases with
@@ -97,10 +111,11 @@ def acl_file(
     transaction of the file when Redis restarts — job records, ledger entries, locks."""
     lines = ["user default on resetpass resetkeys resetchannels ~* &* +@all"]
     if admin is not None:
-        digest = hashlib.sha256(admin.encode()).hexdigest()
-        lines.append(f"user admin reset on #{digest} ~* &* +@all")
-    hosts = list(hosts) if hosts is not None else None
+        lines.append(_user("admin", admin, "~* &* +@all"))
     for role, password in passwords.items():
-        digest = hashlib.sha256(password.encode()).hexdigest()
-        lines.append(f"user {role} reset on #{digest} {rules(role, settings, hosts)}")
+        if role == "node":
+            raise ValueError("node users are given per node (nodes=), not as a role")
+        lines.append(_user(role, password, rules(role, settings)))
+    for user, (hosts, password) in (nodes or {}).items():
+        lines.append(_user(user, password, rules("node", settings, hosts)))
     return "\n".join(lines) + "\n"

@@ -29,6 +29,7 @@ lose.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from queue import Empty
@@ -210,20 +211,42 @@ class _SetAside:
             raise Empty()
 
 
-#: The transport option that stops a consumer sweeping kombu's unacked index.
-NO_SWEEP_OPTION = "coral2_no_unacked_sweep"
+#: The transport option of a consumer whose unacked hash and index are its own (a node
+#: worker's, ``node.<host>:unacked``): nobody else writes them, so it sweeps them without
+#: kombu's mutex (whose release is a Lua script, which a node's Redis user may not run).
+OWN_UNACKED_OPTION = "coral2_own_unacked"
 
 
 class _QoS(kombu_redis.QoS):
-    """Kombu's QoS; with :data:`NO_SWEEP_OPTION`, this consumer never sweeps the unacked
-    index for other consumers' abandoned messages (``restore_visible``): every queue's
-    are restored by whichever consumer sweeps, so a node worker — whose Redis user may
-    not push to other queues — leaves it to the management workers."""
+    """Kombu's QoS; with :data:`OWN_UNACKED_OPTION`, the sweep of abandoned messages
+    (``restore_visible``) reads this consumer's own unacked keys with no shared mutex.
 
-    def restore_visible(self, *args: Any, **kwargs: Any) -> None:
+    Every other consumer shares kombu's ``unacked`` hash, which only the management
+    side's Redis users may write: an entry there is restored onto the queue it names,
+    so no node may write one (docs/security.md)."""
+
+    def restore_visible(self, start: int = 0, num: int = 10, interval: int = 10) -> None:
         options = self.channel.connection.client.transport_options
-        if not options.get(NO_SWEEP_OPTION):
-            super().restore_visible(*args, **kwargs)  # type: ignore[no-untyped-call]
+        if not options.get(OWN_UNACKED_OPTION):
+            super().restore_visible(start, num, interval)  # type: ignore[no-untyped-call]
+            return
+        self._vrestore_count += 1
+        if (self._vrestore_count - 1) % (interval or 1):
+            return
+        with self.channel.conn_or_acquire() as client:
+            ceil = time.time() - self.visibility_timeout
+            visible = client.zrange(
+                self.unacked_index_key,
+                ceil,
+                0,
+                desc=True,
+                byscore=True,
+                offset=num and start,
+                num=num,
+                withscores=True,
+            )
+            for tag, _score in visible or []:
+                self.restore_by_tag(tag, client)  # type: ignore[no-untyped-call]
 
 
 class RedisChannel(_SetAside, _OneConnection, _SharedClient, kombu_redis.Channel):

@@ -7,7 +7,7 @@ from urllib.parse import urlparse
 
 from kombu.entity import Exchange, Queue
 
-from pipeline.platform.broker import NO_SWEEP_OPTION, PREFIX_OPTION, transport_for
+from pipeline.platform.broker import OWN_UNACKED_OPTION, PREFIX_OPTION, transport_for
 from pipeline.platform.onepool import ONE_CONNECTION_OPTION
 from pipeline.platform.routing import QueueRouter
 from pipeline.platform.signing import signing_config
@@ -97,7 +97,14 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     }
 
 
-def node_worker_config(settings: Settings) -> dict[str, Any]:
+def unacked_keys(settings: Settings, hosts: list[str]) -> tuple[str, str, str]:
+    """The unacked hash, index and mutex of the node worker serving ``hosts`` (named after
+    the first): ``node.<host>:unacked``, ``:unacked_index``, ``:unacked_mutex``."""
+    base = settings.pipeline.queues.node_prefix + hosts[0]
+    return f"{base}:unacked", f"{base}:unacked_index", f"{base}:unacked_mutex"
+
+
+def node_worker_config(settings: Settings, hosts: list[str]) -> dict[str, Any]:
     """The Celery settings of a node worker: :func:`celery_config`, made lean for a
     process that runs on every compute — two Redis connections (its blocking read and
     one for everything else, :mod:`pipeline.platform.onepool`) and no periodic traffic
@@ -110,10 +117,13 @@ def node_worker_config(settings: Settings) -> dict[str, Any]:
             ONE_CONNECTION_OPTION: True,
             # one read per NODE_BRPOP_S when idle, not one a second
             "polling_interval": NODE_BRPOP_S,
-            # kombu sweeps the shared unacked index for abandoned messages, every
-            # queue's, from any consumer: the management workers do it every 10 s.
-            # A node worker never does (its Redis user may not push to their queues).
-            NO_SWEEP_OPTION: True,
+            # its delivered messages are kept in unacked keys of its own, which its
+            # Redis user alone may write, and swept by itself: never in kombu's shared
+            # hash, whose entries the management workers restore onto any queue
+            OWN_UNACKED_OPTION: True,
+            "unacked_key": unacked_keys(settings, hosts)[0],
+            "unacked_index_key": unacked_keys(settings, hosts)[1],
+            "unacked_mutex_key": unacked_keys(settings, hosts)[2],
             # one list per queue, not one per priority: nothing sends node work with a
             # priority, and its Redis user may reach its queue's own key only
             "priority_steps": [0],
@@ -122,7 +132,14 @@ def node_worker_config(settings: Settings) -> dict[str, Any]:
     backend = config["result_backend"]
     if urlparse(backend).scheme == "redis":
         config["result_backend"] = "pipeline.platform.onepool:OnePoolBackend+" + backend
+    prefix = settings.pipeline.queues.node_prefix
     config.update(
+        # its own queues only, declared by nobody: the management side sends to them
+        # through the anonymous exchange, so no binding is read or written
+        task_queues=[
+            Queue(q, Exchange(q, type="direct"), routing_key=q, no_declare=True)  # type: ignore[no-untyped-call]
+            for q in (prefix + host for host in hosts)
+        ],
         # no remote control: its broadcast queue is one more connection, and a
         # subscription every node's worker would hold at the broker
         worker_enable_remote_control=False,

@@ -8,9 +8,12 @@ the worker's event loop and stops the worker. This consumer sets every such
 message aside as a dead letter (:mod:`pipeline.platform.deadletters`), with
 its headers and body, drops it from the queue, and goes on.
 
-With signing on it also refuses, the same way, a message whose signature
-verifies but was made for another task, or by a key whose role may not
-send it (:func:`pipeline.platform.signing.refusal`): nothing of it runs.
+With signing on it also refuses, the same way and before the task is looked
+up, a message that does not verify or decode as a signed JSON protocol-2
+body, one whose signature was made for another task, or one signed by a key
+whose role may not send it (:func:`pipeline.platform.signing.refusal`):
+nothing of it runs. Each such dead letter names the signer the message
+claimed.
 
 ``celery_config`` names it as ``worker_consumer``; node workers use it too.
 """
@@ -26,7 +29,7 @@ from vine import promise  # type: ignore[import-untyped]
 
 from pipeline.platform.broker import PREFIX_OPTION
 from pipeline.platform.deadletters import set_aside
-from pipeline.platform.signing import refusal, signed
+from pipeline.platform.signing import claimed_signer, refusal, signed
 
 log = logging.getLogger("coral2_pipeline.consumer")
 
@@ -46,6 +49,8 @@ class Consumer(CeleryConsumer):  # type: ignore[misc]
     """Celery's consumer, setting aside what it cannot use (module docstring)."""
 
     def _set_aside(self, message: Any, reason: str) -> None:
+        if signed(self.app):  # whom it claims to come from, trusted or not
+            reason = f"{reason} [claimed signer: {claimed_signer(message.body)!r}]"
         info = getattr(message, "delivery_info", None) or {}
         where = str(info.get("routing_key") or info.get("exchange") or "?")
         prefix = self.app.conf.broker_transport_options.get(PREFIX_OPTION)

@@ -1,43 +1,63 @@
-"""Signed task messages: Celery's ``auth`` serializer (``celery.security``), X.509 keys,
-bound to the task they were made for and to what their signer may send.
+"""Signed task messages: Celery's ``auth`` envelope (``celery.security``), X.509 keys,
+bound to the task they were made for and to who their signer is.
 
 With ``pipeline.security_key``, ``security_certificate`` and
 ``security_cert_store`` set, a process signs every task message it sends
 with its key and runs only messages whose signature verifies against a
-certificate it trusts; anything else — unsigned, signed by a key it does not
-trust, altered — is refused before it is decoded, set aside as a dead letter,
-and nothing runs.
+certificate it trusts; anything else is set aside as a dead letter with
+its raw bytes and the signer it claimed, and nothing of it runs.
+
+**Nothing is decoded before it is trusted.** :class:`StrictSerializer`
+reads the envelope (base64 and a separator, no deserializer), finds the
+certificate the envelope names, verifies the signature over the body's
+bytes, and only then accepts the body — and only JSON in Celery's
+protocol-2 shape ``[args, kwargs, embed]`` (a list, a dict, a dict). Every
+other content type (pickle, yaml, msgpack), shape (protocol 1, "hybrid"
+bodies) or encoding is refused before any deserializer runs, whoever signed
+it. Celery's own ``SecureSerializer`` decodes whatever content type the
+signed envelope names (``force=True``), so a body signed by any trusted key
+could run pickle.
+
+**Every signer has a role and a name**, known before the task is looked up.
+Certificates in ``security_cert_store`` are the management side's: they may
+sign any task. Certificates in ``security_node_cert_store`` (the management
+side's store of node certificates, one per node, issued by the site CA with
+the node's hostname as common name, ``coral2-pipeline node-cert``) may sign
+only a node's answers (:data:`NODE_ANSWERS`), and only for the node their
+certificate names: compute63's key cannot answer for compute05. The
+deserializer writes the role and the name into the body, over anything the
+body itself says.
 
 Celery signs a message's body (its arguments), not its headers (the task
-name and id): a signed body could be replayed under another task's name.
-So each sender writes the task name and id it means into the signed body
+name and id): a signed body could be replayed under another task's name. So
+each sender writes the task name and id it means into the signed body
 (:func:`claim`, on ``before_task_publish``), and each worker's consumer
 refuses a message whose signed claim differs from its headers
 (:func:`refusal`) before the task strategy sees it.
-
-Signers have roles. Certificates in ``security_cert_store`` may sign any
-task; those in ``security_node_cert_store`` (the management side's store of
-node workers' certificates) only a node's answers (:data:`NODE_ANSWERS`).
-The deserializer records which one verified a message in the body, over
-anything the body itself says. So a node key — root on any compute — can
-report its own node work and nothing else: not a ``dws.create``, not a
-``dws.teardown``, not another node's prolog.
 
 Results stay plain JSON: nothing decides from a task's result.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import glob
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from celery import Celery
-from celery.security.certificate import Certificate, FSCertStore
+from celery.security.certificate import Certificate
 from celery.security.key import PrivateKey
-from celery.security.serialization import SecureSerializer
-from celery.security.utils import reraise_errors
+from celery.security.utils import get_digest_algorithm
 from celery.signals import before_task_publish
-from kombu.serialization import loads, registry
+from cryptography import x509
+from cryptography.x509.oid import NameOID
+from kombu.serialization import registry
+from kombu.utils.json import dumps, loads
 
 from pipeline.errors import ConfigError
 from pipeline.settings import PipelineSettings
@@ -47,9 +67,188 @@ from pipeline.settings.secrets import check_private
 CLAIM = "coral2_claim"
 #: The role of the certificate that verified the message, set by the deserializer.
 SIGNER = "coral2_signer"
+#: The common name of that certificate (a node's hostname), set by the deserializer.
+SIGNER_NAME = "coral2_signer_name"
 #: What a node worker's key may send: its answers to the node tasks it ran.
 NODE_ANSWERS = frozenset({"job.prolog_done", "job.clientmount_done", "job.epilog_done"})
 MANAGEMENT, NODE = "management", "node"
+#: The only body a signed envelope may carry.
+JSON, UTF8 = "application/json", "utf-8"
+#: Celery's separator between the envelope's fields.
+SEPARATOR = b"\x00\x01"
+#: The placeholder of a multi-node worker's key paths (one key per node it serves).
+HOST = "{host}"
+
+
+class Refused(ValueError):
+    """Raised when a signed envelope is not one this process may decode."""
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """The fields of Celery's ``auth`` envelope, read without deserializing anything."""
+
+    signer: str
+    signature: bytes
+    content_type: str
+    content_encoding: str
+    body: bytes
+
+
+def unpack(data: Any) -> Envelope:
+    """Read the envelope of ``data`` (base64 of five fields); :class:`Refused` if it is
+    none."""
+    try:
+        raw = base64.b64decode(data.encode("ascii") if isinstance(data, str) else bytes(data))
+        fields = raw.split(SEPARATOR, 4)
+        if len(fields) != 5:
+            raise Refused("not a signed envelope (five fields, Celery's auth serializer)")
+        signer = base64.b64decode(fields[0]).decode("utf-8")
+        return Envelope(
+            signer=signer,
+            signature=base64.b64decode(fields[1]),
+            content_type=fields[2].decode("ascii"),
+            content_encoding=fields[3].decode("ascii"),
+            body=fields[4],
+        )
+    except (binascii.Error, UnicodeError, TypeError, ValueError) as exc:
+        if isinstance(exc, Refused):
+            raise
+        raise Refused(f"not a signed envelope: {exc}") from exc
+
+
+def claimed_signer(data: Any) -> str | None:
+    """The signer an envelope names, trusted or not (for a dead letter); None if none."""
+    try:
+        return unpack(data).signer
+    except Refused:
+        return None
+
+
+@dataclass(frozen=True)
+class Trusted:
+    """A certificate this process trusts, with its role and its common name."""
+
+    role: str
+    name: str
+    certificate: Certificate
+
+
+def common_name(certificate: x509.Certificate) -> str:
+    """The certificate's subject common name ('' when it has none)."""
+    names = certificate.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    return str(names[0].value) if names else ""
+
+
+class TrustStore:
+    """The certificates a process trusts, by Celery's signer id (issuer and serial)."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, Trusted] = {}
+
+    def add_directory(self, path: str, role: str, ca: x509.Certificate | None = None) -> None:
+        """Trust every PEM certificate of directory ``path`` for ``role``; with ``ca``,
+        each must be issued by it. An expired certificate, one the CA did not issue, or a
+        file that is no certificate stops the process with the file's name."""
+        pattern = os.path.join(path, "*") if os.path.isdir(path) else path
+        for file in sorted(glob.glob(pattern)):
+            try:
+                cert = Certificate(Path(file).read_text())
+            except Exception as exc:  # celery's and cryptography's errors on a bad PEM
+                raise ConfigError(f"{file}: not a PEM certificate: {exc}") from exc
+            if cert.has_expired():
+                raise ConfigError(f"{file}: the certificate has expired; issue a new one")
+            if ca is not None:
+                try:
+                    cert._cert.verify_directly_issued_by(ca)
+                except (ValueError, TypeError, Exception) as exc:
+                    raise ConfigError(
+                        f"{file}: not issued by the site CA (pipeline.site_ca_certificate): "
+                        f"{exc or type(exc).__name__}"
+                    ) from exc
+            self._by_id[cert.get_id()] = Trusted(role, common_name(cert._cert), cert)
+
+    def find(self, signer: str) -> Trusted | None:
+        """The trusted certificate of ``signer`` (an envelope's signer id), or None."""
+        return self._by_id.get(signer)
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+
+class StrictSerializer:
+    """Celery's ``auth`` envelope, verified before anything is decoded (module docstring).
+
+    ``keys`` maps a node's hostname to its key and certificate, for a worker that serves
+    several nodes: an answer is signed by the key of the node it names. Anything else is
+    signed by ``default``."""
+
+    def __init__(
+        self,
+        default: tuple[PrivateKey, Certificate],
+        trust: TrustStore,
+        digest: str,
+        keys: Mapping[str, tuple[PrivateKey, Certificate]] | None = None,
+    ) -> None:
+        self._default = default
+        self._keys = dict(keys or {})
+        self._trust = trust
+        self._digest = get_digest_algorithm(digest)
+
+    def _signing_key(self, data: Any) -> tuple[PrivateKey, Certificate]:
+        if self._keys and isinstance(data, list | tuple) and len(data) == 3:
+            kwargs = data[1]
+            node = kwargs.get("node") if isinstance(kwargs, dict) else None
+            if isinstance(node, str) and node in self._keys:
+                return self._keys[node]
+        return self._default
+
+    def serialize(self, data: Any) -> str:
+        key, cert = self._signing_key(data)
+        body = dumps(data).encode(UTF8)  # type: ignore[no-untyped-call]
+        fields = [
+            base64.b64encode(cert.get_id().encode(UTF8)),
+            base64.b64encode(key.sign(body, self._digest)),
+            JSON.encode(),
+            UTF8.encode(),
+            body,
+        ]
+        return base64.b64encode(SEPARATOR.join(fields)).decode("ascii")
+
+    def deserialize(self, data: Any) -> list[Any]:
+        envelope = unpack(data)
+        trusted = self._trust.find(envelope.signer)
+        if trusted is None:
+            raise Refused(
+                f"signed by {envelope.signer!r}, a certificate this process does not trust"
+            )
+        try:
+            trusted.certificate.verify(envelope.body, envelope.signature, self._digest)
+        except Exception as exc:  # celery's SecurityError: a bad signature
+            raise Refused(f"its signature does not verify against {envelope.signer!r}") from exc
+        if envelope.content_type != JSON or envelope.content_encoding != UTF8:
+            raise Refused(
+                f"{trusted.name or envelope.signer!r} signed a body of content type "
+                f"{envelope.content_type!r} ({envelope.content_encoding!r}); only "
+                f"{JSON} in {UTF8} is accepted"
+            )
+        try:
+            body = loads(envelope.body.decode(UTF8))  # type: ignore[no-untyped-call]
+        except (UnicodeError, ValueError) as exc:
+            raise Refused(f"its signed body is not JSON: {exc}") from exc
+        if not (
+            isinstance(body, list)
+            and len(body) == 3
+            and isinstance(body[0], list)
+            and isinstance(body[1], dict)
+            and isinstance(body[2], dict)
+        ):
+            raise Refused(
+                "its signed body is not Celery's protocol-2 [args, kwargs, embed] "
+                "(protocol 1 and other shapes are refused)"
+            )
+        embed = {**body[2], SIGNER: trusted.role, SIGNER_NAME: trusted.name}
+        return [body[0], body[1], embed]
 
 
 def signing_config(pipeline: PipelineSettings) -> dict[str, Any]:
@@ -68,34 +267,6 @@ def signing_config(pipeline: PipelineSettings) -> dict[str, Any]:
     }
 
 
-class RoleSerializer(SecureSerializer):  # type: ignore[misc]
-    """Celery's signed serializer, verifying against several stores, each a role."""
-
-    def __init__(self, key: Any, cert: Any, stores: list[tuple[str, Any]], digest: Any) -> None:
-        super().__init__(key, cert, None, digest, serializer="json")
-        self._stores = stores
-
-    def _certificate(self, signer: bytes) -> tuple[str, Any]:
-        for role, store in self._stores:
-            try:
-                return role, store[signer]
-            except Exception:  # celery's SecurityError: not in this store
-                continue
-        raise ValueError(f"unknown certificate {signer!r}")
-
-    def deserialize(self, data: Any) -> Any:
-        with reraise_errors("Unable to deserialize: {0!r}", (Exception,)):
-            payload = self._unpack(data)
-            role, certificate = self._certificate(payload["signer"])
-            certificate.verify(payload["body"], payload["signature"], self._digest)
-        body = loads(  # type: ignore[no-untyped-call]
-            payload["body"], payload["content_type"], payload["content_encoding"], force=True
-        )
-        if isinstance(body, list | tuple) and len(body) == 3 and isinstance(body[2], dict):
-            body = [body[0], body[1], {**body[2], SIGNER: role}]
-        return body
-
-
 def claim(body: Any = None, headers: Any = None, **_: Any) -> None:
     """``before_task_publish``: write the task's name and id into the body to be signed."""
     if isinstance(headers, dict) and isinstance(body, list | tuple) and len(body) == 3:
@@ -105,24 +276,26 @@ def claim(body: Any = None, headers: Any = None, **_: Any) -> None:
 
 
 def refusal(message: Any) -> str | None:
-    """Why a signed message must not run, or None. A message that cannot be decoded is
-    left to Celery's own refusal (None here)."""
+    """Why a signed message must not run, or None. Read before its task is looked up."""
     headers = message.headers if isinstance(message.headers, dict) else {}
     try:
-        _args, _kwargs, embed = message.decode()
-    except Exception:  # Celery refuses it next, with its own reason
-        return None
-    if not isinstance(embed, dict):
-        return "its body holds no claim of the task it was signed for"
+        _args, kwargs, embed = message.decode()
+    except Exception as exc:  # the serializer's Refused, kombu's ContentDisallowed, ...
+        return f"cannot decode it ({message.content_type}): {exc}"
     name = headers.get("task")
     said = embed.get(CLAIM)
     if said != {"task": name, "id": headers.get("id")}:
         return f"its signature was made for {said!r}, not for {name!r} {headers.get('id')!r}"
-    role = embed.get(SIGNER)
-    if role == NODE and name not in NODE_ANSWERS:
-        return f"a node's key may sign only {sorted(NODE_ANSWERS)}, not {name!r}"
-    if role not in (MANAGEMENT, NODE):
+    role, signer = embed.get(SIGNER), embed.get(SIGNER_NAME)
+    if role == MANAGEMENT:
+        return None
+    if role != NODE:
         return "no trusted certificate verified it"
+    if name not in NODE_ANSWERS:
+        return f"{signer}'s node key may sign only {sorted(NODE_ANSWERS)}, not {name!r}"
+    node = kwargs.get("node")
+    if node != signer:
+        return f"{signer}'s key signed an answer for node {node!r}: a node speaks only for itself"
     return None
 
 
@@ -131,31 +304,66 @@ def signed(app: Celery) -> bool:
     return bool(app.conf.task_serializer == "auth")
 
 
-def secure(app: Celery, pipeline: PipelineSettings) -> None:
+def _load_ca(pipeline: PipelineSettings) -> x509.Certificate | None:
+    if pipeline.site_ca_certificate is None:
+        return None
+    try:
+        return x509.load_pem_x509_certificate(Path(pipeline.site_ca_certificate).read_bytes())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"pipeline.site_ca_certificate: {exc}") from exc
+
+
+def _pair(key: str, certificate: str, what: str) -> tuple[PrivateKey, Certificate]:
+    check_private(key, what)
+    try:
+        return PrivateKey(Path(key).read_text()), Certificate(Path(certificate).read_text())
+    except Exception as exc:  # cryptography's and celery's errors on a bad key or cert
+        raise ConfigError(f"message signing: {key}, {certificate}: {exc}") from exc
+
+
+def secure(
+    app: Celery, pipeline: PipelineSettings, *, hosts: Iterable[str] = (), node: bool = False
+) -> None:
     """Register the ``auth`` serializer with the configured key and stores (a process-wide
-    registry, as Celery has it); refuse a key others can read or files that are missing."""
+    registry, as Celery has it); refuse a key others can read or files that are missing.
+
+    ``node``: a node worker, which trusts the management side's certificates alone (never
+    ``security_node_cert_store``: a node runs nothing another node signed). ``hosts``: the
+    nodes it serves; a key path holding ``{host}`` names one key per node."""
     if pipeline.security_key is None:
         return
-    check_private(pipeline.security_key, "pipeline.security_key")
-    stores = [("security_cert_store", MANAGEMENT), ("security_node_cert_store", NODE)]
-    for name in ("security_certificate", "security_cert_store", "security_node_cert_store"):
+    for name in ("security_cert_store", "security_node_cert_store"):
         path = getattr(pipeline, name)
         if path is not None and not Path(path).exists():
             raise ConfigError(f"pipeline.{name} {path!r}: No such file or directory")
+    key, cert = pipeline.security_key, str(pipeline.security_certificate)
+    keys: dict[str, tuple[PrivateKey, Certificate]] = {}
+    paths = (key, cert)
+    if HOST in key or HOST in cert:
+        hosts = list(hosts)
+        if not hosts:
+            raise ConfigError(
+                f"pipeline.security_key {key!r} names a key per node ({HOST}); only a node "
+                "worker given its hostnames can use it"
+            )
+        for host in hosts:
+            keys[host] = _pair(
+                key.replace(HOST, host), cert.replace(HOST, host), "pipeline.security_key"
+            )
+        default = keys[hosts[0]]
+        paths = (key.replace(HOST, hosts[0]), cert.replace(HOST, hosts[0]))
+    else:
+        default = _pair(key, cert, "pipeline.security_key")
+    trust = TrustStore()
+    trust.add_directory(str(pipeline.security_cert_store), MANAGEMENT)
+    if pipeline.security_node_cert_store is not None and not node:
+        trust.add_directory(pipeline.security_node_cert_store, NODE, _load_ca(pipeline))
     try:
-        app.setup_security(allowed_serializers=["json"])  # checks, disables pickle & co.
-        serializer = RoleSerializer(
-            PrivateKey(Path(pipeline.security_key).read_text()),
-            Certificate(Path(str(pipeline.security_certificate)).read_text()),
-            [
-                (role, FSCertStore(getattr(pipeline, name)))
-                for name, role in stores
-                if getattr(pipeline, name) is not None
-            ],
-            app.conf.security_digest,
-        )
-    except Exception as exc:  # cryptography's and celery's errors on a bad key or cert
+        # Celery's checks; disables pickle & co. for the process
+        app.setup_security(allowed_serializers=["json"], key=paths[0], cert=paths[1])
+    except Exception as exc:  # celery's errors on a bad key or cert
         raise ConfigError(f"message signing: {exc}") from exc
+    serializer = StrictSerializer(default, trust, app.conf.security_digest, keys)
     registry.register(  # type: ignore[no-untyped-call]
         "auth",
         serializer.serialize,

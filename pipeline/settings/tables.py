@@ -376,9 +376,25 @@ class PipelineSettings(_Table):
     security_node_cert_store: str | None = Field(
         default=None,
         description=(
-            "management side: directory of the node workers' PEM certificates, trusted "
-            "only for a node's answers (job.prolog_done, job.clientmount_done, "
-            "job.epilog_done)"
+            "management side: directory of the node workers' PEM certificates, one per "
+            "node with its hostname as common name, each trusted only for that node's "
+            "answers (job.prolog_done, job.clientmount_done, job.epilog_done)"
+        ),
+    )
+
+    site_ca_certificate: str | None = Field(
+        default=None,
+        description=(
+            "PEM certificate of the site CA that issues each node's key and certificate "
+            "(coral2-pipeline node-cert); with it, the management side trusts only node "
+            "certificates it issued"
+        ),
+    )
+    site_ca_key: str | None = Field(
+        default=None,
+        description=(
+            "PEM private key of the site CA (mode 0600), read only by coral2-pipeline "
+            "node-cert on the host that issues node certificates"
         ),
     )
 

@@ -1,36 +1,37 @@
 """Message-signing keys for the demo: made at start, gone with its work directory.
 
-A site makes its own with its PKI (docs/security.md). The demo makes two
-self-signed pairs with ``cryptography`` — the management side's, which signs
-every task the pipeline sends, and the node workers', which sign only their
-answers — and three certificate stores: the management side trusts its own
-certificate for every task and the node certificate for node answers only
-(``security_node_cert_store``); a node worker trusts the management side
-alone, so it runs nothing a node (or anyone without the management key)
-signed.
+A site makes its own with its PKI and ``coral2-pipeline node-cert``
+(docs/security.md). The demo does the same with ``cryptography``: a site CA,
+the management side's pair (which signs every task the pipeline sends), and
+one pair per compute node, issued by the CA with the node's hostname as its
+name (each signs only that node's answers). The management side trusts its
+own certificate for every task and each node's certificate for that node's
+answers (``security_node_cert_store``, checked against the CA); a node
+worker trusts the management side alone, so it runs nothing a node (or
+anyone without the management key) signed.
 """
 
 from __future__ import annotations
 
-import datetime
-import os
+import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
+from pipeline.platform.pki import CertificateAuthority, make_ca
+from pipeline.platform.signing import HOST
 
 
 @dataclass(frozen=True)
 class Signer:
-    """One key pair and the certificate store its owner trusts."""
+    """One key pair (or, for a node worker serving several nodes, one per node: the paths
+    hold ``{host}``) and the certificate store its owner trusts."""
 
-    key: Path
-    certificate: Path
+    key: Path | str
+    certificate: Path | str
     store: Path
-    answers: Path | None = None  # certificates trusted for node answers only
+    answers: Path | None = None  # node certificates, each trusted for its node's answers
+    ca: Path | None = None  # the site CA that issued them
 
     def env(self) -> dict[str, str]:
         """The settings that make a process sign with this key and trust these stores."""
@@ -41,46 +42,48 @@ class Signer:
         }
         if self.answers is not None:
             env["CORAL2_PIPELINE_PIPELINE__SECURITY_NODE_CERT_STORE"] = str(self.answers)
+        if self.ca is not None:
+            env["CORAL2_PIPELINE_PIPELINE__SITE_CA_CERTIFICATE"] = str(self.ca)
         return env
+
+    def of(self, host: str) -> Signer:
+        """This node signer narrowed to ``host``'s own key (a worker for that node alone)."""
+        return Signer(
+            str(self.key).replace(HOST, host),
+            str(self.certificate).replace(HOST, host),
+            self.store,
+            self.answers,
+            self.ca,
+        )
 
 
 def key_pair(directory: Path, name: str) -> tuple[Path, Path]:
-    """Write ``<name>.key`` (mode 0600) and a self-signed ``<name>.crt`` into ``directory``."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"coral2-pipeline {name}")])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=30))
-        .sign(key, hashes.SHA256())
-    )
-    key_path, cert_path = directory / f"{name}.key", directory / f"{name}.crt"
-    pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.TraditionalOpenSSL,
-        serialization.NoEncryption(),
-    )
-    fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as out:
-        out.write(pem)
-    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    return key_path, cert_path
+    """Write ``<name>.key`` (mode 0600) and ``<name>.crt`` into ``directory``, issued by a
+    CA of their own (one nobody trusts unless told to: a rogue's key)."""
+    ca_dir = directory / f"{name}-ca"
+    ca_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    ca = CertificateAuthority(*make_ca(ca_dir, f"{name} CA"))
+    return ca.issue(directory, name)
 
 
-def demo_signers(directory: Path) -> tuple[Signer, Signer]:
-    """The management side's signer and the node workers' (see the module docstring)."""
+def demo_signers(directory: Path, hosts: Iterable[str] = ("compute01",)) -> tuple[Signer, Signer]:
+    """The management side's signer and the node workers' (see the module docstring):
+    one key per node of ``hosts``."""
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    mgmt_key, mgmt_cert = key_pair(directory, "management")
-    node_key, node_cert = key_pair(directory, "node")
+    ca_key, ca_cert = make_ca(directory)
+    ca = CertificateAuthority(ca_key, ca_cert)
+    mgmt_key, mgmt_cert = ca.issue(directory, "coral2-pipeline management")
+    nodes = directory / "nodes"
+    nodes.mkdir(exist_ok=True, mode=0o700)
     mgmt_store, node_store = directory / "management-trusts", directory / "node-trusts"
     answers = directory / "node-answers-trusts"
-    for store, cert in ((mgmt_store, mgmt_cert), (node_store, mgmt_cert), (answers, node_cert)):
+    for store in (mgmt_store, node_store, answers):
         store.mkdir(exist_ok=True)
-        (store / cert.name).write_bytes(cert.read_bytes())
-    management = Signer(mgmt_key, mgmt_cert, mgmt_store, answers)
-    return management, Signer(node_key, node_cert, node_store)
+    for store in (mgmt_store, node_store):
+        shutil.copy(mgmt_cert, store / mgmt_cert.name)
+    for host in hosts:
+        _key, cert = ca.issue(nodes, host)
+        shutil.copy(cert, answers / cert.name)
+    management = Signer(mgmt_key, mgmt_cert, mgmt_store, answers, ca_cert)
+    node = Signer(str(nodes / f"{HOST}.key"), str(nodes / f"{HOST}.crt"), node_store)
+    return management, node

@@ -235,7 +235,7 @@ class SimulatedSystem:
         """Start everything; return self."""
         (self.workdir / "rabbitmapping.json").write_text(self.mapping.model_dump_json(indent=1))
         if self.signing:
-            management, node = demo_signers(self.workdir / "keys")
+            management, node = demo_signers(self.workdir / "keys", self.mapping.computes)
             self.extra_env.update(management.env())
             self.node_env.update(node.env())
         self._start_redis()

@@ -37,7 +37,10 @@ class DemoUsers:
         admin = secrets.token_urlsafe(24)
         aclfile = workdir / "users.acl"
         aclfile.touch(mode=0o600)
-        aclfile.write_text(acl_file(settings, passwords, hosts=list(hosts), admin=admin))
+        # the demo's one node-worker process serves every compute: one user for its nodes
+        roles = {role: password for role, password in passwords.items() if role != "node"}
+        nodes = {"node": (list(hosts), passwords["node"])}
+        aclfile.write_text(acl_file(settings, roles, nodes=nodes, admin=admin))
         return cls(workdir, passwords, ("admin", admin))
 
     @property

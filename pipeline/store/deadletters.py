@@ -5,7 +5,7 @@ from __future__ import annotations
 import pydantic
 import redis
 
-from pipeline.model.deadletter import DeadLetter, count_key, list_key
+from pipeline.model.deadletter import KEEP, DeadLetter, count_key, list_key
 from pipeline.store.connection import store_errors
 
 
@@ -16,6 +16,20 @@ class DeadLetters:
         self.client = client
         self.list_key = list_key(prefix)
         self.count_key = count_key(prefix)
+
+    def add(self, where: str, raw: bytes | str, reason: str) -> DeadLetter:
+        """Set a message aside that a task refused after decoding it (a node's answer for
+        a job or a node the work was not sent to)."""
+        letter = DeadLetter.of(where, raw, reason)
+        try:
+            pipe = self.client.pipeline(transaction=True)
+            pipe.lpush(self.list_key, letter.model_dump_json())
+            pipe.ltrim(self.list_key, 0, KEEP - 1)
+            pipe.incr(self.count_key)
+            pipe.execute()
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return letter
 
     def counts(self) -> tuple[int, int]:
         """(kept, ever set aside)."""

@@ -117,6 +117,14 @@ class Ledger:
                 out.append(entry)
         return out
 
+    def get(self, task_id: str) -> Entry | None:
+        """The entry of ``task_id``; None when it has none (done, or never sent)."""
+        try:
+            value: Any = self.client.hget(self.keys.ledger, task_id)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return _parse(task_id, value)
+
     def unsettled(self, limit: int = 10) -> list[Entry]:
         """The ``limit`` entries due soonest, read only (for reports: nothing is crossed out)."""
         return [entry for _, entry in self._read("-inf", "+inf", limit) if entry is not None]

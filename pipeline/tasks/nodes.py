@@ -9,6 +9,8 @@ Each holds the job's lock, reads what ``pipeline.states.slingshot`` and
 
 from __future__ import annotations
 
+import json
+import logging
 import time
 from typing import Any
 
@@ -23,6 +25,39 @@ from pipeline.store import Deadline
 from pipeline.tasks.dws import act, ended, record_of
 from pipeline.tasks.hwcoll import release_at_cleanup, reserve_at_run
 from pipeline.tasks.timeouts import handles
+
+log = logging.getLogger("coral2_pipeline.tasks")
+
+
+def _stranger(task: PipelineTask, jobid: int, node: str, task_id: str) -> bool:
+    """Whether the answer of ``node`` for ``jobid`` (ending node task ``task_id``) comes
+    from a node the work was not sent to: then it is set aside as a dead letter, nothing
+    of it counted and no ledger entry crossed out. The signature proved which node sent
+    it (``pipeline.platform.signing``); this proves that node was sent the work: the
+    ledger's entry of ``task_id``, while it has one, names that node's queue and that
+    job, and the job's record names that node among its computes."""
+    why = ""
+    queue = task.settings.pipeline.queues.node_prefix + node
+    entry = task.store.ledger.get(task_id)
+    if entry is not None and (entry.queue != queue or entry.kwargs.get("jobid") != jobid):
+        why = (
+            f"{node} answered for task {task_id}, which was sent to {entry.queue} for job "
+            f"{entry.kwargs.get('jobid')}, not to {queue} for job {jobid}"
+        )
+    else:
+        record = task.store.jobs.get(jobid)
+        if record is not None:
+            nodes = set(record.node_work.nodes if record.node_work else [])
+            nodes |= set(record.slingshot.nodes if record.slingshot else [])
+            if node not in nodes:
+                why = f"{node} answered for job {jobid}, which does not run on it"
+    if not why:
+        return False
+    request = {"task": task.name, "id": task.request.id, "kwargs": task.request.kwargs}
+    raw = json.dumps(request, default=repr)
+    task.store.dead_letters.add(task.settings.pipeline.queues.lifecycle, raw, f"refused: {why}")
+    log.warning("%s: refused: %s", task.name, why)
+    return True
 
 
 def _reserve(task: PipelineTask, record: JobRecord, option: Any, hosts: list[str]) -> list[Action]:
@@ -122,6 +157,8 @@ def prolog_done(
     """A node's prolog ended (``error``: why it could not do its part); sent by the node.
     Counted without the job's lock: a whole-machine job gets one per node. ``late``: a
     copy that reached the node after the job's epilog, which it ignored."""
+    if _stranger(task, jobid, node, task_id):
+        return
     if late:
         task.store.ledger.done(task_id)
         return
@@ -139,6 +176,8 @@ def clientmount_done(
 ) -> None:
     """A node stopped the clientmount service after the job's PreRun; sent by the node
     (``late``: a copy after the job's epilog, which it ignored)."""
+    if _stranger(task, jobid, node, task_id):
+        return
     if late:
         task.store.ledger.done(task_id)
         return
@@ -185,6 +224,8 @@ def epilog_done(
     task: PipelineTask, jobid: int, node: str, task_id: str, busy: list[str] | None = None
 ) -> None:
     """A node's epilog ended; ``busy``: its CXI services still in use. Sent by the node."""
+    if _stranger(task, jobid, node, task_id):
+        return
     record = record_of(task, jobid)
     actions = slingshot.on_node_clean(record, node, list(busy or []), time.time(), _busy(task))
     act(task, jobid, actions)

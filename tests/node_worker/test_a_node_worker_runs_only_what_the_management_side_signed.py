@@ -20,10 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def keys(tmp_path_factory: pytest.TempPathFactory) -> tuple[Signer, Signer, Signer]:
     directory = tmp_path_factory.mktemp("keys")
-    management, node = demo_signers(directory)
+    management, node = demo_signers(directory, ["n1"])
     rogue_key, rogue_cert = key_pair(directory, "rogue")
     rogue = Signer(rogue_key, rogue_cert, management.store)
-    return management, node, rogue
+    return management, node.of("n1"), rogue
 
 
 @pytest.fixture(scope="module")

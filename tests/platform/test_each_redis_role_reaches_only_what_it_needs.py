@@ -1,5 +1,6 @@
-"""The Redis ACL file of ``coral2-pipeline redis-acl``: a node's user can push its answers
-and read its own queue, and nothing of the job store, the other queues or other nodes;
+"""The Redis ACL file of ``coral2-pipeline redis-acl``: each node's own user can push its
+answers and read its own queue, and nothing of the job store, the other queues, other nodes
+or kombu's shared bookkeeping;
 the monitoring user reads and writes nothing; the management user does the pipeline's
 work but cannot administer Redis; no connection logs in as the default user."""
 
@@ -14,13 +15,14 @@ import redis
 
 from pipeline.sim.redis_server import RedisServer
 
-ROLES = ("management", "node", "monitoring")
+ROLES = ("management", "monitoring")
 
 
 @pytest.fixture(scope="module")
 def users(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, redis.Redis]]:
     work = tmp_path_factory.mktemp("acl")
-    argv = [sys.executable, "-m", "pipeline.cli", "redis-acl", "--nodes", "n1"]
+    argv = [sys.executable, "-m", "pipeline.cli", "redis-acl", "--nodes", "n[1-2]"]
+    argv += ["--node-passwords", str(work), "--make-missing"]
     for role in ROLES:
         path = work / f"{role}.pass"
         path.touch(mode=0o600)
@@ -36,6 +38,8 @@ def users(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, redis.
             role: redis.Redis(port=server.port, username=role, password=f"{role}-password")
             for role in ROLES
         }
+        node_password = (work / "n1.pass").read_text().strip()
+        clients["node"] = redis.Redis(port=server.port, username="node-n1", password=node_password)
         clients["management"].set("coral2:job:1", "{}")
         clients["management"].lpush("lifecycle", "m")
         yield clients
@@ -64,6 +68,29 @@ def test_a_node_reads_no_job_record_and_no_other_queue(users: dict[str, redis.Re
     refused(lambda: node.brpop(["node.n2"], timeout=1))
     refused(lambda: node.lpush("housekeeping", "forged"))
     refused(lambda: node.lpush("node.n2", "forged"))
+
+
+def test_a_node_cannot_touch_kombus_shared_bookkeeping(users: dict[str, redis.Redis]) -> None:
+    node = users["node"]
+    # the shared unacked hash and index: the management side restores their entries
+    refused(lambda: node.hset("unacked", "tag", '[{"body": "x"}, "", "coral2:job:5:lock"]'))
+    refused(lambda: node.zadd("unacked_index", {"tag": 0}))
+    # the binding tables kombu routes a direct exchange's messages by
+    refused(lambda: node.sadd("_kombu.binding.node.n1", "node.n1\x06\x16\x06\x16timeouts"))
+    refused(lambda: node.sadd("_kombu.binding.lifecycle", "x"))
+    # its own unacked bookkeeping, which its own worker alone sweeps
+    assert node.hset("node.n1:unacked", "tag", "entry") == 1
+    assert node.zadd("node.n1:unacked_index", {"tag": 0}) == 1
+    refused(lambda: node.hset("node.n2:unacked", "tag", "entry"))
+
+
+def test_a_node_sets_a_dead_letter_aside(users: dict[str, redis.Redis]) -> None:
+    node = users["node"]
+    pipe = node.pipeline(transaction=True)
+    pipe.lpush("coral2:deadletters", "{}").ltrim("coral2:deadletters", 0, 999)
+    pipe.incr("coral2:deadletters:count")  # redis-py sends INCRBY
+    assert pipe.execute()[2] >= 1
+    refused(lambda: node.lrange("coral2:deadletters", 0, -1))
 
 
 def test_a_node_deletes_nothing_and_runs_no_script(users: dict[str, redis.Redis]) -> None:

@@ -21,7 +21,7 @@ from tests.services.bridge.recording_flux import RecordingFlux
 def seals(tmp_path_factory: pytest.TempPathFactory) -> tuple[KeySeal, KeySeal]:
     management, node = demo_signers(tmp_path_factory.mktemp("keys"))
     ours = seal_from(str(management.key), str(management.store))
-    theirs = seal_from(str(node.key), str(node.store))
+    theirs = seal_from(str(node.of("compute01").key), str(node.store))
     assert ours is not None and theirs is not None
     return ours, theirs
 
