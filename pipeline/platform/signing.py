@@ -226,16 +226,17 @@ class StrictSerializer:
             trusted.certificate.verify(envelope.body, envelope.signature, self._digest)
         except Exception as exc:  # celery's SecurityError: a bad signature
             raise Refused(f"its signature does not verify against {envelope.signer!r}") from exc
+        who = trusted.name or envelope.signer
         if envelope.content_type != JSON or envelope.content_encoding != UTF8:
             raise Refused(
-                f"{trusted.name or envelope.signer!r} signed a body of content type "
+                f"{who!r} signed a body of content type "
                 f"{envelope.content_type!r} ({envelope.content_encoding!r}); only "
                 f"{JSON} in {UTF8} is accepted"
             )
         try:
             body = loads(envelope.body.decode(UTF8))  # type: ignore[no-untyped-call]
         except (UnicodeError, ValueError) as exc:
-            raise Refused(f"its signed body is not JSON: {exc}") from exc
+            raise Refused(f"the body {who!r} signed is not JSON: {exc}") from exc
         if not (
             isinstance(body, list)
             and len(body) == 3
@@ -244,7 +245,7 @@ class StrictSerializer:
             and isinstance(body[2], dict)
         ):
             raise Refused(
-                "its signed body is not Celery's protocol-2 [args, kwargs, embed] "
+                f"the body {who!r} signed is not Celery's protocol-2 [args, kwargs, embed] "
                 "(protocol 1 and other shapes are refused)"
             )
         embed = {**body[2], SIGNER: trusted.role, SIGNER_NAME: trusted.name}

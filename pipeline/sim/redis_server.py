@@ -28,7 +28,9 @@ class RedisServer:
     it keeps an append-only file (``appendfsync everysec``, as production runs it) in
     ``workdir``: stopped and started again, it has every write back. With ``aclfile``
     its users are those of the file (``pipeline.platform.acl``), and ``login`` one
-    that may PING."""
+    that may PING. Its memory is bounded (``maxmemory``) and nothing is ever evicted
+    (``noeviction``): a write past the bound is refused with ``OOM``, as in production
+    (``deploy/redis/coral2-pipeline.conf``)."""
 
     def __init__(
         self,
@@ -38,12 +40,14 @@ class RedisServer:
         aof: bool = False,
         aclfile: Path | None = None,
         login: tuple[str, str] | None = None,
+        maxmemory: str = "1gb",
     ) -> None:
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="coral2-redis-"))
         self.log = log
         self.aof = aof
         self.aclfile = aclfile
         self.login = login  # (user, password) that may PING, with an ACL file
+        self.maxmemory = maxmemory  # as production runs it: bounded, and nothing evicted
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process: subprocess.Popen[bytes] | None = None
@@ -71,6 +75,10 @@ class RedisServer:
                 "everysec",
                 "--dir",
                 str(self.workdir),
+                "--maxmemory",
+                self.maxmemory,
+                "--maxmemory-policy",
+                "noeviction",
                 *(["--aclfile", str(self.aclfile)] if self.aclfile else []),
             ]
         )

@@ -1,0 +1,76 @@
+"""A body signed with a node's key (or the management key) whose inner content type is
+pickle is never unpickled: the lifecycle worker reads the envelope, verifies the signer and
+refuses every content type but JSON before any deserializer runs. The attempt is a dead
+letter that names the signer it claimed; the command inside never runs."""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+import redis
+
+from pipeline.sim.system import SimulatedSystem
+from tests.trust.conftest import Attacker, dead_letters, new_dead_letter
+from tests.trust.forge import forge
+
+
+class Exploit:
+    """Unpickled, it runs a command that leaves ``marker`` behind."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return os.system, (f"touch {self.marker}",)
+
+
+@pytest.mark.parametrize("content_type", ["application/x-python-serialize", "application/x-yaml"])
+def test_a_node_signed_pickle_pushed_onto_lifecycle_is_a_dead_letter(
+    system: SimulatedSystem,
+    admin: redis.Redis,
+    attacker: Attacker,
+    tmp_path: Path,
+    content_type: str,
+) -> None:
+    marker = tmp_path / "pwned"
+    payload = pickle.dumps(Exploit(marker))
+    raw = forge(
+        attacker.key,
+        attacker.cert,
+        "job.prolog_done",
+        "lifecycle",
+        lambda _claim: payload,
+        content_type=content_type,
+    )
+    before = len(dead_letters(system, admin))
+    attacker.client.lpush("lifecycle", raw)
+    letter = new_dead_letter(system, admin, before)
+    assert f"content type {content_type!r}" in letter.reason
+    assert "compute63" in letter.reason  # the signer it claimed
+    assert not marker.exists()
+
+
+def test_the_management_key_cannot_sign_a_pickle_either(
+    system: SimulatedSystem, admin: redis.Redis, attacker: Attacker, tmp_path: Path
+) -> None:
+    marker = tmp_path / "pwned"
+    keys = system.workdir / "keys"
+    management_key = keys / "coral2-pipeline management.key"
+    management_cert = keys / "coral2-pipeline management.crt"
+    payload = pickle.dumps(Exploit(marker))
+    raw = forge(
+        management_key,
+        management_cert,
+        "housekeeping.ping",
+        "lifecycle",
+        lambda _claim: payload,
+        content_type="application/x-python-serialize",
+    )
+    before = len(dead_letters(system, admin))
+    attacker.client.lpush("lifecycle", raw)
+    letter = new_dead_letter(system, admin, before)
+    assert "only application/json" in letter.reason
+    assert not marker.exists()
