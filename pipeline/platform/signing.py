@@ -172,8 +172,9 @@ class TrustStore:
         """The trusted certificate of ``signer`` (an envelope's signer id), or None."""
         return self._by_id.get(signer)
 
-    def __len__(self) -> int:
-        return len(self._by_id)
+    def names(self, role: str) -> list[str]:
+        """The names of the certificates trusted for ``role``, sorted."""
+        return sorted(t.name for t in self._by_id.values() if t.role == role)
 
 
 class StrictSerializer:
