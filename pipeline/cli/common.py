@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rich.table import Table
+from rich.text import Text
+
 from pipeline.errors import RabbitMappingError
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.settings import Settings, load_settings
@@ -79,3 +82,35 @@ def load_mapping(path: str) -> RabbitMapping:
         return RabbitMapping.load(path)
     except RabbitMappingError as exc:
         raise CommandError(str(exc)) from exc
+
+
+def printable(value: object) -> str:
+    """``value`` as text safe for a terminal: every control and format character (ESC,
+    CR, BEL, bidi overrides, ...) written as its escape (``\\x1b``), so a message any
+    queue writer made cannot move the cursor, retitle the window or hide a line."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    out = []
+    for char in text:
+        if char.isprintable() or char == " ":
+            out.append(char)
+        elif ord(char) < 0x100:
+            out.append(f"\\x{ord(char):02x}")
+        else:
+            out.append(f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}")
+    return "".join(out)
+
+
+class SafeTable(Table):
+    """A rich table whose cells are shown as they are: control characters escaped
+    (:func:`printable`) and no rich markup read from them."""
+
+    def add_row(self, *renderables: Any, **kwargs: Any) -> None:
+        cells = [Text(printable(cell)) if isinstance(cell, str) else cell for cell in renderables]
+        super().add_row(*cells, **kwargs)
+
+
+def flag_line(flag: str) -> Text:
+    """A ``look:`` line of ``status`` (its text from the store, shown as it is)."""
+    return Text.assemble(("look:", "yellow"), " ", printable(flag))

@@ -8,9 +8,8 @@ import json
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
-from pipeline.cli.common import CommandError, settings_of
+from pipeline.cli.common import CommandError, SafeTable, settings_of
 from pipeline.store import Store
 
 
@@ -48,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(letter.model_dump(), sort_keys=True))
         return 0
     kept, total = letters.counts()
-    table = Table(title=f"dead letters: {kept} kept, {total} ever set aside (newest first)")
+    table = SafeTable(title=f"dead letters: {kept} kept, {total} ever set aside (newest first)")
     for column in ("when", "from", "why", "bytes", "raw (start)"):
         table.add_column(column, overflow="fold")
     for letter in latest:

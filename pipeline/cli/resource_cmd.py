@@ -19,9 +19,8 @@ import threading
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
-from pipeline.cli.common import CommandError, settings_of
+from pipeline.cli.common import CommandError, SafeTable, settings_of
 from pipeline.model.hostlist import expand_hostlist, unique_hostlist
 from pipeline.platform.sealing import seal_of
 from pipeline.store import OutboxMessage, Store
@@ -87,7 +86,7 @@ def run_status(args: argparse.Namespace) -> int:
         ]
         print(json.dumps({"nodelist": nodelist, "drained": rows}, sort_keys=True))
         return 0
-    table = Table(title=f"drained: {len(drained)} of {len(hosts)} nodes")
+    table = SafeTable(title=f"drained: {len(drained)} of {len(hosts)} nodes")
     for column in ("host", "rank", "since", "reason"):
         table.add_column(column, overflow="fold")
     for rank, (stamp, reason) in drained:

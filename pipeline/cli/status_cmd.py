@@ -17,9 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel
 from rich.console import Console
-from rich.table import Table
 
-from pipeline.cli.common import CommandError, settings_of
+from pipeline.cli.common import CommandError, SafeTable, flag_line, settings_of
 from pipeline.errors import InputError
 from pipeline.model.hostlist import unique_hostlist
 from pipeline.model.hwcoll import REDACTED, redact
@@ -81,12 +80,12 @@ def _job(view: JobView, as_json: bool, resend_after_s: float) -> int:
     if as_json:
         print(json.dumps(redact(_json({**_plain(view), "flags": flags})), sort_keys=True))
         return 1 if flags else 0
-    table = Table(title=f"job {view.jobid} ({encode_f58(view.jobid)})", show_header=False)
+    table = SafeTable(title=f"job {view.jobid} ({encode_f58(view.jobid)})", show_header=False)
     table.add_column(style="bold")
     table.add_column()
     record = view.record
     if view.record_error:
-        table.add_row("record", f"[red]unreadable[/]: {view.record_error}")
+        table.add_row("record", f"unreadable: {view.record_error}")
     elif record is None:
         table.add_row("record", "none")
     else:
@@ -175,7 +174,7 @@ def _pipeline(view: PipelineView, as_json: bool, resend_after_s: float) -> int:
         print(json.dumps(redact(_json({**_plain(view), "flags": flags})), sort_keys=True))
         return 1 if flags else 0
     now = view.at
-    summary = Table(title="coral2-pipeline", show_header=False)
+    summary = SafeTable(title="coral2-pipeline", show_header=False)
     summary.add_column(style="bold")
     summary.add_column()
     states = ", ".join(f"{s} {n}" for s, n in sorted(view.states.items()))
@@ -324,7 +323,7 @@ def _rows(
 ) -> None:
     if not rows:
         return
-    table = Table(title=title)
+    table = SafeTable(title=title)
     for column in columns:
         table.add_column(column)
     for row in rows:
@@ -334,7 +333,7 @@ def _rows(
 
 def _print_flags(console: Console, flags: list[str]) -> None:
     for flag in flags:
-        console.print(f"[yellow]look:[/] {flag}", highlight=False)
+        console.print(flag_line(flag), highlight=False)
     if not flags:
         console.print("nothing to look at", highlight=False)
 

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pipeline.model.hwcoll import Reservation
+from pipeline.model.jobid import JobId
 
 
 class Teardown(StrEnum):
@@ -81,7 +82,7 @@ class JobRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    jobid: int = Field(ge=0)
+    jobid: JobId
     userid: int | None = None
     workflow: str | None = None
     resources: list[dict[str, Any]] | None = Field(

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from pydantic import Field
+
 from pipeline.errors import InputError
+
+#: The largest Flux jobid (an unsigned 64-bit integer, RFC 19).
+MAX_JOBID = 2**64 - 1
+#: A jobid field of a payload or record: refused outside [0, MAX_JOBID].
+JobId = Annotated[int, Field(ge=0, le=MAX_JOBID)]
 
 ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 F58_PREFIX = "ƒ"
@@ -26,6 +35,8 @@ def encode_f58(jobid: int, *, plain: bool = False) -> str:
 def decode_jobid(text: str | int) -> int:
     """Parse a jobid given as decimal, ``ƒF58`` or ``fF58``."""
     if isinstance(text, int) and not isinstance(text, bool):
+        if not 0 <= text <= MAX_JOBID:
+            raise InputError(f"invalid jobid {text}: not an unsigned 64-bit integer")
         return text
     if not isinstance(text, str) or not text:
         raise InputError(f"invalid jobid {_shown(text)}")

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.errors import InputError, TemporaryError
 from pipeline.model.dw_expansion import expand_directives
+from pipeline.model.jobid import JobId
 from pipeline.model.pydantic_errors import problems
 from pipeline.model.resource_set import ResourceSet
 from pipeline.settings import Settings
@@ -38,8 +39,8 @@ class _Payload(BaseModel):
 class CreatePayload(_Payload):
     """``dws.create``."""
 
-    jobid: int = Field(ge=0)
-    userid: int = Field(ge=0)
+    jobid: JobId
+    userid: int = Field(ge=0, le=2**32 - 1)
     dw_directives: Any
     resources: list[dict[str, Any]]
     failure_tolerance: int = 0
@@ -48,29 +49,29 @@ class CreatePayload(_Payload):
 class SetupPayload(_Payload):
     """``dws.setup``."""
 
-    jobid: int = Field(ge=0)
+    jobid: JobId
     R: dict[str, Any]
 
 
 class PostRunPayload(_Payload):
     """``dws.post_run``."""
 
-    jobid: int = Field(ge=0)
+    jobid: JobId
     run_started: bool
 
 
 class JobPayload(_Payload):
     """``dws.teardown`` and ``dws.abort``."""
 
-    jobid: int = Field(ge=0)
+    jobid: JobId
 
 
 class JobStatePayload(_Payload):
     """``job-state``: a job of any kind entered RUN or CLEANUP."""
 
-    jobid: int = Field(ge=0)
+    jobid: JobId
     state: Literal["run", "cleanup"]
-    userid: int = Field(default=0, ge=0)
+    userid: int = Field(default=0, ge=0, le=2**32 - 1)
     R: dict[str, Any] | None = None
     shell_options: dict[str, Any] = Field(default_factory=dict)
     dw: bool = False
