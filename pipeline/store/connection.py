@@ -29,9 +29,24 @@ def connect(url: str, *, socket_timeout_s: float = 5.0) -> redis.Redis:
         )
     except ValueError as exc:
         raise ConfigError(
-            f"invalid Redis URL {url!r}: {exc}; expected redis://host:port/db, "
+            f"invalid Redis URL {shown_url(url)!r}: {exc}; expected redis://host:port/db, "
             "rediss://..., unix:///path or sentinel://host:port,host:port/service"
         ) from exc
+
+
+def shown_url(url: str) -> str:
+    """``url`` as an error may show it: any password in it replaced by ``***``."""
+    out = []
+    for part in url.split(";"):
+        head, sep, rest = part.partition("://")
+        if sep:
+            netloc, slash, path = rest.partition("/")
+            info, at, hosts = netloc.rpartition("@")
+            if at and ":" in info:
+                info = info.split(":", 1)[0] + ":***"
+            part = f"{head}{sep}{info}{at}{hosts}{slash}{path}"
+        out.append(part)
+    return ";".join(out)
 
 
 def _sentinel(url: str, socket_timeout_s: float) -> redis.Redis:
@@ -42,15 +57,20 @@ def _sentinel(url: str, socket_timeout_s: float) -> redis.Redis:
     for item in netloc[-1].split(","):
         host, _, port = item.partition(":")
         if not host or (port and not port.isdigit()):
-            raise ConfigError(f"invalid sentinel address {item!r} in {url!r}: expected host:port")
+            raise ConfigError(
+                f"invalid sentinel address {shown_url(item)!r} in {shown_url(url)!r}: "
+                "expected host:port"
+            )
         hosts.append((host, int(port or 26379)))
     service = parts.path.strip("/")
     if not service:
-        raise ConfigError(f"sentinel URL {url!r} names no service: sentinel://host:port/<service>")
+        raise ConfigError(
+            f"sentinel URL {shown_url(url)!r} names no service: sentinel://host:port/<service>"
+        )
     query = parse_qs(parts.query)
     db_text = query.get("db", ["0"])[0]
     if not db_text.isdigit():
-        raise ConfigError(f"sentinel URL {url!r}: db must be a number, got {db_text!r}")
+        raise ConfigError(f"sentinel URL {shown_url(url)!r}: db must be a number, got {db_text!r}")
     sentinel = Sentinel(  # type: ignore[no-untyped-call]
         hosts,
         socket_timeout=socket_timeout_s,
