@@ -211,6 +211,10 @@ def _pipeline(view: PipelineView, as_json: bool, resend_after_s: float) -> int:
     summary.add_row(
         "dead letters", f"{view.dead_letters} kept, {view.dead_letters_total} ever set aside"
     )
+    if view.memory is not None:
+        used, limit = view.memory
+        shown = f"{limit / 2**20:.0f} MiB" if limit else "no limit"
+        summary.add_row("redis memory", f"{used / 2**20:.0f} MiB used of {shown}")
     console = Console()
     console.print(summary)
     _rows(
@@ -259,6 +263,28 @@ BEAT_LATE_S = 30.0
 QUEUE_LATE_S = 60.0
 
 
+#: The share of Redis's maxmemory past which ``status`` flags it.
+MEMORY_HIGH = 0.8
+
+
+def _memory_flags(memory: tuple[int, int] | None) -> list[str]:
+    if memory is None:
+        return []
+    used, limit = memory
+    if limit == 0:
+        return [
+            "Redis has no maxmemory: a flood can exhaust its host; set maxmemory and "
+            "maxmemory-policy noeviction (deploy/redis/coral2-pipeline.conf)"
+        ]
+    if used > MEMORY_HIGH * limit:
+        return [
+            f"Redis uses {used / 2**20:.0f} MiB of its {limit / 2**20:.0f} MiB maxmemory: "
+            "past it every write is refused; see docs/operations.md (Redis memory) for the "
+            "biggest keys and how to shut out a flooding node's user"
+        ]
+    return []
+
+
 def _pipeline_flags(view: PipelineView, resend_after_s: float) -> list[str]:
     now = view.at
     flags: list[str] = []
@@ -297,6 +323,7 @@ def _pipeline_flags(view: PipelineView, resend_after_s: float) -> list[str]:
                     f"start one (`celery -A pipeline.app worker -Q {queue}`) or see why "
                     "every worker is stuck"
                 )
+    flags += _memory_flags(view.memory)
     if view.latest_dead_letters:
         latest = view.latest_dead_letters[0]
         flags.append(

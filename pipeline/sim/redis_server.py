@@ -41,6 +41,7 @@ class RedisServer:
         aclfile: Path | None = None,
         login: tuple[str, str] | None = None,
         maxmemory: str = "1gb",
+        config: Path | None = None,
     ) -> None:
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="coral2-redis-"))
         self.log = log
@@ -48,6 +49,7 @@ class RedisServer:
         self.aclfile = aclfile
         self.login = login  # (user, password) that may PING, with an ACL file
         self.maxmemory = maxmemory  # as production runs it: bounded, and nothing evicted
+        self.config = config  # a redis.conf to start from (the flags here override it)
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process: subprocess.Popen[bytes] | None = None
@@ -63,6 +65,7 @@ class RedisServer:
         argv = die_with_parent(
             [
                 binary,
+                *([str(self.config)] if self.config else []),
                 "--port",
                 str(self.port),
                 "--bind",

@@ -44,8 +44,9 @@ def shown_url(url: str) -> str:
             info, at, hosts = netloc.rpartition("@")
             if at and ":" in info:
                 info = info.split(":", 1)[0] + ":***"
-            part = f"{head}{sep}{info}{at}{hosts}{slash}{path}"
-        out.append(part)
+            out.append(f"{head}{sep}{info}{at}{hosts}{slash}{path}")
+        else:
+            out.append(part)
     return ";".join(out)
 
 

@@ -110,6 +110,7 @@ class PipelineView:
     dead_letters: int = 0  # kept in the dead-letter list
     dead_letters_total: int = 0  # ever set aside
     latest_dead_letters: list[DeadLetter] = field(default_factory=list)  # newest first
+    memory: tuple[int, int] | None = None  # Redis's (used_memory, maxmemory) in bytes
 
 
 def job_view(store: Store, jobid: int, *, scan_limit: int = SCAN_LIMIT) -> JobView:
@@ -181,6 +182,7 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
     except redis.RedisError as exc:
         raise store_errors(exc) from exc
     kept, total = store.dead_letters.counts()
+    memory = _memory(client)
     stalest = sorted(
         ((j, states.get(j), last[j][1] or None) for j in jobids),
         key=lambda row: row[2] or 0.0,  # never observed: first
@@ -213,7 +215,17 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
         dead_letters=kept,
         dead_letters_total=total,
         latest_dead_letters=store.dead_letters.latest(min(limit, 3)) if kept else [],
+        memory=memory,
     )
+
+
+def _memory(client: redis.Redis) -> tuple[int, int] | None:
+    """Redis's (used_memory, maxmemory); None when this user may not read ``INFO``."""
+    try:
+        info: Any = client.info("memory")
+    except redis.RedisError:
+        return None
+    return int(info.get("used_memory", 0)), int(info.get("maxmemory", 0))
 
 
 def _tick(raw: Any) -> tuple[float, str] | None:

@@ -12,7 +12,7 @@ from pipeline.errors import InputError
 from pipeline.model.jobid import MAX_JOBID, decode_jobid
 from pipeline.services.hooks import HookError, Hooks
 from pipeline.settings import load_settings
-from tests.services.hooks.test_hook_validation import R, RESOURCES, Queue
+from tests.services.hooks.test_hook_validation import RESOURCES, Queue, R
 
 CALLS = {
     "dws_create": {
