@@ -203,6 +203,11 @@ class NodeWorker:
             self._check(task, hostname)
             with self.job_on(hostname, jobid, last=True):
                 self.ended.note(hostname, jobid)  # before acting: no prolog copy undoes it
+                if cxi is not None and self.ended.clean(hostname, jobid):
+                    # a late copy: the job's services are gone, and services with its
+                    # user and VNIs now belong to a later job
+                    log.info("node.epilog of job %s on %s: its services are gone", jobid, hostname)
+                    cxi = None
                 outcome = perilog.epilog(
                     hostname,
                     userid,
@@ -212,6 +217,8 @@ class NodeWorker:
                     nic_of=self._nic,
                     busy_wait_s=self.settings.pipeline.cxi_epilog_wait,
                 )
+                if cxi is not None and not outcome.busy:
+                    self.ended.note_clean(hostname, jobid)
             answer(
                 "job.epilog_done",
                 jobid=jobid,

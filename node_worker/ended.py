@@ -6,8 +6,11 @@ ledger — would create the job's CXI services again or stop the clientmount
 service that the epilog started for the unmounts. The node worker notes
 each epilog it runs, per node, in a file under its state directory (and in
 memory), before it acts; a prolog or a clientmount stop for a noted job is
-answered as done without touching anything. Notes older than
-:data:`KEEP_S` are pruned at start.
+answered as done without touching anything. Once the epilog has destroyed
+every CXI service of the job, it notes that too (``<jobid>.clean``): a later
+copy of the epilog destroys nothing, since by then the job's VNIs may belong
+to another job of the same user, whose services look the same. Notes older
+than :data:`KEEP_S` are pruned at start.
 """
 
 from __future__ import annotations
@@ -65,6 +68,28 @@ class EndedJobs:
             folder.mkdir(exist_ok=True, mode=0o700)
             fd = os.open(folder / str(jobid), os.O_WRONLY | os.O_CREAT, 0o600)
             os.close(fd)
+
+    def note_clean(self, host: str, jobid: int) -> None:
+        """The epilog of ``jobid`` on ``host`` destroyed every CXI service of the job: a
+        later copy of it must destroy nothing (the job's VNIs may since have gone to
+        another job of the same user, whose services look the same)."""
+        with self._lock:
+            self._known.add((host, -jobid - 1))
+        if self.directory is not None:
+            folder = self.directory / host
+            folder.mkdir(exist_ok=True, mode=0o700)
+            fd = os.open(folder / f"{jobid}.clean", os.O_WRONLY | os.O_CREAT, 0o600)
+            os.close(fd)
+
+    def clean(self, host: str, jobid: int) -> bool:
+        """Whether an epilog of ``jobid`` already destroyed every CXI service of it on
+        ``host``."""
+        with self._lock:
+            if (host, -jobid - 1) in self._known:
+                return True
+        if self.directory is None:
+            return False
+        return (self.directory / host / f"{jobid}.clean").exists()
 
     def ended(self, host: str, jobid: int) -> bool:
         """Whether ``jobid``'s epilog has run (or started) on ``host``."""
