@@ -5,7 +5,17 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks import elcap, fanout, health, hwcoll, lifecycle, nodeconn, platform, vnipool
+from benchmarks import (
+    elcap,
+    fanout,
+    health,
+    hwcoll,
+    lifecycle,
+    nodeconn,
+    platform,
+    trust,
+    vnipool,
+)
 
 
 def main() -> None:
@@ -56,6 +66,13 @@ def main() -> None:
         f"{h['down_p99_ms']:.0f} ms); {h['reserved']:.0f} reserved; reservations left "
         f"after it returns: {h['left']:.0f}",
         f"p99 < timeout ({h['timeout_ms']:.0f} ms); 0 left",
+    )
+    t = trust.bench_trust()
+    table.add_row(
+        f"one identity per node: issue a pair; load {t['nodes']:,.0f} node certificates "
+        "(CA-checked); verify and decode one answer",
+        f"{t['issue_s'] * 1000:.0f} ms a node; {t['load_s']:.2f} s; {t['verify_us']:.0f} µs",
+        "load < 10 s at start",
     )
     cpu = platform.broker_message_cpu()
     table.add_row(
