@@ -123,6 +123,10 @@ class Faults:
         self._thread.start()
         return self
 
+    def kills(self) -> int:
+        """How many kills were done so far."""
+        return sum(n for kind, n in self.done.items() if kind.startswith("kill"))
+
     def finish(self) -> Counter[str]:
         """Apply no more faults; return those applied."""
         self.stop.set()
@@ -249,8 +253,11 @@ def run_chaos(
     api_fault_rate: float = API_FAULT_RATE,
     workflow_fault_rate: float = WORKFLOW_FAULT_RATE,
     slow_mounts: tuple[float, float] = SLOW_MOUNTS,
+    min_kills: int = 0,
 ) -> ChaosReport:
-    """Run ``jobs`` jobs under faults; return the report."""
+    """Run ``jobs`` jobs under faults; return the report. ``min_kills``: the batch is
+    paced so that at least that many kills strike it, however fast the machine runs it
+    (job i is submitted once ``min_kills * i / jobs`` kills are done)."""
     rng = random.Random(seed)
     mapping = RabbitMapping.load(sample_path("sample-rabbitmapping.json"))
     kinds = _kinds()
@@ -287,8 +294,10 @@ def run_chaos(
         faults = Faults(system, rng, every_s).start()
         t0 = time.time()
         try:
-            for job in batch:
-                while _active(system, ids) >= IN_FLIGHT:
+            for index, job in enumerate(batch):
+                while _active(system, ids) >= IN_FLIGHT or faults.kills() < (
+                    min_kills * index // max(jobs, 1)
+                ):
                     time.sleep(0.05)
                 jobid = flux.submit(
                     job.resources(), system=job.system(), userid=job.userid, runtime_s=RUNTIME_S

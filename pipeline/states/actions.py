@@ -6,6 +6,10 @@ is idempotent on its own: desiredState patches are guarded by the expected
 current state, messages to Flux are sent once per job and ``mark``,
 creates count 409 as done and deletes 404 as done.
 
+The record changes that say work is done (:class:`MarkDone`, :class:`FinishJob`)
+are performed after every other action of their list, whatever their place
+in it: a mark follows the work it stands for.
+
 An action that can find the Workflow gone carries what to do then
 (``if_gone``); performing those ends the list, since what followed was
 decided for a Workflow that exists.
@@ -28,7 +32,17 @@ class CreateRecord:
 
 @dataclass(frozen=True)
 class UpdateJob:
-    """Set fields of the job record."""
+    """Set fields of the job record that hold facts (a reservation made, a condition
+    seen, the nodes the work goes to): performed where it stands in its list."""
+
+    changes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MarkDone:
+    """Set fields of the job record that say work is done (``released``, ``mounted``, a
+    teardown asked): ``perform`` applies it after every other action of its list, so a
+    task killed before it finds the work undone and does it again."""
 
     changes: dict[str, Any] = field(default_factory=dict)
 
@@ -188,6 +202,7 @@ class MarkMounted:
 Action = (
     CreateRecord
     | UpdateJob
+    | MarkDone
     | FinishJob
     | CreateWorkflow
     | PatchDesiredState

@@ -12,10 +12,11 @@ def advance(
     snapshot: Snapshot, job: JobRecord, now: float, settings: RabbitSettings
 ) -> list[Action]:
     """Move to PreRun; arm ``prerun_timeout`` when configured."""
-    actions: list[Action] = [
+    actions: list[Action] = []
+    if settings.prerun_timeout > 0:  # armed first: once the patch is in, no re-run arms it
+        actions.append(ArmDeadline("prerun_timeout", now + settings.prerun_timeout, "pre_run"))
+    return [
+        *actions,
         PatchDesiredState("DataIn", "PreRun"),
         *timing(job.jobid, "DataIn", snapshot.workflow),
     ]
-    if settings.prerun_timeout > 0:
-        actions.append(ArmDeadline("prerun_timeout", now + settings.prerun_timeout))
-    return actions

@@ -6,7 +6,7 @@ from typing import Any
 
 from pipeline.model.job import JobRecord, Teardown
 from pipeline.settings import RabbitSettings
-from pipeline.states.actions import Action, PatchDesiredState, UpdateJob, kvs_put, timing
+from pipeline.states.actions import Action, MarkDone, PatchDesiredState, kvs_put, timing
 from pipeline.states.snapshot import Snapshot
 
 
@@ -31,7 +31,7 @@ def move_to_teardown(snapshot: Snapshot, job: JobRecord, settings: RabbitSetting
             job.jobid, "rabbit_datamovements", datamovements(snapshot, settings.save_datamovements)
         ),
         PatchDesiredState(None, "Teardown"),
-        UpdateJob({"teardown": Teardown.ASKED}),
+        MarkDone({"teardown": Teardown.ASKED}),
     ]
 
 

@@ -23,16 +23,16 @@ def advance(
         message = str(status.get("message") or "")
         prerun = state == "PreRun"
         if job.tc_since is None:
-            return [
+            return [  # armed before it is recorded: a re-run that finds it recorded arms none
+                ArmDeadline("tc_timeout", now + settings.tc_timeout, "tc"),
                 UpdateJob({"tc_since": now, "tc_message": message, "tc_prerun": prerun}),
-                ArmDeadline("tc_timeout", now + settings.tc_timeout),
             ]
         if (job.tc_message, job.tc_prerun) != (message, prerun):
             return [UpdateJob({"tc_message": message, "tc_prerun": prerun})]
         return []
     if job.tc_since is not None:
         return [
-            UpdateJob({"tc_since": None, "tc_message": "", "tc_prerun": False}),
             DisarmDeadline("tc_timeout"),
+            UpdateJob({"tc_since": None, "tc_message": "", "tc_prerun": False}),
         ]
     return []

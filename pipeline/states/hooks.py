@@ -28,6 +28,7 @@ from pipeline.states.actions import (
     CreateRecord,
     CreateWorkflow,
     FinishJob,
+    MarkDone,
     PatchDesiredState,
     PatchServers,
     RemoveFinalizer,
@@ -187,10 +188,10 @@ def on_setup(
 def workflow_gone(job: JobRecord) -> list[Action]:
     """The Workflow is gone: release the epilog if Flux waits for it, and finish."""
     if not job.epilog_held:
-        return [UpdateJob({"teardown": Teardown.DELETED}), FinishJob()]
+        return [MarkDone({"teardown": Teardown.DELETED}), FinishJob()]
     return [
         SendOnce("epilog-remove", {"id": job.jobid}, "epilog-remove"),
-        UpdateJob({"teardown": Teardown.DELETED, "epilog": Epilog.RELEASED}),
+        MarkDone({"teardown": Teardown.DELETED, "epilog": Epilog.RELEASED}),
         FinishJob(),
     ]
 

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from pipeline.model.hwcoll import Reservation
-from pipeline.states.actions import Action, SendOnce, UpdateJob, exception, kvs_put
+from pipeline.states.actions import Action, MarkDone, SendOnce, UpdateJob, exception, kvs_put
 
 EVENT = "hwcoll"
 ENV_KEY = "hwcoll_environment"
@@ -54,4 +54,4 @@ def on_vanished(jobid: int, reservation: Reservation) -> list[Action]:
 
 def on_released(reservation: Reservation) -> list[Action]:
     """The reservation and its trees are gone from the fabric manager."""
-    return [UpdateJob({"hwcoll": reservation.model_copy(update={"released": True})})]
+    return [MarkDone({"hwcoll": reservation.model_copy(update={"released": True})})]

@@ -39,6 +39,7 @@ from pipeline.states.actions import (
     ArmDeadline,
     DisarmDeadline,
     ExpectAnswers,
+    MarkDone,
     MarkMounted,
     Release,
     SendNodeTask,
@@ -59,7 +60,7 @@ def fail(job: JobRecord, work: NodeWork, type_: str, note: str) -> list[Action]:
     """Fail the job: a fatal exception, and the verdict its held prolog waits for."""
     failed = work.model_copy(update={"failed": note})
     return [
-        UpdateJob({"node_work": failed}),
+        MarkDone({"node_work": failed}),
         exception(job.jobid, type_, 0, note, f"exception:{type_}"),
         DisarmDeadline(DEADLINE),
         DisarmDeadline(MOUNT_DEADLINE),
@@ -96,15 +97,17 @@ def plan(
         nodes=sorted(cores), dw=dw and clientmount, since=now, timeout_s=timeout_s, mounted=mounted
     )
     job = job.model_copy(update={"node_work": work})
+    # what a duplicate RUN cannot redo comes before the record of the work (its commit
+    # point: a RUN that finds it resumes, :func:`resume`); the sends, which it can, after
     actions: list[Action] = [
-        UpdateJob({"node_work": work}),
         ExpectAnswers(len(work.nodes)),
-        ArmDeadline(DEADLINE, now + timeout_s),
+        ArmDeadline(DEADLINE, now + timeout_s, "run"),
     ]
     if work.dw and mounted:
         actions.append(MarkMounted())
     if work.dw and not mounted and mount_timeout_s > 0:
-        actions.append(ArmDeadline(MOUNT_DEADLINE, now + mount_timeout_s))
+        actions.append(ArmDeadline(MOUNT_DEADLINE, now + mount_timeout_s, "run"))
+    actions.append(UpdateJob({"node_work": work}))
     return actions + prologs(job, work.nodes, cores, cxi, clientmount)
 
 
@@ -166,7 +169,7 @@ def release(
         return []
     done = work.model_copy(update={"released": True})
     return [
-        UpdateJob({"node_work": done}),
+        MarkDone({"node_work": done}),
         DisarmDeadline(DEADLINE),
         DisarmDeadline(MOUNT_DEADLINE),
         Release(),
@@ -201,10 +204,10 @@ def on_mounted(job: JobRecord, now: float) -> list[Action]:
         return []
     work = work.model_copy(update={"mounted": True})
     return [
-        UpdateJob({"node_work": work}),
+        MarkDone({"node_work": work}),
         DisarmDeadline(MOUNT_DEADLINE),
         DisarmDeadline(DEADLINE),  # the first arming leaves the set only when disarmed
-        ArmDeadline(DEADLINE, now + work.timeout_s),
+        ArmDeadline(DEADLINE, now + work.timeout_s, "mounted"),
         MarkMounted(),
     ]
 

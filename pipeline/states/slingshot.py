@@ -26,6 +26,7 @@ from pipeline.states.actions import (
     ArmDeadline,
     ConfirmDestroyed,
     FinishJob,
+    MarkDone,
     Release,
     ReleaseVnis,
     SendNodeTask,
@@ -70,7 +71,7 @@ def on_reserved(
     ``nodes``: the nodes that get CXI services for it (none without ``cxi-enable``)."""
     if fatal:
         failed = Slingshot(reason=reason, failed=True)
-        return [UpdateJob({"slingshot": failed}), *fail(job.jobid, reason)]
+        return [MarkDone({"slingshot": failed}), *fail(job.jobid, reason)]
     state = Slingshot(vnis=vnis, reason=reason, nodes=nodes if vnis else [])
     return [UpdateJob({"slingshot": state}), post_event(job.jobid, vnis, reason)]
 
@@ -101,7 +102,7 @@ def on_cleanup(job: JobRecord) -> list[Action]:
     if state is None or state.released:
         return []
     released = state.model_copy(update={"released": True})
-    return [ReleaseVnis(tuple(state.nodes)), UpdateJob({"slingshot": released})]
+    return [ReleaseVnis(tuple(state.nodes)), MarkDone({"slingshot": released})]
 
 
 def finished(job: JobRecord, state: Slingshot | None) -> list[Action]:
@@ -133,18 +134,21 @@ def on_node_clean(
     if not busy:
         clean = sorted({*state.clean, node})
         update = state.model_copy(update={"clean": clean})
-        actions: list[Action] = [ConfirmDestroyed(node), UpdateJob({"slingshot": update})]
+        actions: list[Action] = [ConfirmDestroyed(node), MarkDone({"slingshot": update})]
         return actions + finished(job, update)
     since = state.busy_since.get(node, now)
     if now - since < policy.give_up_s:
         update = state.model_copy(update={"busy_since": {**state.busy_since, node: since}})
-        return [UpdateJob({"slingshot": update}), ArmDeadline("cxi_retry", now + policy.retry_s)]
+        return [
+            UpdateJob({"slingshot": update}),
+            ArmDeadline("cxi_retry", now + policy.retry_s, "retry"),
+        ]
     if node in state.drained:
         return []
     reason = f"CXI services of VNIs {','.join(map(str, state.vnis))} busy: {'; '.join(busy)}"
     drain = {"targets": node, "mode": "update", "reason": reason}
     update = state.model_copy(update={"drained": sorted({*state.drained, node})})
-    return [UpdateJob({"slingshot": update}), SendOnce("drain", drain, f"drain:cxi:{node}")]
+    return [MarkDone({"slingshot": update}), SendOnce("drain", drain, f"drain:cxi:{node}")]
 
 
 def on_retry(job: JobRecord) -> list[Action]:

@@ -8,9 +8,9 @@ from pipeline.states.actions import (
     Action,
     DeleteWorkflow,
     DisarmDeadline,
+    MarkDone,
     RemoveFinalizer,
     SendOnce,
-    UpdateJob,
     timing,
 )
 from pipeline.states.snapshot import Snapshot, WorkflowState
@@ -33,5 +33,5 @@ def advance(
         *timing(job.jobid, "Teardown", snapshot.workflow),
         *(DisarmDeadline(kind) for kind in sorted(job.deadlines)),
         DeleteWorkflow(),
-        UpdateJob(done),
+        MarkDone(done),
     ]

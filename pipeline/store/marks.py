@@ -71,6 +71,24 @@ class Marks:
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
 
+    def fence(self, jobid: int, name: str, ttl_s: float) -> None:
+        """Put up fence ``name`` of ``jobid`` (``<prefix>:fence:<jobid>:<name>``) for
+        ``ttl_s``: a key of its own, so the job's one-shot marks keep their lifetime."""
+        try:
+            self.client.set(self._fence(jobid, name), "1", px=max(1, int(ttl_s * 1000)))
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    def fenced(self, jobid: int, name: str) -> bool:
+        """Whether fence ``name`` of ``jobid`` is up."""
+        try:
+            return bool(self.client.exists(self._fence(jobid, name)))
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    def _fence(self, jobid: int, name: str) -> str:
+        return f"{self.keys.prefix}:fence:{jobid}:{name}"
+
     def is_set(self, jobid: int, name: str) -> bool:
         """Return whether the mark exists."""
         try:

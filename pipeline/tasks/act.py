@@ -38,6 +38,7 @@ from pipeline.states.actions import (
     ExpectAnswers,
     FinishJob,
     ForceReady,
+    MarkDone,
     MarkMounted,
     PatchComputes,
     PatchDesiredState,
@@ -57,6 +58,13 @@ log = logging.getLogger("coral2_pipeline.act")
 
 #: How a node task is sent: (node, task name, kwargs).
 SendNode = Callable[[str, str, dict[str, Any]], object]
+#: The actions that say work is done: performed after all the others of their list.
+MARKS = (MarkDone, FinishJob)
+
+#: Tests only (``tests/tasks/kill_points.py``): called before each action (and once after
+#: the last, with None) of every list performed, so a test can make a task die there.
+#: None in production.
+BETWEEN: Callable[[int, Action | None], None] | None = None
 
 
 class _Stop(Exception):
@@ -112,8 +120,21 @@ class _Performer:
         raise _Stop(done=False) from error
 
     def run(self, actions: Sequence[Action]) -> None:
+        """Perform the work of ``actions`` in order, then the marks that say it is done
+        (:data:`MARKS`) in order: a task killed between two actions never leaves a mark
+        whose work it did not do."""
+        work = [a for a in actions if not isinstance(a, MARKS)]
+        marks = [a for a in actions if isinstance(a, MARKS)]
+        self._in_order(work)
+        self._in_order(marks)
+        if BETWEEN is not None:
+            BETWEEN(self.jobid, None)  # after the last action: the task may still die
+
+    def _in_order(self, actions: Sequence[Action]) -> None:
         sends: list[tuple[OutboxMessage, str]] = []  # consecutive SendOnce: one round trip
         for index, action in enumerate(actions):
+            if BETWEEN is not None and not sends:
+                BETWEEN(self.jobid, action)
             if isinstance(action, SendOnce):
                 sends.append((OutboxMessage(action.kind, self.jobid, action.payload), action.mark))
                 if index + 1 == len(actions) or not isinstance(actions[index + 1], SendOnce):
@@ -127,7 +148,7 @@ class _Performer:
         match action:
             case CreateRecord(record):
                 store.jobs.create(record)
-            case UpdateJob(changes):
+            case UpdateJob(changes) | MarkDone(changes):
                 store.jobs.update(self.jobid, _updater(changes))
             case FinishJob():
                 store.jobs.finish(self.jobid, self.retention_s)

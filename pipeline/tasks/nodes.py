@@ -28,6 +28,9 @@ from pipeline.tasks.timeouts import handles
 
 log = logging.getLogger("coral2_pipeline.tasks")
 
+#: The fence ``job.cleanup`` sets first: no ``job.run`` of the job acts after it.
+CLEANUP = "cleanup"
+
 
 def _stranger(task: PipelineTask, jobid: int, node: str, task_id: str) -> bool:
     """Whether the answer of ``node`` for ``jobid`` (ending node task ``task_id``) comes
@@ -93,7 +96,9 @@ def run(
     """A job reached RUN (Flux holds it in the job-manager prolog): reserve its VNIs, send
     each node its prolog, and let the job start once they have all answered. Returns the
     VNIs."""
-    if ended(task, jobid):  # a copy after the job's CLEANUP: reserve nothing again
+    if ended(task, jobid) or task.store.marks.fenced(jobid, CLEANUP):
+        # a copy (or a retry) after the job's CLEANUP began: reserve and send nothing
+        log.info("job.run for job %s after its CLEANUP: nothing to do", jobid)
         return []
     resources = ResourceSet.parse(R)
     cores = {host: len(resources.cores(host)) for host in resources.unique_hosts()}
@@ -204,7 +209,10 @@ def _tallies(task: PipelineTask, jobid: int) -> tuple[set[str], set[str]]:
 @pipeline_task("job.cleanup", queue="lifecycle", lock_job=True)
 def cleanup(task: PipelineTask, jobid: int) -> None:
     """A job reached CLEANUP: its VNIs go to quarantine and each node gets its epilog
-    (nothing in Flux waits for them)."""
+    (nothing in Flux waits for them). Its first step fences the job's RUN: a
+    ``job.run`` that comes later (a retry, a late copy) does nothing."""
+    # not a mark of work done but a fence, so first; up as long as a finished job's record
+    task.store.marks.fence(jobid, CLEANUP, max(task.settings.pipeline.retention, 3600.0))
     record = record_of(task, jobid)
     if record.node_work is None and record.slingshot is None:
         return

@@ -41,35 +41,50 @@ def handles(kind: str) -> Callable[[Handler], Handler]:
 
 
 def arm(store: Store, jobid: int, kind: str, due: float, token: str) -> JobRecord | None:
-    """Arm (or re-arm) deadline ``kind`` of ``jobid``; the record holds the live token."""
+    """Arm (or re-arm) deadline ``kind`` of ``jobid``; the record holds the live token.
+
+    The member goes into the set first: a task killed before the record holds its
+    token leaves a member that fires stale (nothing done), never a record whose
+    deadline is not in the set. Re-arming with the same token (a re-run) moves the
+    same member; with another, the old member is dropped once the record holds the
+    new token."""
+    store.deadlines.add(Deadline(jobid, kind, token, due))
+    old: list[str] = []
 
     def change(record: JobRecord) -> JobRecord:
+        old[:] = [t for t in [record.deadlines.get(kind)] if t is not None and t != token]
         return record.model_copy(update={"deadlines": {**record.deadlines, kind: token}})
 
     record = store.jobs.update(jobid, change)
-    if record is not None:
-        store.deadlines.add(Deadline(jobid, kind, token, due))
+    if record is None:
+        store.deadlines.cancel(Deadline(jobid, kind, token, due))
+    for stale in old:
+        store.deadlines.cancel(Deadline(jobid, kind, stale, 0.0))
     return record
 
 
 def disarm(store: Store, jobid: int, kind: str) -> None:
-    """Disarm deadline ``kind`` of ``jobid``: forget its token, then drop it from the set.
+    """Disarm deadline ``kind`` of ``jobid``: drop it from the set, then forget its token.
 
-    The token goes first, so a sweep that claims the member meanwhile finds it
-    stale and does nothing.
+    A task killed between the two leaves nothing armed (the token left in the
+    record is forgotten by the task's re-run, or replaced by the next arming).
+    A sweep that claimed the member just before the drop sends a
+    ``timeouts.fire`` that waits for the job's lock, which the disarming task
+    holds, and then finds the token forgotten: stale, it does nothing.
     """
-    tokens: list[str] = []
+    record = store.jobs.get(jobid)  # afresh: a caller without the job's lock may be stale
+    token = None if record is None else record.deadlines.get(kind)
+    if token is None:
+        return
+    store.deadlines.cancel(Deadline(jobid, kind, token, 0.0))
 
     def change(record: JobRecord) -> JobRecord | None:
         if kind not in record.deadlines:
             return None
-        tokens[:] = [record.deadlines[kind]]
         rest = {k: v for k, v in record.deadlines.items() if k != kind}
         return record.model_copy(update={"deadlines": rest})
 
     store.jobs.update(jobid, change)
-    for token in tokens:
-        store.deadlines.cancel(Deadline(jobid, kind, token, 0.0))
 
 
 @pipeline_task("timeouts.sweep", queue="timeouts", max_attempts=3)

@@ -39,8 +39,8 @@ def test_a_first_transient_condition_starts_the_clock() -> None:
         settings(tc_timeout=10),
     )
     assert actions == [
+        ArmDeadline("tc_timeout", 60.0, "tc"),
         UpdateJob({"tc_since": 50.0, "tc_message": "m", "tc_prerun": True}),
-        ArmDeadline("tc_timeout", 60.0),
     ]
 
 
@@ -68,6 +68,6 @@ def test_a_cleared_condition_is_forgotten_and_its_deadline_disarmed() -> None:
     tracked = job(tc_since=50.0, tc_message="m")
     actions = decide(snapshot("Setup", ready=False, status="DriverWait"), tracked, 55.0, settings())
     assert actions == [
-        UpdateJob({"tc_since": None, "tc_message": "", "tc_prerun": False}),
         DisarmDeadline("tc_timeout"),
+        UpdateJob({"tc_since": None, "tc_message": "", "tc_prerun": False}),
     ]

@@ -9,10 +9,10 @@ from pipeline.states import decide
 from pipeline.states.actions import (
     ArmDeadline,
     DisarmDeadline,
+    MarkDone,
     PatchComputes,
     PatchDesiredState,
     SendOnce,
-    UpdateJob,
 )
 from tests.states.factory import job, settings, snapshot
 
@@ -54,7 +54,7 @@ def test_datain_arms_the_prerun_timeout_only_when_configured() -> None:
         isinstance(a, ArmDeadline) for a in decide(snapshot("DataIn"), job(), 100.0, settings())
     )
     actions = decide(snapshot("DataIn"), job(), 100.0, settings(prerun_timeout=30))
-    assert ArmDeadline("prerun_timeout", 130.0) in actions
+    assert ArmDeadline("prerun_timeout", 130.0, "pre_run") in actions
 
 
 def test_prerun_hands_the_environment_and_token_to_flux_once() -> None:
@@ -85,7 +85,7 @@ def test_dataout_saves_failed_datamovements_first_and_marks_the_job_torn_down() 
         if isinstance(a, SendOnce) and a.payload.get("key") == "rabbit_datamovements"
     )
     assert [m["metadata"]["name"] for m in saved] == ["bad"]
-    assert UpdateJob({"teardown": Teardown.ASKED}) in actions
+    assert MarkDone({"teardown": Teardown.ASKED}) in actions
 
 
 def test_no_datamovements_are_saved_unless_asked() -> None:

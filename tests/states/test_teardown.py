@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pipeline.model.job import Epilog, Teardown
 from pipeline.states import decide
-from pipeline.states.actions import DeleteWorkflow, RemoveFinalizer, SendOnce, UpdateJob
+from pipeline.states.actions import DeleteWorkflow, MarkDone, RemoveFinalizer, SendOnce
 from tests.states.factory import job, settings, snapshot
 
 
@@ -18,7 +18,7 @@ def test_a_complete_teardown_releases_the_epilog_and_deletes() -> None:
     actions = decide(snapshot("Teardown"), job(teardown=Teardown.ASKED), 0.0, settings())
     assert SendOnce("epilog-remove", {"id": 42}, "epilog-remove") in actions
     assert DeleteWorkflow() in actions
-    assert UpdateJob({"teardown": Teardown.DELETED, "epilog": Epilog.RELEASED}) in actions
+    assert MarkDone({"teardown": Teardown.DELETED, "epilog": Epilog.RELEASED}) in actions
 
 
 def test_an_aborted_job_gets_no_epilog_remove() -> None:
@@ -26,7 +26,7 @@ def test_an_aborted_job_gets_no_epilog_remove() -> None:
     actions = decide(snapshot("Teardown"), aborted, 0.0, settings())
     assert not any(isinstance(a, SendOnce) and a.kind == "epilog-remove" for a in actions)
     assert DeleteWorkflow() in actions
-    assert UpdateJob({"teardown": Teardown.DELETED}) in actions
+    assert MarkDone({"teardown": Teardown.DELETED}) in actions
 
 
 def test_a_deleted_job_is_left_alone() -> None:

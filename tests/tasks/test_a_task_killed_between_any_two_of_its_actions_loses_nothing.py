@@ -1,0 +1,92 @@
+"""A job's node work — its VNI reservation, each node's prolog, the release that lets it
+start, each node's epilog and the quarantine of its VNIs — survives a worker killed
+between any two actions of any of its tasks (and after the last, before the task ends):
+the message delivered again does what was left, so the job starts exactly once, its VNIs
+go back to the pool, and nothing is left (no record tracked, no deadline, no ledger
+entry, no tally, no lock, no VNI held)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from celery import Celery
+
+from pipeline.clients.k8s import DwsClient
+from pipeline.sim.kube.api import KubeApiServer
+from pipeline.store import Store
+from tests.conftest import make_r
+from tests.tasks.eager_app import eager_app, store_of_app
+from tests.tasks.kill_points import Run, drive
+
+ENV = {
+    "CORAL2_PIPELINE_CRAY_SLINGSHOT__CXI_ENABLE": "true",
+    "CORAL2_PIPELINE_PIPELINE__QUEUES__LIFECYCLE": "kp-lifecycle",
+    "CORAL2_PIPELINE_PIPELINE__QUEUES__TIMEOUTS": "kp-timeouts",
+    "CORAL2_PIPELINE_PIPELINE__QUEUES__HOUSEKEEPING": "kp-housekeeping",
+}
+
+
+@pytest.fixture
+def kube_url(kube: tuple[KubeApiServer, DwsClient]) -> str:
+    return kube[0].url
+
+
+def new_app(tmp_path: Path, redis_url: str, kube_url: str) -> tuple[Celery, Store]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    app = eager_app(tmp_path, redis_url, kube_url, **ENV)
+    return app, store_of_app(app)
+
+
+def lifecycle(app: Celery, store: Store, run: Run, kill: tuple[str, int] | None) -> None:
+    """One job on c1 and c2: RUN, every node's prolog, then CLEANUP and the epilogs."""
+    jobid = 4242
+    start = {"jobid": jobid, "userid": 1001, "R": make_r("c[1-2]")}
+    drive(app, store, [("job.run", start)], run, kill)
+    verdict = store.releases.get(jobid)
+    assert verdict is not None and verdict.status == 0, verdict
+    drive(app, store, [("job.cleanup", {"jobid": jobid})], run, kill)
+    left(store, jobid)
+
+
+def left(store: Store, jobid: int) -> None:
+    assert jobid not in store.jobs.jobids(), store.jobs.get(jobid)
+    assert store.vnipool.holding(jobid) == []
+    assert store.vnipool.query()["quarantine"] == {}
+    assert [d for d in store.deadlines.pending() if d.jobid == jobid] == []
+    entries, _ = store.ledger.scan(1000)
+    assert entries == []
+    assert store.tally.nodes(jobid, "prolog") == set()
+    assert not store.client.exists(store.keys.lock(jobid))
+
+
+def every_point(tmp_path: Path, redis_url: str, kube_url: str) -> list[tuple[str, int]]:
+    app, store = new_app(tmp_path / "clean", redis_url, kube_url)
+    run = Run()
+    lifecycle(app, store, run, None)
+    return [(name, n) for name, most in sorted(run.actions.items()) for n in range(1, most + 1)]
+
+
+def test_the_job_ends_right_whatever_gap_a_task_dies_in(
+    tmp_path: Path, redis_url: str, kube_url: str
+) -> None:
+    points = every_point(tmp_path, redis_url, kube_url)
+    assert {name for name, _ in points} >= {"job.run", "job.answers_complete", "job.cleanup"}
+    for index, point in enumerate(points):
+        app, store = new_app(tmp_path / str(index), redis_url, kube_url)
+        run = Run()
+        lifecycle(app, store, run, point)
+        assert run.killed == point
+
+
+def test_a_run_after_the_jobs_cleanup_began_reserves_nothing(
+    tmp_path: Path, redis_url: str, kube_url: str
+) -> None:
+    app, store = new_app(tmp_path, redis_url, kube_url)
+    run = Run()
+    drive(app, store, [("job.cleanup", {"jobid": 77})], run)
+    drive(app, store, [("job.run", {"jobid": 77, "userid": 1001, "R": make_r("c1")})], run)
+    assert store.vnipool.holding(77) == []
+    assert store.releases.get(77) is None
+    entries, _ = store.ledger.scan(1000)
+    assert entries == []
