@@ -30,6 +30,7 @@ from node_worker.ended import EndedJobs
 from node_worker.service import ClientmountService
 from pipeline.errors import CxiError
 from pipeline.model.idset import decode_idset
+from pipeline.platform import nodework
 from pipeline.platform.config import node_worker_config
 from pipeline.platform.routing import node_queue
 from pipeline.platform.signing import secure
@@ -109,6 +110,7 @@ class NodeWorker:
         # it trusts the management side alone, and signs each answer with the key of the
         # node it answers for
         secure(app, self.settings.pipeline, hosts=self.hosts, node=True)
+        nodework.configure(self.settings.pipeline)
         lifecycle = self.settings.pipeline.queues.lifecycle
         # a job's steps answer with a task on the lifecycle queue: nobody reads their result
         job_step = functools.partial(
@@ -120,6 +122,10 @@ class NodeWorker:
             # declaring the lifecycle queue (its binding, which the management side
             # declares): the node's Redis user may only push onto it
             app.send_task(name, kwargs=kwargs, queue=lifecycle, ignore_result=True, declare=[])
+            detail = ", ".join(
+                f"{k}={kwargs[k]}" for k in ("error", "late", "busy") if kwargs.get(k)
+            )
+            nodework.trace("answered", name, kwargs.get("jobid"), kwargs.get("node"), detail)
 
         @job_step(name="node.prolog")  # type: ignore[untyped-decorator]
         def prolog(
@@ -131,6 +137,7 @@ class NodeWorker:
             cxi: dict[str, Any] | None = None,
         ) -> dict[str, int]:
             self._check(task, hostname)
+            nodework.trace("took", "node.prolog", jobid, hostname, str(task.request.id))
             with self.job_on(hostname, jobid):  # never in the middle of the job's epilog
                 return run_prolog(task, hostname, jobid, userid, clientmount, cxi)
 
@@ -176,6 +183,9 @@ class NodeWorker:
         @job_step(name="node.clientmount")  # type: ignore[untyped-decorator]
         def clientmount(task: Any, hostname: str, jobid: int, action: str) -> str:
             self._check(task, hostname)
+            nodework.trace(
+                "took", f"node.clientmount {action}", jobid, hostname, str(task.request.id)
+            )
             done = {"jobid": jobid, "node": hostname, "task_id": task.request.id}
             with self.job_on(hostname, jobid):  # never in the middle of the job's epilog
                 late = action == "stop" and self.ended.ended(hostname, jobid)
@@ -201,6 +211,7 @@ class NodeWorker:
             cxi: dict[str, Any] | None = None,
         ) -> list[str]:
             self._check(task, hostname)
+            nodework.trace("took", "node.epilog", jobid, hostname, str(task.request.id))
             with self.job_on(hostname, jobid, last=True):
                 self.ended.note(hostname, jobid)  # before acting: no prolog copy undoes it
                 if cxi is not None and self.ended.clean(hostname, jobid):

@@ -14,6 +14,7 @@ from typing import Any
 from celery import Celery
 
 from beat_schedules.schedule import SCHEDULE, heartbeats
+from pipeline.platform import nodework
 from pipeline.platform.config import celery_config
 from pipeline.platform.signing import secure
 from pipeline.platform.task import dispatch, store_of
@@ -45,6 +46,7 @@ def create_app(settings: Settings | None = None, *, set_current: bool = True) ->
         celery.set_default()  # worker threads resolve shared tasks through the default app
     celery.conf.update(celery_config(settings))
     secure(celery, settings.pipeline)
+    nodework.configure(settings.pipeline)
     queues = settings.pipeline.queues
     celery.conf.beat_schedule = {
         **SCHEDULE,

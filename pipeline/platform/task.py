@@ -41,6 +41,7 @@ from celery.app.amqp import AMQP
 
 from pipeline.clients.k8s import DwsClient, api_client
 from pipeline.errors import PermanentError, StoreUnavailable, TemporaryError
+from pipeline.platform import nodework
 from pipeline.platform.routing import NODE_QUEUE_PREFIX, QueueRouter, node_queue
 from pipeline.platform.sealing import seal_from
 from pipeline.settings import Settings
@@ -144,7 +145,9 @@ def dispatch_node(app: Celery, store: Store, node: str, name: str, kwargs: dict[
     (the node's answer crosses it out: its task names the node task's id)."""
     queue = settings_of(app).pipeline.queues.node_prefix + node
     node_queue(node)  # refuses a hostname that cannot name a queue
-    return dispatch(app, store, name, kwargs, queue=queue)
+    task_id = dispatch(app, store, name, kwargs, queue=queue)
+    nodework.trace("sent", name, kwargs.get("jobid"), node, task_id)
+    return task_id
 
 
 def reprs(kwargs: dict[str, Any]) -> dict[str, str]:

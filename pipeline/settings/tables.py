@@ -295,6 +295,14 @@ class PipelineSettings(_Table):
             "(stopped for a job without #DW, started until PreRun completes for one with)"
         ),
     )
+    log_node_messages: bool = Field(
+        default=False,
+        description=(
+            "log each node message at INFO (logger coral2_pipeline.nodework), whatever the "
+            "process's log level: each sent to a node, taken and answered there, and each "
+            "answer counted, by job and node"
+        ),
+    )
     node_timeout: float = Field(
         default=300.0,
         gt=0,

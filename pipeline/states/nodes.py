@@ -237,14 +237,21 @@ def epilogs(job: JobRecord, vnis: list[int] | None, clientmount: bool) -> list[A
     """The ``node.epilog`` of each node the job's prolog was sent to (``vnis``: destroy
     the job's CXI services; ``clientmount``: start the service for a ``#DW`` job). The
     prolog's deadlines go: a job in CLEANUP waits on no prolog (one killed by a fatal
-    exception never answers)."""
+    exception never answers).
+
+    A job whose CLEANUP came after its VNIs were reserved but before its node work was
+    recorded (its RUN retried, or died in between) still gets the CXI epilog on every
+    node of its reservation: its VNIs wait in quarantine on those nodes, and a prolog
+    may have reached them."""
     work = job.node_work
-    if work is None:
+    state = job.slingshot
+    nodes = work.nodes if work is not None else (state.nodes if state and vnis else [])
+    if not nodes:
         return []
     over: list[Action] = [DisarmDeadline(DEADLINE), DisarmDeadline(MOUNT_DEADLINE)]
     kwargs: dict[str, Any] = {"jobid": job.jobid, "userid": job.userid}
-    kwargs["clientmount"] = "start" if clientmount and work.dw else None
+    kwargs["clientmount"] = "start" if clientmount and work is not None and work.dw else None
     kwargs["cxi"] = None if vnis is None else {"vnis": vnis}
     if kwargs["clientmount"] is None and kwargs["cxi"] is None:
         return over
-    return [*over, *(SendNodeTask(node, "node.epilog", dict(kwargs)) for node in work.nodes)]
+    return [*over, *(SendNodeTask(node, "node.epilog", dict(kwargs)) for node in nodes)]

@@ -18,6 +18,7 @@ from pipeline.errors import InputError, VniError
 from pipeline.model.job import JobRecord
 from pipeline.model.resource_set import ResourceSet
 from pipeline.model.slingshot import vni_request
+from pipeline.platform import nodework
 from pipeline.platform.task import PipelineTask, dispatch, dispatch_node, pipeline_task
 from pipeline.states import nodes, slingshot
 from pipeline.states.actions import Action
@@ -139,6 +140,9 @@ def _answered(task: PipelineTask, jobid: int, phase: str, node: str, task_id: st
     """Count one node's answer without the job's lock; the one that completes the phase
     sends the locked decision (``job.answers_complete``)."""
     counted = task.store.tally.add(jobid, phase, node)
+    nodework.trace(
+        "counted", f"{phase} answer", jobid, node, "completes" if counted.completes else ""
+    )
     if phase == "prolog" and "mounted" in counted.flags:
         # the job's file systems were mounted before this node answered: stop at once (a
         # copy of the answer too: its first run may have died before sending the stop)
@@ -168,6 +172,7 @@ def prolog_done(
         task.store.ledger.done(task_id)
         return
     if error:
+        nodework.trace("counted", "failed prolog", jobid, node, error)
         kwargs = {"jobid": jobid, "node": node, "error": error, "error_type": error_type}
         dispatch(task.app, task.store, "job.prolog_failed", kwargs)
         task.store.ledger.done(task_id)
@@ -234,6 +239,7 @@ def epilog_done(
     """A node's epilog ended; ``busy``: its CXI services still in use. Sent by the node."""
     if _stranger(task, jobid, node, task_id):
         return
+    nodework.trace("counted", "epilog answer", jobid, node, f"busy={busy}" if busy else "")
     record = record_of(task, jobid)
     actions = slingshot.on_node_clean(record, node, list(busy or []), time.time(), _busy(task))
     act(task, jobid, actions)

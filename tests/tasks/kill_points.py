@@ -69,8 +69,13 @@ def drive(
     first: list[tuple[str, dict[str, Any]]],
     run: Run,
     kill: tuple[str, int] | None = None,
-) -> None:
-    """Run ``first`` and every task they lead to until none is left."""
+    *,
+    redeliver: bool = True,
+) -> list[tuple[str, dict[str, Any]]]:
+    """Run ``first`` and every task they lead to until none is left. ``redeliver``
+    False: the killed message is not delivered again here but returned, for the caller
+    to deliver later (a redelivery that comes after other work of the job)."""
+    held: list[tuple[str, dict[str, Any]]] = []
     queue: deque[tuple[str, dict[str, Any], str | None]] = deque(
         (name, kwargs, None) for name, kwargs in first
     )
@@ -80,7 +85,7 @@ def drive(
             if not queue:
                 _follow(store, queue, done)
                 if not queue:
-                    return
+                    return held
             name, kwargs, task_id = queue.popleft()
             try:
                 app.tasks[name].apply(kwargs=kwargs, task_id=task_id, throw=True)
@@ -88,7 +93,11 @@ def drive(
                 jobid = kwargs.get("jobid")
                 if jobid is not None:
                     store.client.delete(store.keys.lock(int(jobid)))  # its lock expires
-                queue.append((name, kwargs, task_id))  # delivered again
+                if redeliver:
+                    queue.append((name, kwargs, task_id))  # delivered again
+                else:
+                    held.append((name, kwargs))
+                    continue
             if task_id is not None:
                 done.add(task_id)
             _follow(store, queue, done)

@@ -90,3 +90,23 @@ def test_a_run_after_the_jobs_cleanup_began_reserves_nothing(
     assert store.releases.get(77) is None
     entries, _ = store.ledger.scan(1000)
     assert entries == []
+
+
+def test_a_cleanup_between_the_reservation_and_the_node_plan_frees_the_vnis(
+    tmp_path: Path, redis_url: str, kube_url: str
+) -> None:
+    """job.run reserved the VNIs and died before it recorded its node work; the job was
+    cancelled, so its CLEANUP came before the RUN was delivered again: every node of the
+    reservation still gets its CXI epilog, the VNIs leave quarantine, and the late RUN
+    sends no prolog."""
+    app, store = new_app(tmp_path, redis_url, kube_url)
+    run = Run()
+    start = {"jobid": 99, "userid": 1001, "R": make_r("c[1-2]")}
+    before_plan = ("job.run", 7)  # before UpdateJob(node_work), after the arming
+    held = drive(app, store, [("job.run", start)], run, before_plan, redeliver=False)
+    assert run.killed == before_plan and held == [("job.run", start)]
+    assert store.vnipool.holding(99)
+    drive(app, store, [("job.cleanup", {"jobid": 99})], run)
+    drive(app, store, held, run)
+    assert store.releases.get(99) is None  # never let start
+    left(store, 99)
