@@ -110,10 +110,11 @@ def run(args: argparse.Namespace) -> int:
     if args.concurrency is not None and args.concurrency < 1:
         raise CommandError(f"--concurrency must be at least 1, got {args.concurrency}")
     try:
-        nic_of = _nics(args)
         root = Path(args.sim_root or "/tmp/coral2-mounts")
         default_state = root / ".state" if args.backend == "simulated" else STATE_DIR
-        ended = EndedJobs(Path(args.state_dir) if args.state_dir else default_state)
+        state = Path(args.state_dir) if args.state_dir else default_state
+        nic_of = _nics(args, state / "nics")
+        ended = EndedJobs(state)
         if args.backend == "simulated":
             from pipeline.sim.node.agent import SimulatedAgent, agent_client
 
@@ -131,8 +132,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _nics(args: argparse.Namespace) -> Callable[[str], Nic] | None:
-    """host → its NIC backend, as ``--nic`` asks."""
+def _nics(args: argparse.Namespace, state: Path) -> Callable[[str], Nic] | None:
+    """host → its NIC backend, as ``--nic`` asks (a simulated NIC keeps its services in
+    ``state/<host>.json``, as hardware keeps them across a restart of the worker)."""
     if args.nic == "none":
         return None
     if args.nic == "simulated":
@@ -143,7 +145,7 @@ def _nics(args: argparse.Namespace) -> Callable[[str], Nic] | None:
 
         def simulated(host: str) -> Nic:
             if host not in nics:  # task threads may race here: setdefault keeps the first
-                nics.setdefault(host, SimulatedNic(busy_uids=busy))
+                nics.setdefault(host, SimulatedNic(busy_uids=busy, state=state / f"{host}.json"))
             return nics[host]
 
         return simulated

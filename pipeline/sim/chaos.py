@@ -42,10 +42,12 @@ import os
 import random
 import signal
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.sim.demo.batch import BUSY_UID, MIX, DemoJob
@@ -55,8 +57,21 @@ from pipeline.sim.demo.model import sample_path
 from pipeline.sim.dws.nnf_context import WorkflowFaults
 from pipeline.sim.node.agent import SlowMounts
 from pipeline.sim.system import SimulatedSystem
+from pipeline.tasks.act import KILL_FILE_VARIABLE
 
 KILLABLE = ("worker", "node-worker", "watcher", "beat")
+#: The fault classes of a run (``--faults``): each names the faults it draws from.
+CLASSES: dict[str, tuple[str, ...]] = {
+    "worker": ("kill worker", "kill worker between actions"),
+    "node-worker": ("kill node-worker",),
+    "watcher": ("kill watcher",),
+    "beat": ("kill beat", "freeze beat"),
+    "bridge": ("kill bridge",),
+    "redis": ("restart redis", "crash redis"),
+}
+CLASSES["mixed"] = tuple(kind for kinds in CLASSES.values() for kind in kinds)
+#: At least this long between two faults of Redis (s): each one stalls every process.
+REDIS_EVERY_S = 20.0
 #: the share of API requests answered with a fault while faults last
 API_FAULT_RATE = 0.02
 #: the share of Workflows struck by a TransientCondition or an Error
@@ -70,6 +85,8 @@ RESEND_AFTER_S = 15.0
 IN_FLIGHT = 24
 #: how long each job's tasks run (s)
 RUNTIME_S = 1.0
+#: jobs of this many nodes or more get hardware collectives (the fabric manager on)
+HWCOLL_MIN_NODES = 2
 
 
 @dataclass
@@ -78,6 +95,7 @@ class ChaosReport:
 
     jobs: int = 0
     faults: Counter[str] = field(default_factory=Counter)
+    applied: int = 0  # the process and Redis faults applied
     timeline: list[str] = field(default_factory=list)  # each fault, when (s from start)
     lost: list[str] = field(default_factory=list)  # never INACTIVE
     wrong: list[str] = field(default_factory=list)  # INACTIVE, but not as its kind says
@@ -106,8 +124,16 @@ class ChaosReport:
 class Faults:
     """Draws and applies faults until stopped."""
 
-    def __init__(self, system: SimulatedSystem, rng: random.Random, every_s: float) -> None:
+    def __init__(
+        self,
+        system: SimulatedSystem,
+        rng: random.Random,
+        every_s: float,
+        kinds: tuple[str, ...] = CLASSES["mixed"],
+    ) -> None:
         self.system = system
+        self.kinds = kinds
+        self._redis_at = -REDIS_EVERY_S
         self.rng = rng
         self.every_s = every_s
         self.done: Counter[str] = Counter()
@@ -123,9 +149,9 @@ class Faults:
         self._thread.start()
         return self
 
-    def kills(self) -> int:
-        """How many kills were done so far."""
-        return sum(n for kind, n in self.done.items() if kind.startswith("kill"))
+    def applied(self) -> int:
+        """How many faults were applied so far."""
+        return sum(self.done.values())
 
     def finish(self) -> Counter[str]:
         """Apply no more faults; return those applied."""
@@ -143,10 +169,17 @@ class Faults:
     def _run(self) -> None:
         try:
             while not self.stop.wait(self.rng.uniform(0.5, 1.5) * self.every_s):
-                kinds = [f"kill {name}" for name in KILLABLE] + ["kill bridge", "freeze beat"]
-                if not self._redis_restarted:
-                    kinds.append("restart redis")
+                now = time.monotonic()
+                kinds = [
+                    k
+                    for k in self.kinds
+                    if "redis" not in k or now - self._redis_at > REDIS_EVERY_S
+                ]
+                if not kinds:
+                    continue
                 kind = self.rng.choice(kinds)
+                if "redis" in kind:
+                    self._redis_at = now
                 at = time.monotonic() - self._t0
                 self.apply(kind)
                 self.done[kind] += 1
@@ -158,7 +191,9 @@ class Faults:
     def apply(self, kind: str) -> None:
         """Apply one fault and recover from it, as an operator's systemd would."""
         system = self.system
-        if kind == "kill bridge":
+        if kind == "kill worker between actions":
+            self._kill_between()
+        elif kind == "kill bridge":
             assert system.delivery is not None
             system.delivery.kill(self.rng)
         elif kind.startswith("kill "):
@@ -171,9 +206,24 @@ class Faults:
             os.kill(pid, signal.SIGSTOP)
             time.sleep(self.rng.uniform(1.0, 4.0))
             os.kill(pid, signal.SIGCONT)
-        elif kind == "restart redis":
+        elif kind in ("restart redis", "crash redis"):
             self._redis_restarted = True
-            system.restart_redis()
+            system.restart_redis(crash=kind == "crash redis")
+
+    def _kill_between(self) -> None:
+        """Have the worker SIGKILL itself at the next gap between two actions of a task
+        (``pipeline.tasks.act.KILL_FILE_VARIABLE``), then start it again."""
+        system = self.system
+        trigger = Path(system.process_env["worker"][KILL_FILE_VARIABLE])
+        proc = system.processes[system.process_names.index("worker")]
+        trigger.touch()
+        deadline = time.monotonic() + 20.0
+        while proc.poll() is None and trigger.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        trigger.unlink(missing_ok=True)  # no task acted meanwhile: no kill this time
+        if proc.poll() is not None:
+            time.sleep(self.rng.uniform(0.2, 2.0))  # systemd's RestartSec
+            system.restart("worker")
 
 
 API_FAULTS = {"0": "broken watch", "409": "409", "410": "410", "500": "500", "503": "503"}
@@ -227,12 +277,14 @@ class Operator:
 
 
 def duplicates(system: SimulatedSystem) -> list[str]:
-    """Flux requests delivered twice with the same payload (each must go once)."""
+    """Flux messages delivered twice with the same payload (each must go once): every
+    job message kind — RPCs, events, exceptions, memos and KVS puts (a put of the same
+    value again is reported apart, as ``kvs.put``)."""
     assert system.flux is not None
     with system.flux.lock:
         seen = Counter(
             (topic, repr(sorted(payload.items())))
-            for topic, payload in system.flux.received
+            for topic, payload in [*system.flux.received, *system.flux.puts]
             if "id" in payload  # a job's message; drains and properties may repeat
         )
     return [f"{topic} {payload} delivered {n}×" for (topic, payload), n in seen.items() if n > 1]
@@ -253,11 +305,15 @@ def run_chaos(
     api_fault_rate: float = API_FAULT_RATE,
     workflow_fault_rate: float = WORKFLOW_FAULT_RATE,
     slow_mounts: tuple[float, float] = SLOW_MOUNTS,
-    min_kills: int = 0,
+    min_faults: int = 0,
+    faults: str = "mixed",
 ) -> ChaosReport:
-    """Run ``jobs`` jobs under faults; return the report. ``min_kills``: the batch is
-    paced so that at least that many kills strike it, however fast the machine runs it
-    (job i is submitted once ``min_kills * i / jobs`` kills are done)."""
+    """Run ``jobs`` jobs under the faults of class ``faults`` (:data:`CLASSES`); return the
+    report. ``min_faults``: the batch is paced so that at least that many faults strike
+    it, however fast the machine runs it (job i is submitted once ``min_faults * i /
+    jobs`` are done)."""
+    if faults not in CLASSES:
+        raise ValueError(f"unknown fault class {faults!r}; the classes are {', '.join(CLASSES)}")
     rng = random.Random(seed)
     mapping = RabbitMapping.load(sample_path("sample-rabbitmapping.json"))
     kinds = _kinds()
@@ -280,6 +336,8 @@ def run_chaos(
         workflow_fault_rate=workflow_fault_rate,
         slow_mounts=slow_mounts,
         fault_seed=seed,
+        hwcoll_min_nodes=HWCOLL_MIN_NODES,  # the fabric manager on, as production runs it
+        process_env={"worker": {KILL_FILE_VARIABLE: str(_kill_file(seed))}},
         extra_env={
             "CORAL2_PIPELINE_RABBIT__PRERUN_TIMEOUT": str(PRERUN_TIMEOUT_S),
             # a message a kill lost is sent again well within the leak check's settle time
@@ -291,12 +349,12 @@ def run_chaos(
         ids: list[tuple[DemoJob, int]] = []
         struck = Struck(WorkflowFaults(workflow_fault_rate, seed), SlowMounts(*slow_mounts, seed))
         operator = Operator(system).start()
-        faults = Faults(system, rng, every_s).start()
+        injector = Faults(system, rng, every_s, CLASSES[faults]).start()
         t0 = time.time()
         try:
             for index, job in enumerate(batch):
-                while _active(system, ids) >= IN_FLIGHT or faults.kills() < (
-                    min_kills * index // max(jobs, 1)
+                while _active(system, ids) >= IN_FLIGHT or injector.applied() < (
+                    min_faults * index // max(jobs, 1)
                 ):
                     time.sleep(0.05)
                 jobid = flux.submit(
@@ -310,8 +368,9 @@ def run_chaos(
             while _active(system, ids) and time.monotonic() < end - 60:
                 time.sleep(0.2)
         finally:
-            report.faults = faults.finish()
-            report.timeline = faults.timeline
+            report.faults = injector.finish()
+            report.applied = injector.applied()
+            report.timeline = injector.timeline
             drawn = system.end_api_faults()
             report.faults.update({f"api {API_FAULTS[code]}": n for code, n in drawn.items()})
         flux.wait_inactive([j for _, j in ids], drain_s)
@@ -339,7 +398,7 @@ def run_chaos(
                 f"Redis dropped {len(refused)} commands of its append-only file as it "
                 f"restarted (writes lost), e.g. {refused[0]!r}"
             )
-        faults.close()
+        injector.close()
         report.faults.update(operator.stop())
         for name in system.alive():
             if name in system.process_names:
@@ -383,6 +442,13 @@ def diagnosis(system: SimulatedSystem, jobid: int) -> str:
     return where
 
 
+def _kill_file(seed: int) -> Path:
+    """Where the harness asks the worker to die between two actions of a task."""
+    path = Path(tempfile.gettempdir()) / f"coral2-chaos-kill-{os.getpid()}-{seed}"
+    path.unlink(missing_ok=True)
+    return path
+
+
 def _active(system: SimulatedSystem, ids: list[tuple[DemoJob, int]]) -> int:
     assert system.flux is not None
     with system.flux.lock:
@@ -402,11 +468,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=float, default=3.0, help="seconds between faults")
     parser.add_argument("--drain", type=float, default=300.0, help="seconds to let jobs end")
     parser.add_argument(
+        "--faults", default="mixed", choices=sorted(CLASSES), help="the fault class (default mixed)"
+    )
+    parser.add_argument(
         "--loglevel", default="WARNING", help="the worker's and beat's log level (INFO: every task)"
     )
     args = parser.parse_args(argv)
     report = run_chaos(
-        args.jobs, seed=args.seed, every_s=args.every, drain_s=args.drain, loglevel=args.loglevel
+        args.jobs,
+        seed=args.seed,
+        every_s=args.every,
+        drain_s=args.drain,
+        loglevel=args.loglevel,
+        faults=args.faults,
     )
     print(f"faults: {dict(sorted(report.faults.items()))}; {report.seconds:.0f} s")
     print(f"logs: {report.workdir}")

@@ -119,6 +119,13 @@ class RedisServer:
         lines = self.log.read_text(errors="replace").splitlines()
         return [line for line in lines if "AOF-loading-client" in line]
 
+    def kill(self) -> None:
+        """SIGKILL the server: no shutdown, whatever the append-only file had not synced
+        (up to a second, with ``appendfsync everysec``) is lost, as in a crash."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
     def stop(self) -> None:
         """Stop the server."""
         if self.process is not None and self.process.poll() is None:

@@ -205,12 +205,16 @@ class SimulatedSystem:
             return []
         return self.users.denials(self.redis_url)
 
-    def restart_redis(self, down_s: float = 0.5) -> None:
+    def restart_redis(self, down_s: float = 0.5, *, crash: bool = False) -> None:
         """Stop Redis and start it again on its port, with its append-only file (a real
-        restart). This process's Celery app gets a new result consumer: Celery's Redis
-        result backend does not come back from a lost subscription connection."""
+        restart; ``crash``: SIGKILLed, losing what the file had not synced). This
+        process's Celery app gets a new result consumer: Celery's Redis result backend
+        does not come back from a lost subscription connection."""
         assert self.redis is not None
-        self.redis.stop()
+        if crash:
+            self.redis.kill()
+        else:
+            self.redis.stop()
         time.sleep(down_s)
         self.redis.start()
         if self.app is not None:

@@ -10,6 +10,8 @@ performed instead), or a duplicate hook that finds the Workflow moved on.
 from __future__ import annotations
 
 import logging
+import os
+import signal
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from typing import Any, NoReturn, assert_never
@@ -61,10 +63,30 @@ SendNode = Callable[[str, str, dict[str, Any]], object]
 #: The actions that say work is done: performed after all the others of their list.
 MARKS = (MarkDone, FinishJob)
 
-#: Tests only (``tests/tasks/kill_points.py``): called before each action (and once after
-#: the last, with None) of every list performed, so a test can make a task die there.
-#: None in production.
-BETWEEN: Callable[[int, Action | None], None] | None = None
+#: The variable of a test or chaos run (never set in production) naming a trigger file:
+#: at the next gap between two actions after the file appears, the process removes it and
+#: SIGKILLs itself (a worker killed between two actions of a task).
+KILL_FILE_VARIABLE = "CORAL2_PIPELINE_TEST_KILL_FILE"
+
+
+def _kill_on_trigger(trigger: str) -> Callable[[int, Action | None], None]:
+    def between(jobid: int, action: Action | None) -> None:
+        try:
+            os.unlink(trigger)
+        except FileNotFoundError:
+            return
+        log.warning("job %s: killed before %s (%s)", jobid, action, KILL_FILE_VARIABLE)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    return between
+
+
+#: Tests only (``tests/tasks/kill_points.py``, :data:`KILL_FILE_VARIABLE`): called before
+#: each action (and once after the last, with None) of every list performed, so a test
+#: can make a task die there. None in production.
+BETWEEN: Callable[[int, Action | None], None] | None = (
+    _kill_on_trigger(os.environ[KILL_FILE_VARIABLE]) if os.environ.get(KILL_FILE_VARIABLE) else None
+)
 
 
 class _Stop(Exception):

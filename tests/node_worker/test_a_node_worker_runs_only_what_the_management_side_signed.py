@@ -43,6 +43,7 @@ def worker(
     log = tmp_path_factory.mktemp("worker") / "node-worker.log"
     argv = [sys.executable, "-m", "pipeline.cli", "node-worker", "--hostname", "n1"]
     argv += ["--backend", "systemd", "--nic", "simulated", "-v"]
+    argv += ["--state-dir", str(log.parent / "state")]
     with log.open("wb") as out:
         proc = subprocess.Popen(
             argv, env={**base_env, **keys[1].env()}, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT

@@ -88,7 +88,7 @@ def workers(
     celery = [sys.executable, "-m", "celery", "-A", "pipeline.app", "worker", "--pool=threads"]
     celery += ["-Q", f"{prefix}-lifecycle,{prefix}-housekeeping", "--concurrency=2"]
     node = [sys.executable, "-m", "pipeline.cli", "node-worker", "--hostname", "n1"]
-    node += ["--backend", "systemd", "--nic", "simulated"]
+    node += ["--backend", "systemd", "--nic", "simulated", "--state-dir", str(logs / "state")]
     procs = [spawn(celery, env, logs / "worker.log"), spawn(node, env, logs / "node.log")]
     try:
         up = app.send_task("housekeeping.ping", args=["up"], queue=f"{prefix}-housekeeping")

@@ -138,6 +138,7 @@ class JobManager:
         self.tick_s = tick_s
         self.set_status: dict[str, str] = {}
         self.received: list[tuple[str, dict[str, Any]]] = []  # every RPC the bridge delivered
+        self.puts: list[tuple[str, dict[str, Any]]] = []  # every KVS put it delivered
         self._t0 = time.time()
         self._seq = itertools.count(1)
         self._stop = threading.Event()
@@ -276,6 +277,8 @@ class JobManager:
     def kvs_put(self, jobid: int, key: str, value: Any) -> None:
         """Put ``key`` in the job's KVS directory."""
         with self.lock:
+            # kept like the RPCs: a put sent again with the same value is a duplicate too
+            self.puts.append(("kvs.put", {"id": jobid, "key": key, "value": copy.deepcopy(value)}))
             self._job(jobid).kvs[key] = value
 
     # --- internals shared with the jobtap --------------------------------------------------

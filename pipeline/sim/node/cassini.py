@@ -12,14 +12,22 @@ simulation keeps a service busy for ``busy_s`` after the job's last use
 (the NIC finishing in-flight work), or until :meth:`SimulatedNic.release`;
 a service made for a uid of ``busy_uids`` stays busy for that many seconds
 from the first attempt to destroy it (a job whose processes outlive it).
+
+With ``state``, the NIC keeps its services in that file, as the hardware keeps them
+across a restart of the node worker: a worker killed after it made a job's services
+finds them there when it starts again (the driver's state outlives any process).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
 
 from node_worker.cxi import Device, Service, ServiceRequest, free_resources
 from pipeline.errors import CxiBusy, CxiError, CxiNoSpace
@@ -64,6 +72,7 @@ class SimulatedNic:
         busy_s: float = 0.0,
         busy_uids: Mapping[int, float] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        state: Path | None = None,
     ) -> None:
         self._lock = threading.Lock()
         self._clock = clock
@@ -76,6 +85,45 @@ class SimulatedNic:
             default_limits["tles"] = (DEFAULT_TLES, DEFAULT_TLES)
             nic.services[1] = Service(1, enabled=True, vnis=(1, 10), tcs=0xF, limits=default_limits)
             self._nics[f"cxi{index}"] = nic
+        self._state = state
+        if state is not None and state.exists():
+            self._load(state)
+
+    def _load(self, state: Path) -> None:
+        saved: dict[str, Any] = json.loads(state.read_text())
+        for name, entry in saved.items():
+            nic = self._nics.get(name)
+            if nic is None:
+                continue
+            nic.services = {}
+            for raw in entry["services"]:
+                limits = {r: (int(m), int(v)) for r, (m, v) in raw["limits"].items()}
+                service = Service(
+                    int(raw["id"]), bool(raw["enabled"]), bool(raw["system"]),
+                    tuple(raw["uids"]), tuple(raw["vnis"]), int(raw["tcs"]), limits,
+                )  # fmt: skip
+                nic.services[service.id] = service
+                nic.busy_until[service.id] = 0.0
+                if service.uids and service.uids[0] in self.busy_uids and service.id != 1:
+                    nic.lingers[service.id] = self.busy_uids[service.uids[0]]
+            nic.tle_pools, nic.le_pools = int(entry["tle_pools"]), int(entry["le_pools"])
+
+    def _save(self) -> None:
+        """Write every device's services (under the lock), atomically."""
+        if self._state is None:
+            return
+        saved = {
+            name: {
+                "services": [asdict(s) for s in nic.services.values()],
+                "tle_pools": nic.tle_pools,
+                "le_pools": nic.le_pools,
+            }
+            for name, nic in self._nics.items()
+        }
+        self._state.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self._state.with_suffix(".tmp")
+        temporary.write_text(json.dumps(saved))
+        os.replace(temporary, self._state)
 
     def _nic(self, device: str) -> _Nic:
         try:
@@ -121,6 +169,7 @@ class SimulatedNic:
             nic.busy_until[ident] = 0.0
             if request.uid in self.busy_uids:
                 nic.lingers[ident] = self.busy_uids[request.uid]
+            self._save()
             return ident
 
     def use(self, device: str, service_id: int) -> None:
@@ -146,9 +195,11 @@ class SimulatedNic:
             nic.busy_until.pop(service_id, None)
             nic.tle_pools += service.limits.get("tles", (0, 0))[1] > 0
             nic.le_pools += service.limits.get("les", (0, 0))[1] > 0
+            self._save()
 
     def disable(self, device: str, service_id: int) -> None:
         """Disable a service (as ``cxi_service disable``)."""
         with self._lock:
             nic = self._nic(device)
             nic.services[service_id] = replace(nic.services[service_id], enabled=False)
+            self._save()
