@@ -66,7 +66,7 @@ MARKS = (MarkDone, FinishJob)
 #: The variable of a test or chaos run (never set in production) naming a trigger file:
 #: at the next gap between two actions after the file appears, the process removes it and
 #: SIGKILLs itself (a worker killed between two actions of a task).
-KILL_FILE_VARIABLE = "CORAL2_PIPELINE_TEST_KILL_FILE"
+KILL_FILE_VARIABLE = "CORAL2_TEST_KILL_FILE"
 
 
 def _kill_on_trigger(trigger: str) -> Callable[[int, Action | None], None]:
