@@ -77,8 +77,10 @@ API_FAULT_RATE = 0.02
 #: the share of Workflows struck by a TransientCondition or an Error
 WORKFLOW_FAULT_RATE = 0.05
 #: the share of Workflows whose mounts are slow, and how slow (s): past PRERUN_TIMEOUT_S
-SLOW_MOUNTS = (0.05, 45.0)
-PRERUN_TIMEOUT_S = 30.0
+SLOW_MOUNTS = (0.05, 75.0)
+#: a healthy job whose PreRun the worker was killed in three times (each costs up to
+#: RESEND_AFTER_S, the ledger's resend) still mounts within it
+PRERUN_TIMEOUT_S = 60.0
 #: how long a sent task may go without an outcome before the ledger sends it again (s)
 RESEND_AFTER_S = 15.0
 #: at most this many jobs in flight at once (the sample cluster has 64 computes)
@@ -468,6 +470,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=float, default=3.0, help="seconds between faults")
     parser.add_argument("--drain", type=float, default=300.0, help="seconds to let jobs end")
     parser.add_argument(
+        "--min-faults",
+        type=int,
+        default=0,
+        help="pace the batch so that at least this many faults strike it (default 0)",
+    )
+    parser.add_argument(
         "--faults", default="mixed", choices=sorted(CLASSES), help="the fault class (default mixed)"
     )
     parser.add_argument(
@@ -481,6 +489,7 @@ def main(argv: list[str] | None = None) -> int:
         drain_s=args.drain,
         loglevel=args.loglevel,
         faults=args.faults,
+        min_faults=args.min_faults,
     )
     print(f"faults: {dict(sorted(report.faults.items()))}; {report.seconds:.0f} s")
     print(f"logs: {report.workdir}")
