@@ -49,6 +49,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline.errors import FluxError
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.sim.demo.batch import BUSY_UID, MIX, DemoJob
 from pipeline.sim.demo.lifecycle import outcome_problem
@@ -274,7 +275,10 @@ class Operator:
             with flux.lock:
                 drained = dict(flux.resources.drained)
             for host, reason in drained.items():
-                flux.rpc("resource.undrain", {"targets": host})
+                try:
+                    flux.rpc("resource.undrain", {"targets": host})
+                except FluxError:  # undrained meanwhile ("rank N not drained"): done
+                    continue
                 self.undrained[f"node undrained ({reason[:40]})"] += 1
 
 

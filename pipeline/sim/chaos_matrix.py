@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
                 every_s=args.every,
                 drain_s=args.drain,
                 faults=faults,
-                min_faults=args.jobs // 5,
+                min_faults=args.jobs // (25 if faults == "redis" else 5),
             )
             row = {
                 "faults": faults,

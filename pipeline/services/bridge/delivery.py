@@ -98,7 +98,9 @@ def translate(message: OutboxMessage, path_of: PathOf) -> tuple[str, dict[str, A
     if kind == "remove-property":
         return topic, {"resource_path": _paths(p["targets"], path_of), "key": p["key"]}
     if kind == "undrain":
-        return topic, {"targets": p["targets"], "mode": p.get("mode", "force")}
+        # "update": no error for a target that is not drained (flux-core ≥ 0.81 refuses
+        # the "force" earlier releases took)
+        return topic, {"targets": p["targets"], "mode": p.get("mode", "update")}
     return topic, dict(p)
 
 

@@ -30,7 +30,12 @@ from pipeline.store.resource_log import ResourceLog
 log = logging.getLogger("coral2_pipeline.sim.flux")
 
 #: ``resource.drain``'s mode → the event's overwrite (flux-core: none, update, overwrite)
-OVERWRITE = {None: 0, "update": 1, "overwrite": 2}
+#: flux-core 0.88 (src/modules/resource/drain.c): "update" drains only what is not
+#: drained yet (and undrains without failing on what is not drained), "overwrite" and
+#: "force-overwrite" replace the reason (overwrite 1 and 2 in the event)
+OVERWRITE = {None: 0, "update": 0, "overwrite": 1, "force-overwrite": 2}
+#: flux_request_unpack's answer to a key of the wrong type (a null mode)
+EPROTO = "Protocol error"
 _SSD = re.compile(r"^/[^/]+/chassis(\d+)/ssd(\d+)$")
 
 
@@ -82,6 +87,20 @@ class ResourceService:
             raise FluxError(f"{encode_hostlist(unknown)}: unknown target")
         return hosts
 
+    @staticmethod
+    def _mode(payload: dict[str, Any]) -> str | None:
+        """The request's mode; a mode that is not a string is refused as flux-core's
+        request unpacking refuses it."""
+        mode = payload.get("mode")
+        if "mode" in payload and not isinstance(mode, str):
+            raise FluxError(EPROTO)
+        return mode
+
+    def _ranks(self, hosts: Sequence[str]) -> str:
+        """``rank 3`` or ``ranks 3-4,7``, as flux-core names them in its errors."""
+        ranks = sorted(self.resources.ranks[h] for h in hosts)
+        return f"rank{'s' if len(ranks) > 1 else ''} {encode_idset(ranks)}"
+
     def _event(self, name: str, hosts: Sequence[str], **extra: Any) -> None:
         if self.eventlog is None:
             return
@@ -101,16 +120,16 @@ class ResourceService:
 
     def drain(self, payload: dict[str, Any]) -> None:
         """``resource.drain``: drain the targets (an error if any is drained, unless a mode)."""
+        mode = self._mode(payload)
         hosts = self._targets(payload)
-        mode = payload.get("mode")
         if mode not in OVERWRITE:
-            raise FluxError(f"invalid mode {mode!r}: use update or overwrite")
+            raise FluxError("Invalid mode specified")
         drained = self.resources.drained
         if mode is None and (already := [h for h in hosts if h in drained]):
-            raise FluxError(f"{encode_hostlist(already)} already drained")
+            raise FluxError(f"{self._ranks(already)} already drained")
         reason = str(payload.get("reason") or "")
         for host in hosts:
-            if host not in drained or mode is not None:
+            if host not in drained or OVERWRITE[mode] > 0:
                 drained[host] = reason
         extra: dict[str, Any] = {"overwrite": OVERWRITE[mode]}
         if reason:
@@ -118,8 +137,14 @@ class ResourceService:
         self._event("drain", hosts, **extra)
 
     def undrain(self, payload: dict[str, Any]) -> None:
-        """``resource.undrain``: undrain the targets."""
+        """``resource.undrain``: undrain the targets; without a mode, each must be drained
+        (flux-core's own errors)."""
+        mode = self._mode(payload)
         hosts = self._targets(payload)
+        if mode is not None and mode not in OVERWRITE:
+            raise FluxError(f"invalid undrain mode '{mode}' specified")
+        if mode is None and (free := [h for h in hosts if h not in self.resources.drained]):
+            raise FluxError(f"{self._ranks(free)} not drained")
         for host in hosts:
             self.resources.drained.pop(host, None)
         self._event("undrain", hosts)

@@ -1,5 +1,6 @@
 """The simulated Flux resource service: drains and undrains land in the RFC 44 eventlog and
-survive a restart; an already drained node needs a mode; ssd vertices start down as
+survive a restart; an already drained node needs a mode, and bad modes and undrains
+get flux-core 0.88's own errors; ssd vertices start down as
 dws2jgf writes them, and a rabbit's ssd is given only while its vertices are up."""
 
 from __future__ import annotations
@@ -38,14 +39,31 @@ def test_drains_are_events_and_a_restarted_service_keeps_them(store: Store) -> N
     assert again.resources.drained == {"compute02": "failed to unmount rabbit"}
 
 
-def test_draining_a_drained_node_needs_update_or_overwrite(store: Store) -> None:
+def test_draining_a_drained_node_needs_a_mode_as_flux_core_says(store: Store) -> None:
     jm = JobManager(MAPPING, eventlog=store.resource_log)
+    rank = jm.resources.ranks["compute03"]
     jm.rpc("resource.drain", {"targets": "compute03", "reason": "a"})
-    with pytest.raises(FluxError, match="compute03 already drained"):
+    with pytest.raises(FluxError, match=f"^rank {rank} already drained$"):
         jm.rpc("resource.drain", {"targets": "compute03", "reason": "b"})
     jm.rpc("resource.drain", {"targets": "compute03", "reason": "b", "mode": "update"})
-    assert jm.resources.drained == {"compute03": "b"}
-    assert store.resource_log.drained(jm.resource.nodelist)[2][1] == "b"
+    assert jm.resources.drained == {"compute03": "a"}  # update drains only what is not
+    jm.rpc("resource.drain", {"targets": "compute03", "reason": "c", "mode": "overwrite"})
+    assert jm.resources.drained == {"compute03": "c"}
+    assert store.resource_log.drained(jm.resource.nodelist)[rank][1] == "c"
+
+
+def test_modes_and_undrains_are_refused_with_flux_cores_errors(store: Store) -> None:
+    jm = JobManager(MAPPING, eventlog=store.resource_log)
+    rank = jm.resources.ranks["compute04"]
+    with pytest.raises(FluxError, match=r"^Protocol error$"):
+        jm.rpc("resource.drain", {"targets": "compute04", "mode": None})
+    with pytest.raises(FluxError, match=r"^Invalid mode specified$"):
+        jm.rpc("resource.drain", {"targets": "compute04", "mode": "force"})
+    with pytest.raises(FluxError, match=r"^invalid undrain mode 'force' specified$"):
+        jm.rpc("resource.undrain", {"targets": "compute04", "mode": "force"})
+    with pytest.raises(FluxError, match=f"^rank {rank} not drained$"):
+        jm.rpc("resource.undrain", {"targets": "compute04"})
+    jm.rpc("resource.undrain", {"targets": "compute04", "mode": "update"})  # no error
 
 
 def test_a_rabbit_with_its_ssds_down_gives_no_ssd_until_they_come_up() -> None:
