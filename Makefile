@@ -3,6 +3,7 @@
 #   make test    lint, type-check, layer contracts, then the test suite
 #   make bench   print the benchmark figures
 #   make chaos   1,000 jobs while processes are killed at random (CHAOS_ARGS=--jobs N --seed S)
+#   make flux    build flux-core, Fluxion and dws-jobtap.so into ~/.cache (FLUX_SOURCES=DIR)
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -11,10 +12,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: venv demo test lint typecheck contracts unit bench chaos redis kubectl clean help
+.PHONY: venv demo test lint typecheck contracts unit bench chaos flux redis kubectl clean help
 
 help:
-	@echo "make demo | test | bench | chaos | lint | venv | clean"
+	@echo "make demo | test | bench | chaos | flux | lint | venv | clean"
 
 venv: $(STAMP)
 
@@ -63,6 +64,11 @@ bench: venv redis
 
 chaos: venv redis
 	$(BIN)/python -m pipeline.sim.chaos $(CHAOS_ARGS)
+
+# flux: the pinned flux-core, Fluxion and dws-jobtap.so, built once into a cache outside the
+# clone keyed by the sources' hash; prints the prefix (deploy/flux/build-flux.sh)
+flux:
+	@bash deploy/flux/build-flux.sh
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build *.egg-info

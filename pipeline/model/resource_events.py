@@ -313,7 +313,14 @@ def compact(
                 (rest if chunk and chunk[-1][0] == pair[0] else chunk).append(pair)
             drains.append(drain_event(stamp, chunk, reason))
             left = rest
-    return kept + drains
+    folded = kept + drains
+    persistent = [dict(e) for e in log if e.get("name") in PERSISTENT]
+    once = all(sum(e.get("name") == n for e in persistent) <= 1 for n in latest)
+    if once and len(persistent) < len(folded):
+        # already as short as it gets: drains spread over more (timestamp, reason) pairs
+        # than the log had drain events (an overwrite that kept some ranks' timestamps)
+        return persistent
+    return folded
 
 
 def online_ranks(events: Iterable[Mapping[str, Any]]) -> tuple[set[int], str | None]:

@@ -29,9 +29,13 @@ def test_it_exits_0_once_the_job_is_released(
         released.append(time.monotonic())
         aimed.releases.put(4242)
 
-    threading.Timer(0.3, release).start()
-    assert prolog(capsys) == (0, "")
-    assert released  # it returned only once the verdict was written
+    timer = threading.Timer(0.3, release)
+    timer.start()
+    try:
+        assert prolog(capsys) == (0, "")
+        assert released  # it returned only once the verdict was written
+    finally:
+        timer.join(timeout=30)  # its write may still be reading Redis's answer
 
 
 def test_a_failed_job_exits_1_with_the_cause(

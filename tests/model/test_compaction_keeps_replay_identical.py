@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pipeline.model.hostlist import encode_hostlist
@@ -55,7 +55,27 @@ def test_compaction_replays_to_the_same_drains_under_any_later_nodelist(
     assert drained(folded, today) == drained(log, today)
 
 
+OVERWRITE_KEEPS_A_TIMESTAMP = [  # found by Hypothesis: folding it gives more drains
+    {
+        "timestamp": 0.0,
+        "name": "restart",
+        "context": {"ranks": "0-7", "online": "", "nodelist": "n[0-7]"},
+    },
+    {
+        "timestamp": 1.0,
+        "name": "drain",
+        "context": {"idset": "0-1", "nodelist": "n[0-1]", "overwrite": 0},
+    },
+    {
+        "timestamp": 2.0,
+        "name": "drain",
+        "context": {"idset": "0,2", "nodelist": "n[0,2]", "overwrite": 1, "reason": "a"},
+    },
+]
+
+
 @given(events())
+@example(OVERWRITE_KEEPS_A_TIMESTAMP)
 @settings(max_examples=100, deadline=None)
 def test_compaction_keeps_no_journal_only_event_and_one_restart(log: list[dict[str, Any]]) -> None:
     folded = compact(log)

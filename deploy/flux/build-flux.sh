@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Build flux-core, Fluxion (flux-sched) and flux-coral2's dws-jobtap.so from the pinned
+# release sources into a cache outside the clone, keyed by the sources' hash; print the
+# prefix. A second run with the same sources prints it at once.
+#
+#   FLUX_SOURCES=DIR   a directory holding the three tarballs (and SHA256SUMS); without it,
+#                      the pinned tags are downloaded from GitHub
+#   FLUX_CACHE=DIR     where prefixes live (default ~/.cache/coral2-pipeline)
+#   FLUX_FLUXION=0     build flux-core and dws-jobtap.so only (sched-simple schedules)
+#
+# Debian's build dependencies are installed with apt-get when missing (root or sudo).
+set -euo pipefail
+
+CORE=flux-core-0.88.0
+SCHED=flux-sched-0.54.0
+CORAL2=flux-coral2-0.36.0
+CACHE=${FLUX_CACHE:-$HOME/.cache/coral2-pipeline}
+FLUXION=${FLUX_FLUXION:-1}
+SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
+
+say() { echo "make flux: $*" >&2; }
+
+sources=${FLUX_SOURCES:-}
+if [ -z "$sources" ]; then
+    sources="$CACHE/sources"
+    mkdir -p "$sources"
+    for pair in "flux-core v0.88.0 $CORE" "flux-sched v0.54.0 $SCHED" "flux-coral2 v0.36.0 $CORAL2"; do
+        set -- $pair
+        [ -s "$sources/$3.tar.gz" ] || {
+            say "downloading $1 $2"
+            curl -fsSL -o "$sources/$3.tar.gz" \
+                "https://github.com/flux-framework/$1/archive/refs/tags/$2.tar.gz" \
+                || { say "cannot download $1 $2; set FLUX_SOURCES to a directory of the tarballs"; exit 1; }
+        }
+    done
+fi
+sources=$(cd "$sources" && pwd)
+for name in $CORE $SCHED $CORAL2; do
+    [ -s "$sources/$name.tar.gz" ] || { say "$sources/$name.tar.gz is missing"; exit 1; }
+done
+if [ -f "$sources/SHA256SUMS" ]; then
+    (cd "$sources" && sha256sum --quiet -c SHA256SUMS) || { say "the tarballs in $sources do not match SHA256SUMS"; exit 1; }
+fi
+
+key=$(cat "$sources/$CORE.tar.gz" "$sources/$SCHED.tar.gz" "$sources/$CORAL2.tar.gz" | sha256sum | cut -c1-16)
+prefix="$CACHE/flux-$key$([ "$FLUXION" = 1 ] || echo -core)"
+if [ -f "$prefix/.complete" ]; then
+    echo "$prefix"
+    exit 0
+fi
+
+deps="autoconf automake libtool make pkg-config libc6-dev libzmq3-dev uuid-dev libjansson-dev
+liblz4-dev libarchive-dev libhwloc-dev libsqlite3-dev libncurses-dev lua5.1 liblua5.1-dev
+lua-posix python3-dev python3-cffi python3-ply python3-setuptools python3-yaml jq time ccache"
+[ "$FLUXION" = 1 ] && deps="$deps libboost-dev libboost-graph-dev libedit-dev libyaml-cpp-dev
+python3-jsonschema ninja-build cmake"
+missing=$(for p in $deps; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
+if [ -n "$missing" ]; then
+    say "installing build dependencies: $(echo $missing)"
+    { $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq $missing >/dev/null; } \
+        || { say "could not install $(echo $missing) (need root or sudo and Debian's apt)"; exit 1; }
+fi
+
+build="$prefix.build"
+rm -rf "$build" "$prefix"
+mkdir -p "$build"
+export PATH="/usr/lib/ccache:$PATH" CCACHE_BASEDIR="$build" CCACHE_NOHASHDIR=true
+export PYTHON=/usr/bin/python3
+started=$(date +%s)
+
+say "flux-core into $prefix"
+tar xzf "$sources/$CORE.tar.gz" -C "$build"
+(
+    cd "$build/$CORE"
+    FLUX_VERSION=0.88.0 ./autogen.sh >"$build/core-autogen.log" 2>&1
+    ./configure --prefix="$prefix" --disable-docs >"$build/core-configure.log" 2>&1
+    make -j"$(nproc)" >"$build/core-make.log" 2>&1
+    make install >"$build/core-install.log" 2>&1
+) || { say "flux-core failed; see $build/core-*.log"; exit 1; }
+
+say "dws-jobtap.so"
+tar xzf "$sources/$CORAL2.tar.gz" -C "$build"
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+# shellcheck disable=SC2046
+gcc -O2 -fPIC -shared -D_GNU_SOURCE -I"$build/$CORAL2" $(pkg-config --cflags flux-core jansson) \
+    -o "$prefix/lib/flux/job-manager/plugins/dws-jobtap.so" \
+    "$build/$CORAL2/src/job-manager/plugins/dws-jobtap.c" $(pkg-config --libs flux-core jansson)
+
+if [ "$FLUXION" = 1 ]; then
+    say "Fluxion"
+    tar xzf "$sources/$SCHED.tar.gz" -C "$build"
+    (
+        cd "$build/$SCHED"
+        echo 0.54.0 >flux-sched.ver
+        cmake -G Ninja -DCMAKE_INSTALL_PREFIX="$prefix" -DPython_EXECUTABLE=/usr/bin/python3 \
+            -B build >"$build/sched-cmake.log" 2>&1
+        ninja -C build -j"$(nproc)" >"$build/sched-ninja.log" 2>&1
+        ninja -C build install >"$build/sched-install.log" 2>&1
+    ) || { say "Fluxion failed; see $build/sched-*.log"; exit 1; }
+fi
+
+rm -rf "$build"
+echo "built in $(( $(date +%s) - started )) s from $sources" >"$prefix/.complete"
+say "done in $(( $(date +%s) - started )) s"
+echo "$prefix"
