@@ -20,6 +20,11 @@ if TYPE_CHECKING:
 STATE_DIR = Path("/var/lib/coral2-pipeline/node-worker")
 
 
+def clientmountd_state(root: Path) -> Path:
+    """The simulated clientmount service's flags under ``--sim-root``."""
+    return root / ".state" / "clientmount-services.json"
+
+
 def register(sub: Any) -> None:
     """Add the subcommand to ``sub``."""
     parser = sub.add_parser(
@@ -76,6 +81,13 @@ def register(sub: Any) -> None:
         "--sim-fault-seed", type=int, default=1, metavar="N", help="seed of --sim-slow-mounts"
     )
     parser.add_argument(
+        "--sim-clientmountd-apart",
+        action="store_true",
+        help="with --backend simulated: the simulated clientmount daemon runs in its own "
+        "process (coral2-pipeline sim clientmountd), as nnf-clientmountd runs beside the "
+        "worker; the worker only starts and stops its service",
+    )
+    parser.add_argument(
         "--state-dir",
         metavar="DIR",
         default=None,
@@ -115,7 +127,12 @@ def run(args: argparse.Namespace) -> int:
         state = Path(args.state_dir) if args.state_dir else default_state
         nic_of = _nics(args, state / "nics")
         ended = EndedJobs(state)
-        if args.backend == "simulated":
+        if args.backend == "simulated" and args.sim_clientmountd_apart:
+            from pipeline.sim.node.service import SimulatedService
+
+            service = SimulatedService(state_file=clientmountd_state(root))
+            worker = NodeWorker(settings, hosts, service, nic_of=nic_of, ended=ended)
+        elif args.backend == "simulated":
             from pipeline.sim.node.agent import SimulatedAgent, agent_client
 
             slow = _slow_mounts(args.sim_slow_mounts, args.sim_fault_seed)

@@ -91,6 +91,23 @@ def register(sub: Any) -> None:
         "--fault-seed", type=int, default=1, metavar="N", help="seed of the faults at random"
     )
     kube.set_defaults(func=run_kube_api)
+    mountd = sims.add_parser(
+        "clientmountd",
+        help="the simulated nnf-clientmount daemon of a hostlist of nodes",
+        description=(
+            "Bring the ClientMounts of each node whose clientmount service runs to their "
+            "desired state, as nnf-clientmountd does: beside a node worker started with "
+            "--backend simulated --sim-clientmountd-apart and the same --sim-root, whose "
+            "service flags it follows. It outlives the node worker's restarts."
+        ),
+    )
+    mountd.add_argument("--hostname", required=True, help="the nodes, a hostlist")
+    mountd.add_argument("--sim-root", required=True, metavar="DIR", help="the mounts' root")
+    mountd.add_argument(
+        "--sim-slow-mounts", metavar="RATE=SECONDS", default=None, help="as node-worker's"
+    )
+    mountd.add_argument("--sim-fault-seed", type=int, default=1, metavar="N")
+    mountd.set_defaults(func=run_clientmountd)
 
 
 def _start_dws(server: KubeApiServer, args: argparse.Namespace) -> DwsController:
@@ -112,6 +129,32 @@ def _start_dws(server: KubeApiServer, args: argparse.Namespace) -> DwsController
             else None
         ),
     ).start()
+
+
+def run_clientmountd(args: argparse.Namespace) -> int:
+    """Reconcile until SIGINT/SIGTERM."""
+    from pipeline.cli.common import settings_of
+    from pipeline.cli.node_worker_cmd import _slow_mounts
+    from pipeline.model.hostlist import expand_hostlist
+    from pipeline.sim.node.agent import SimulatedAgent, agent_client
+
+    try:
+        hosts = expand_hostlist(args.hostname)
+    except ValueError as exc:
+        raise CommandError(f"--hostname: {exc}") from exc
+    slow = _slow_mounts(args.sim_slow_mounts, args.sim_fault_seed)
+    agent = SimulatedAgent(agent_client(settings_of(args)), hosts, Path(args.sim_root), slow)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    agent.start(apart=True)
+    print(f"clientmountd serving {len(hosts)} nodes", flush=True)
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        agent.stop()
+    return 0
 
 
 def run_kube_api(args: argparse.Namespace) -> int:

@@ -347,10 +347,19 @@ class SimulatedSystem:
         argv += ["--hostname", encode_hostlist(computes), "--sim-root", str(self.workdir / "mnt")]
         argv += ["--nic", "simulated" if self.slingshot else "none"]
         argv += [f"--sim-cxi-busy={uid}={s:g}" for uid, s in self.cxi_busy.items()]
+        # the clientmount daemon in a process of its own, as nnf-clientmountd runs beside
+        # the node worker: a killed node worker leaves the mounts to it
+        mountd = [sys.executable, "-m", "pipeline.cli", "sim", "clientmountd"]
+        mountd += ["--hostname", encode_hostlist(computes)]
+        mountd += ["--sim-root", str(self.workdir / "mnt")]
         if self.slow_mounts is not None:
             share, seconds = self.slow_mounts
-            argv += [f"--sim-slow-mounts={share}={seconds}", f"--sim-fault-seed={self.fault_seed}"]
-        self._spawn("node-worker", argv)
+            mountd += [
+                f"--sim-slow-mounts={share}={seconds}",
+                f"--sim-fault-seed={self.fault_seed}",
+            ]
+        self._spawn("clientmountd", mountd)
+        self._spawn("node-worker", [*argv, "--sim-clientmountd-apart"])
         queue = settings.pipeline.queues.node_prefix + computes[-1]
         self.app.send_task("node.ping", args=[computes[-1]], queue=queue).get(timeout=120)
 

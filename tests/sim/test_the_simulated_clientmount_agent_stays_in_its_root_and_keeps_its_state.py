@@ -86,3 +86,27 @@ def test_a_restarted_agent_does_the_mounts_its_running_service_owes(
         assert (tmp_path / "n8/mnt/job").is_dir()
     finally:
         again.stop()
+
+
+def test_apart_from_the_node_worker_it_follows_the_service_the_worker_starts(
+    tmp_path: Path, kube: tuple[KubeApiServer, DwsClient]
+) -> None:
+    """``sim clientmountd`` runs beside the node worker, as nnf-clientmountd does: the
+    worker only starts the service (in the shared state file); the daemon sees it start
+    and mounts — and a killed worker does not take the daemon with it."""
+    dws = kube[1]
+    created = dws.create("clientmounts", clientmount("n7", "/mnt/apart"), namespace="n7")
+    daemon = SimulatedAgent(dws, ["n7"], tmp_path).start(apart=True)
+    try:
+        worker_side = SimulatedService(state_file=tmp_path / ".state" / "clientmount-services.json")
+        worker_side.start("n7")  # the node worker's prolog, in its own process
+        name = created["metadata"]["name"]
+        for _ in range(200):
+            status = dws.get("clientmounts", name, namespace="n7").get("status") or {}
+            if status.get("allReady"):
+                break
+            time.sleep(0.05)
+        assert status.get("allReady") is True
+        assert (tmp_path / "n7/mnt/apart").is_dir()
+    finally:
+        daemon.stop()

@@ -85,7 +85,7 @@ class SimulatedAgent:
         self.root = root
         self.slow = slow
         self._first_seen: dict[tuple[str, str], float] = {}  # (host, name) of slow mounts
-        state = root / ".state" / "clientmount-services.json"
+        state = root / ".state" / "clientmount-services.json"  # as node-worker names it
         self.service = SimulatedService(on_start=self.kick, state_file=state)
         self._queue: queue.Queue[str] = queue.Queue()
         self._stop = threading.Event()
@@ -175,10 +175,23 @@ class SimulatedAgent:
                     log.warning("clientmounts of %s: %s; again", host, exc)
                     threading.Timer(0.2, self.kick, args=(host,)).start()
 
-    def start(self) -> SimulatedAgent:
+    def _follow_service(self) -> None:
+        """Apart from the node worker (``sim clientmountd``): the worker starts and stops
+        the service in its state file; look at each node whose service started."""
+        while not self._stop.wait(0.1):
+            for host in self.service.refresh():
+                self.kick(host)
+
+    def start(self, *, apart: bool = False) -> SimulatedAgent:
+        """Start reconciling; ``apart``: in a process of its own, following the service
+        state the node worker writes (as nnf-clientmountd runs beside the node worker,
+        and outlives it)."""
         for host in self.service.running_hosts():  # a restart: what the service still owes
             self.kick(host)
-        for target, name in ((self._watch, "clientmount-watch"), (self._work, "clientmount-agent")):
+        targets = [(self._watch, "clientmount-watch"), (self._work, "clientmount-agent")]
+        if apart:
+            targets.append((self._follow_service, "clientmount-service"))
+        for target, name in targets:
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
             self._threads.append(thread)

@@ -27,6 +27,24 @@ class SimulatedService:
         self.on_start = on_start
         self.state_file = state_file
         self._running: set[str] = set(self._load())
+        self._seen = self._stamp()
+
+    def _stamp(self) -> float:
+        try:
+            return self.state_file.stat().st_mtime_ns if self.state_file else 0.0
+        except OSError:
+            return 0.0
+
+    def refresh(self) -> list[str]:
+        """Read the flags again if another process (the node worker, when the simulated
+        clientmount daemon runs on its own) changed them; return the nodes that started."""
+        stamp = self._stamp()
+        if stamp == self._seen:
+            return []
+        with self._lock:
+            self._seen = stamp
+            before, self._running = self._running, set(self._load())
+            return sorted(self._running - before)
 
     def _load(self) -> list[str]:
         if self.state_file is None or not self.state_file.exists():
