@@ -72,6 +72,18 @@ class FluxHandle:
         except OSError as exc:
             raise _translated(exc) from exc
 
+    def kvs_get(self, jobid: int, key: str) -> tuple[bool, Any]:
+        """(whether the job's KVS directory holds ``key``, its value)."""
+        try:
+            kvsdir = self.flux.job.job_kvs(self.handle, jobid)
+            return True, kvsdir[key]
+        except KeyError:
+            return False, None
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:
+                return False, None
+            raise _translated(exc) from exc
+
     def eventlog(self, jobid: int) -> list[EventlogEntry]:
         """The job's eventlog (``job-info.lookup``, as ``flux job eventlog`` reads it)."""
         try:

@@ -43,6 +43,11 @@ return 0
 """
 
 
+#: The fence ``job.cleanup`` puts up first: no ``job.run`` of the job acts after it, and
+#: hardware-collective housekeeping leaves its reservation to the release under way.
+CLEANUP_FENCE = "cleanup"
+
+
 class LockBusy(TemporaryError):
     """Raised when a job's lock is held by someone else past the wait."""
 

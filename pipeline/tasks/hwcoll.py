@@ -41,6 +41,7 @@ from pipeline.platform.task import PipelineTask, dispatch, pipeline_task
 from pipeline.settings import Settings
 from pipeline.states import hwcoll
 from pipeline.states.actions import Action
+from pipeline.store.marks import CLEANUP_FENCE
 from pipeline.tasks.dws import act, mapping_of
 
 log = logging.getLogger("coral2_pipeline.hwcoll")
@@ -160,6 +161,10 @@ def reconcile(task: PipelineTask) -> dict[str, int]:
     settings = task.settings
     if not settings.hwcoll.url:
         return {}
+    # the records first: a reservation a record holds was made at the fabric manager
+    # before the record was written, so one missing from the list read after it is gone
+    # (read the other way round, a job that reserved in between looked vanished)
+    records = {r.jobid: r for r in task.store.jobs.records()}
     try:
         held = set(fabric(task).reservations())
     except FabricManagerUnavailable as exc:
@@ -170,7 +175,6 @@ def reconcile(task: PipelineTask) -> dict[str, int]:
     jobs, synced = task.store.flux_jobs.view()
     counts = {"released": 0, "vanished": 0, "kept": 0}
     prefix = cluster(settings)
-    records = {r.jobid: r for r in task.store.jobs.records()}
     for fm_id in sorted(held):
         jobid = jobid_of(prefix, fm_id)
         if jobid is None:
@@ -192,7 +196,10 @@ def reconcile(task: PipelineTask) -> dict[str, int]:
         kept = record.hwcoll
         if kept is None or kept.released or kept.fm_job_id in held:
             continue
-        if jobid in jobs and jobs[jobid] is None:  # running, and its reservation is gone
-            act(task, jobid, hwcoll.on_vanished(jobid, kept))
-            counts["vanished"] += 1
+        if jobid not in jobs or jobs[jobid] is not None:
+            continue  # not running
+        if task.store.marks.fenced(jobid, CLEANUP_FENCE):
+            continue  # its CLEANUP began: the release may be under way
+        act(task, jobid, hwcoll.on_vanished(jobid, kept))  # running, reservation gone
+        counts["vanished"] += 1
     return counts

@@ -23,14 +23,12 @@ from pipeline.platform.task import PipelineTask, dispatch, dispatch_node, pipeli
 from pipeline.states import nodes, slingshot
 from pipeline.states.actions import Action
 from pipeline.store import Deadline
+from pipeline.store.marks import CLEANUP_FENCE
 from pipeline.tasks.dws import act, ended, record_of
 from pipeline.tasks.hwcoll import release_at_cleanup, reserve_at_run
 from pipeline.tasks.timeouts import handles
 
 log = logging.getLogger("coral2_pipeline.tasks")
-
-#: The fence ``job.cleanup`` sets first: no ``job.run`` of the job acts after it.
-CLEANUP = "cleanup"
 
 
 def _stranger(task: PipelineTask, jobid: int, node: str, task_id: str) -> bool:
@@ -97,7 +95,7 @@ def run(
     """A job reached RUN (Flux holds it in the job-manager prolog): reserve its VNIs, send
     each node its prolog, and let the job start once they have all answered. Returns the
     VNIs."""
-    if ended(task, jobid) or task.store.marks.fenced(jobid, CLEANUP):
+    if ended(task, jobid) or task.store.marks.fenced(jobid, CLEANUP_FENCE):
         # a copy (or a retry) after the job's CLEANUP began: reserve and send nothing
         log.info("job.run for job %s after its CLEANUP: nothing to do", jobid)
         return []
@@ -217,7 +215,7 @@ def cleanup(task: PipelineTask, jobid: int) -> None:
     (nothing in Flux waits for them). Its first step fences the job's RUN: a
     ``job.run`` that comes later (a retry, a late copy) does nothing."""
     # not a mark of work done but a fence, so first; up as long as a finished job's record
-    task.store.marks.fence(jobid, CLEANUP, max(task.settings.pipeline.retention, 3600.0))
+    task.store.marks.fence(jobid, CLEANUP_FENCE, max(task.settings.pipeline.retention, 3600.0))
     record = record_of(task, jobid)
     if record.node_work is None and record.slingshot is None:
         return

@@ -57,6 +57,9 @@ class FluxEndpoint(Protocol):
     def eventlog(self, jobid: int) -> list[EventlogEntry]:
         """The job's eventlog as it stands; FluxError when Flux has no such job."""
 
+    def kvs_get(self, jobid: int, key: str) -> tuple[bool, Any]:
+        """(whether the job's KVS directory holds ``key``, its value)."""
+
 
 PathOf = Callable[[str], str]
 
@@ -148,6 +151,13 @@ class Deliverer:
             log.warning("%s for job %s: Flux answered: %s", message.kind, message.jobid, exc)
 
     def _taken(self, message: OutboxMessage) -> bool:
+        if message.kind == "kvs-put" and message.jobid is not None:
+            # its mark is the key itself: a put whose value the job's KVS holds is done
+            try:
+                found, value = self.flux.kvs_get(message.jobid, str(message.payload["key"]))
+            except (FluxError, KeyError, TypeError):
+                return False
+            return found and value == message.payload.get("value")
         if not leaves_a_mark(message):
             return False
         assert message.jobid is not None

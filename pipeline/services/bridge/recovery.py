@@ -5,8 +5,9 @@ between, it leaves the entry pending, and a bridge that starts again reclaims
 it without knowing whether Flux took it. For a message that leaves its mark in
 the job's eventlog, :func:`already_taken` answers that from the eventlog, so
 the message is not delivered a second time (a second exception, a second memo
-event). The other kinds change a state to the same value again when sent twice
-(a KVS put, a drain, a property), and are delivered again.
+event); a KVS put whose key the job's KVS already holds with its value is not
+put again either. The other kinds change a state to the same value again when
+sent twice (a drain, a property), and are delivered again.
 
 ===============  =========================================================
 kind             its mark in the job's eventlog (what dws-jobtap and the
@@ -18,6 +19,7 @@ epilog-remove    ``epilog-finish`` of ``dws-epilog``
 resource-update  ``dependency-remove`` of ``dws-create``
 memo             ``memo`` with the same context
 event-post       the event itself, with the same context
+kvs-put          (the job's KVS key itself holding the same value)
 ===============  =========================================================
 """
 

@@ -67,6 +67,10 @@ class _Mortal:
         self._die("before")
         return self.flux.eventlog(jobid)
 
+    def kvs_get(self, jobid: int, key: str) -> tuple[bool, Any]:
+        self._die("before")
+        return self.flux.kvs_get(jobid, key)
+
 
 class DeliveryThread:
     """Deliver ``outbox`` to ``flux`` until ``stopping``; ``before_each`` runs first in

@@ -274,6 +274,13 @@ class JobManager:
         with self.lock:
             return list(self._job(jobid).eventlog)
 
+    def kvs_get(self, jobid: int, key: str) -> tuple[bool, Any]:
+        """(whether the job's KVS directory holds ``key``, its value); FluxError for an
+        unknown job."""
+        with self.lock:
+            kvs = self._job(jobid).kvs
+            return (key in kvs), copy.deepcopy(kvs.get(key))
+
     def kvs_put(self, jobid: int, key: str, value: Any) -> None:
         """Put ``key`` in the job's KVS directory."""
         with self.lock:
