@@ -38,19 +38,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import random
-import signal
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pipeline.errors import FluxError
 from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.sim.chaos_faults import CLASSES, Faults, kill_file
 from pipeline.sim.demo.batch import BUSY_UID, MIX, DemoJob
 from pipeline.sim.demo.lifecycle import outcome_problem
 from pipeline.sim.demo.metrics import leaks
@@ -60,19 +57,6 @@ from pipeline.sim.node.agent import SlowMounts
 from pipeline.sim.system import SimulatedSystem
 from pipeline.tasks.act import KILL_FILE_VARIABLE
 
-KILLABLE = ("worker", "node-worker", "watcher", "beat")
-#: The fault classes of a run (``--faults``): each names the faults it draws from.
-CLASSES: dict[str, tuple[str, ...]] = {
-    "worker": ("kill worker", "kill worker between actions"),
-    "node-worker": ("kill node-worker",),
-    "watcher": ("kill watcher",),
-    "beat": ("kill beat", "freeze beat"),
-    "bridge": ("kill bridge",),
-    "redis": ("restart redis", "crash redis"),
-}
-CLASSES["mixed"] = tuple(kind for kinds in CLASSES.values() for kind in kinds)
-#: At least this long between two faults of Redis (s): each one stalls every process.
-REDIS_EVERY_S = 20.0
 #: the share of API requests answered with a fault while faults last
 API_FAULT_RATE = 0.02
 #: the share of Workflows struck by a TransientCondition or an Error
@@ -122,111 +106,6 @@ class ChaosReport:
             f"{len(self.wrong)} stuck, {len(self.duplicates)} duplicate, "
             f"{len(self.leaks)} leaked"
         )
-
-
-class Faults:
-    """Draws and applies faults until stopped."""
-
-    def __init__(
-        self,
-        system: SimulatedSystem,
-        rng: random.Random,
-        every_s: float,
-        kinds: tuple[str, ...] = CLASSES["mixed"],
-    ) -> None:
-        self.system = system
-        self.kinds = kinds
-        self._redis_at = -REDIS_EVERY_S
-        self.rng = rng
-        self.every_s = every_s
-        self.done: Counter[str] = Counter()
-        self.timeline: list[str] = []
-        self._t0 = time.monotonic()
-        self.stop = threading.Event()
-        self._idle = threading.Event()
-        self._close = threading.Event()
-        self._redis_restarted = False
-        self._thread = threading.Thread(target=self._run, name="chaos", daemon=True)
-
-    def start(self) -> Faults:
-        self._thread.start()
-        return self
-
-    def applied(self) -> int:
-        """How many faults were applied so far."""
-        return sum(self.done.values())
-
-    def finish(self) -> Counter[str]:
-        """Apply no more faults; return those applied."""
-        self.stop.set()
-        self._idle.wait()
-        return self.done
-
-    def close(self) -> None:
-        """Let the thread end, once the system is stopped: the processes it restarted die
-        with it (each runs with a parent-death signal, which follows the thread that
-        started it)."""
-        self._close.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        try:
-            while not self.stop.wait(self.rng.uniform(0.5, 1.5) * self.every_s):
-                now = time.monotonic()
-                kinds = [
-                    k
-                    for k in self.kinds
-                    if "redis" not in k or now - self._redis_at > REDIS_EVERY_S
-                ]
-                if not kinds:
-                    continue
-                kind = self.rng.choice(kinds)
-                if "redis" in kind:
-                    self._redis_at = now
-                at = time.monotonic() - self._t0
-                self.apply(kind)
-                self.done[kind] += 1
-                self.timeline.append(f"{at:.1f}-{time.monotonic() - self._t0:.1f} s {kind}")
-        finally:
-            self._idle.set()
-        self._close.wait()
-
-    def apply(self, kind: str) -> None:
-        """Apply one fault and recover from it, as an operator's systemd would."""
-        system = self.system
-        if kind == "kill worker between actions":
-            self._kill_between()
-        elif kind == "kill bridge":
-            assert system.delivery is not None
-            system.delivery.kill(self.rng)
-        elif kind.startswith("kill "):
-            name = kind.removeprefix("kill ")
-            system.kill(name)
-            time.sleep(self.rng.uniform(0.2, 2.0))  # systemd's RestartSec
-            system.restart(name)
-        elif kind == "freeze beat":
-            pid = system.processes[system.process_names.index("beat")].pid
-            os.kill(pid, signal.SIGSTOP)
-            time.sleep(self.rng.uniform(1.0, 4.0))
-            os.kill(pid, signal.SIGCONT)
-        elif kind in ("restart redis", "crash redis"):
-            self._redis_restarted = True
-            system.restart_redis(crash=kind == "crash redis")
-
-    def _kill_between(self) -> None:
-        """Have the worker SIGKILL itself at the next gap between two actions of a task
-        (``pipeline.tasks.act.KILL_FILE_VARIABLE``), then start it again."""
-        system = self.system
-        trigger = Path(system.process_env["worker"][KILL_FILE_VARIABLE])
-        proc = system.processes[system.process_names.index("worker")]
-        trigger.touch()
-        deadline = time.monotonic() + 20.0
-        while proc.poll() is None and trigger.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        trigger.unlink(missing_ok=True)  # no task acted meanwhile: no kill this time
-        if proc.poll() is not None:
-            time.sleep(self.rng.uniform(0.2, 2.0))  # systemd's RestartSec
-            system.restart("worker")
 
 
 API_FAULTS = {"0": "broken watch", "409": "409", "410": "410", "500": "500", "503": "503"}
@@ -343,7 +222,7 @@ def run_chaos(
         slow_mounts=slow_mounts,
         fault_seed=seed,
         hwcoll_min_nodes=HWCOLL_MIN_NODES,  # the fabric manager on, as production runs it
-        process_env={"worker": {KILL_FILE_VARIABLE: str(_kill_file(seed))}},
+        process_env={"worker": {KILL_FILE_VARIABLE: str(kill_file(seed))}},
         extra_env={
             "CORAL2_PIPELINE_RABBIT__PRERUN_TIMEOUT": str(PRERUN_TIMEOUT_S),
             # a message a kill lost is sent again well within the leak check's settle time
@@ -446,13 +325,6 @@ def diagnosis(system: SimulatedSystem, jobid: int) -> str:
     except Exception as exc:  # gone, or the API server unreachable: say so
         where += f"; Workflow: {exc}"
     return where
-
-
-def _kill_file(seed: int) -> Path:
-    """Where the harness asks the worker to die between two actions of a task."""
-    path = Path(tempfile.gettempdir()) / f"coral2-chaos-kill-{os.getpid()}-{seed}"
-    path.unlink(missing_ok=True)
-    return path
 
 
 def _active(system: SimulatedSystem, ids: list[tuple[DemoJob, int]]) -> int:

@@ -16,7 +16,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from pipeline.sim.chaos import CLASSES, run_chaos
+from pipeline.sim.chaos import run_chaos
+from pipeline.sim.chaos_faults import CLASSES
 
 ORDER = ("worker", "node-worker", "watcher", "beat", "bridge", "redis", "mixed")
 #: Seconds between two faults of a one-process class (a worker killed every second

@@ -1,8 +1,9 @@
 """The real-Flux tier: flux-core 0.88 built by ``make flux`` (``deploy/flux/build-flux.sh``,
 cached outside the clone), one test instance per session.
 
-The sources come from ``FLUX_SOURCES`` (``.ci/run`` points it at ``../shared/flux``), or
-``../shared/flux`` beside the clone when it is there, or else GitHub. A build that fails
+The sources come from ``FLUX_SOURCES`` (``.ci/run`` points it at the tarballs CI lays
+beside the clone), or that same copy when it is there, or else GitHub; with the cache warm
+(keyed by the pinned checksums) none is read. A build that fails
 fails the tier, naming its log: a machine that cannot build Flux does not pass it quietly.
 """
 

@@ -1,0 +1,142 @@
+"""The chaos harness's fault injector: the fault classes and the thread that draws and
+applies one fault of its class every so often, recovering as an operator's systemd would
+(:mod:`pipeline.sim.chaos` runs it against a batch of jobs)."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+from pipeline.sim.system import SimulatedSystem
+from pipeline.tasks.act import KILL_FILE_VARIABLE
+
+#: The fault classes of a run (``--faults``): each names the faults it draws from.
+CLASSES: dict[str, tuple[str, ...]] = {
+    "worker": ("kill worker", "kill worker between actions"),
+    "node-worker": ("kill node-worker",),
+    "watcher": ("kill watcher",),
+    "beat": ("kill beat", "freeze beat"),
+    "bridge": ("kill bridge",),
+    "redis": ("restart redis", "crash redis"),
+}
+CLASSES["mixed"] = tuple(kind for kinds in CLASSES.values() for kind in kinds)
+#: At least this long between two faults of Redis (s): each one stalls every process.
+REDIS_EVERY_S = 20.0
+
+
+class Faults:
+    """Draws and applies faults until stopped."""
+
+    def __init__(
+        self,
+        system: SimulatedSystem,
+        rng: random.Random,
+        every_s: float,
+        kinds: tuple[str, ...] = CLASSES["mixed"],
+    ) -> None:
+        self.system = system
+        self.kinds = kinds
+        self._redis_at = -REDIS_EVERY_S
+        self.rng = rng
+        self.every_s = every_s
+        self.done: Counter[str] = Counter()
+        self.timeline: list[str] = []
+        self._t0 = time.monotonic()
+        self.stop = threading.Event()
+        self._idle = threading.Event()
+        self._close = threading.Event()
+        self._redis_restarted = False
+        self._thread = threading.Thread(target=self._run, name="chaos", daemon=True)
+
+    def start(self) -> Faults:
+        self._thread.start()
+        return self
+
+    def applied(self) -> int:
+        """How many faults were applied so far."""
+        return sum(self.done.values())
+
+    def finish(self) -> Counter[str]:
+        """Apply no more faults; return those applied."""
+        self.stop.set()
+        self._idle.wait()
+        return self.done
+
+    def close(self) -> None:
+        """Let the thread end, once the system is stopped: the processes it restarted die
+        with it (each runs with a parent-death signal, which follows the thread that
+        started it)."""
+        self._close.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            while not self.stop.wait(self.rng.uniform(0.5, 1.5) * self.every_s):
+                now = time.monotonic()
+                kinds = [
+                    k
+                    for k in self.kinds
+                    if "redis" not in k or now - self._redis_at > REDIS_EVERY_S
+                ]
+                if not kinds:
+                    continue
+                kind = self.rng.choice(kinds)
+                if "redis" in kind:
+                    self._redis_at = now
+                at = time.monotonic() - self._t0
+                self.apply(kind)
+                self.done[kind] += 1
+                self.timeline.append(f"{at:.1f}-{time.monotonic() - self._t0:.1f} s {kind}")
+        finally:
+            self._idle.set()
+        self._close.wait()
+
+    def apply(self, kind: str) -> None:
+        """Apply one fault and recover from it, as an operator's systemd would."""
+        system = self.system
+        if kind == "kill worker between actions":
+            self._kill_between()
+        elif kind == "kill bridge":
+            assert system.delivery is not None
+            system.delivery.kill(self.rng)
+        elif kind.startswith("kill "):
+            name = kind.removeprefix("kill ")
+            system.kill(name)
+            time.sleep(self.rng.uniform(0.2, 2.0))  # systemd's RestartSec
+            system.restart(name)
+        elif kind == "freeze beat":
+            pid = system.processes[system.process_names.index("beat")].pid
+            os.kill(pid, signal.SIGSTOP)
+            time.sleep(self.rng.uniform(1.0, 4.0))
+            os.kill(pid, signal.SIGCONT)
+        elif kind in ("restart redis", "crash redis"):
+            self._redis_restarted = True
+            system.restart_redis(crash=kind == "crash redis")
+
+    def _kill_between(self) -> None:
+        """Have the worker SIGKILL itself at the next gap between two actions of a task
+        (``pipeline.tasks.act.KILL_FILE_VARIABLE``), then start it again."""
+        system = self.system
+        trigger = Path(system.process_env["worker"][KILL_FILE_VARIABLE])
+        proc = system.processes[system.process_names.index("worker")]
+        trigger.touch()
+        deadline = time.monotonic() + 20.0
+        while proc.poll() is None and trigger.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        trigger.unlink(missing_ok=True)  # no task acted meanwhile: no kill this time
+        if proc.poll() is not None:
+            time.sleep(self.rng.uniform(0.2, 2.0))  # systemd's RestartSec
+            system.restart("worker")
+
+
+def kill_file(seed: int) -> Path:
+    """Where the harness asks the worker to die between two actions of a task."""
+    path = Path(tempfile.gettempdir()) / f"coral2-chaos-kill-{os.getpid()}-{seed}"
+    path.unlink(missing_ok=True)
+    return path
