@@ -161,7 +161,7 @@ class TrustStore:
             if ca is not None:
                 try:
                     cert._cert.verify_directly_issued_by(ca)
-                except (ValueError, TypeError, Exception) as exc:
+                except Exception as exc:  # cryptography: wrong issuer, bad signature
                     raise ConfigError(
                         f"{file}: not issued by the site CA (pipeline.site_ca_certificate): "
                         f"{exc or type(exc).__name__}"
