@@ -25,7 +25,12 @@ pinned="$here/SHA256SUMS"   # the tarballs this project is pinned to
 # the cache key: the pinned checksums, so a warm cache needs no sources at all
 key=$(sha256sum <"$pinned" | cut -c1-16)
 prefix="$CACHE/flux-$key$([ "$FLUXION" = 1 ] || echo -core)"
-if [ -f "$prefix/.complete" ]; then
+# flux-coral2's plugins are compiled alone (a second or so) and stamped by this recipe's
+# own hash, so changing which ones we build does not rebuild flux-core and Fluxion
+PLUGINS="dws-jobtap dws_environment cray-slingshot"
+recipe=$(sed -n '/^build_plugins()/,/^}/p' "$0" | cat - <(echo "$PLUGINS") | sha256sum | cut -c1-12)
+plugins_done="$prefix/.plugins-$recipe"
+if [ -f "$prefix/.complete" ] && [ -f "$plugins_done" ]; then
     echo "$prefix"
     exit 0
 fi
@@ -52,7 +57,7 @@ done
     || { say "the tarballs in $sources are not the pinned ones ($pinned)"; exit 1; }
 
 deps="autoconf automake libtool make pkg-config libc6-dev libzmq3-dev uuid-dev libjansson-dev
-liblz4-dev libarchive-dev libhwloc-dev libsqlite3-dev libncurses-dev lua5.1 liblua5.1-dev
+liblz4-dev libarchive-dev libhwloc-dev libsqlite3-dev libncurses-dev lua5.1 liblua5.1-0-dev
 lua-posix python3-dev python3-cffi python3-ply python3-setuptools python3-yaml jq time ccache"
 [ "$FLUXION" = 1 ] && deps="$deps libboost-dev libboost-graph-dev libedit-dev libyaml-cpp-dev
 python3-jsonschema ninja-build cmake"
@@ -62,6 +67,40 @@ if [ -n "$missing" ]; then
     { $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive \
         apt-get install -y -qq $missing >/dev/null; } \
         || { say "could not install $(echo $missing) (need root or sudo and Debian's apt)"; exit 1; }
+fi
+
+# flux-coral2's dws-jobtap.so (the job-manager plugin that sends dws.*), and its two
+# job-shell plugins: dws_environment.so (DW_JOB_* into the job's environment) and
+# cray-slingshot.so (SLINGSHOT_* from the cray-slingshot event; built without libcxi, it
+# finds no CXI devices, as on a node without Cassini NICs)
+build_plugins() {
+    local src="$1/$CORAL2" shell="$prefix/lib/flux/shell/plugins"
+    tar xzf "$sources/$CORAL2.tar.gz" -C "$1"
+    mkdir -p "$1/config" "$shell" && : >"$1/config/config.h"
+    export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+    local flags libs
+    flags="-O2 -fPIC -shared -D_GNU_SOURCE -I$1/config -I$src -I$src/src/common/libccan"
+    flags="$flags $(pkg-config --cflags flux-core flux-hostlist flux-idset jansson)"
+    libs="$(pkg-config --libs flux-core flux-hostlist flux-idset jansson) -lm"
+    # shellcheck disable=SC2086
+    gcc $flags -o "$prefix/lib/flux/job-manager/plugins/dws-jobtap.so" \
+        "$src/src/job-manager/plugins/dws-jobtap.c" $libs
+    for plugin in dws_environment cray-slingshot; do
+        # shellcheck disable=SC2086
+        gcc $flags -o "$shell/$plugin.so" "$src/src/shell/plugins/$plugin.c" \
+            "$src/src/common/libutil/eventlog.c" "$src/src/common/libutil/errprintf.c" $libs
+    done
+    rm -f "$prefix"/.plugins-*
+    touch "$plugins_done"
+}
+
+if [ -f "$prefix/.complete" ]; then
+    say "flux-coral2's plugins into $prefix"
+    work=$(mktemp -d)
+    build_plugins "$work" || { say "flux-coral2's plugins failed to build"; exit 1; }
+    rm -rf "$work"
+    echo "$prefix"
+    exit 0
 fi
 
 build="$prefix.build"
@@ -81,13 +120,9 @@ tar xzf "$sources/$CORE.tar.gz" -C "$build"
     make install >"$build/core-install.log" 2>&1
 ) || { say "flux-core failed; see $build/core-*.log"; exit 1; }
 
-say "dws-jobtap.so"
-tar xzf "$sources/$CORAL2.tar.gz" -C "$build"
-export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
-# shellcheck disable=SC2046
-gcc -O2 -fPIC -shared -D_GNU_SOURCE -I"$build/$CORAL2" $(pkg-config --cflags flux-core jansson) \
-    -o "$prefix/lib/flux/job-manager/plugins/dws-jobtap.so" \
-    "$build/$CORAL2/src/job-manager/plugins/dws-jobtap.c" $(pkg-config --libs flux-core jansson)
+
+say "flux-coral2's plugins"
+build_plugins "$build" || { say "flux-coral2's plugins failed to build"; exit 1; }
 
 if [ "$FLUXION" = 1 ]; then
     say "Fluxion"

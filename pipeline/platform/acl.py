@@ -35,9 +35,10 @@ CONNECTION = "+hello +auth +ping +select +client|setname +client|id"
 
 #: The commands kombu and Celery send for a node worker: its blocking read, its own
 #: unacked bookkeeping (and the restore of what it left there), a push of its answers, the
-#: result of an operator's node task, and a dead letter.
+#: result of an operator's node task, a dead letter; and the wait of a per-rank prolog
+#: for its job's verdict (GET, BLPOP, and the RPUSH that passes the wake-up on).
 NODE_COMMANDS = (
-    "+brpop +lpush +rpush +multi +exec +discard +watch +unwatch "
+    "+brpop +blpop +lpush +rpush +multi +exec +discard +watch +unwatch "
     "+hset +hget +hdel +zadd +zrem +zrange +set +get +setex +publish +incrby +ltrim"
 )
 
@@ -65,6 +66,9 @@ def node_keys(settings: Settings, hosts: Iterable[str]) -> str:
             f"%W~{queues.lifecycle}",
             # the results of the operator's node tasks (cxi_list, cxi_clean, ping)
             "~celery-task-meta-* &celery-task-meta-*",
+            # the verdicts on jobs, which a per-rank prolog (prolog.d/coral2-pipeline)
+            # waits for on each node of the job, and their wake-up lists
+            f"%R~{p.key_prefix}:release:* ~{p.key_prefix}:release-wake:*",
             # a message it cannot read, set aside: pushed onto the list, counted (INCRBY
             # reads the counter too)
             f"%W~{p.key_prefix}:deadletters ~{p.key_prefix}:deadletters:count",

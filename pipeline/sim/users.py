@@ -15,7 +15,7 @@ import redis
 from pipeline.platform.acl import acl_file
 from pipeline.settings import Settings
 
-ROLES = ("management", "watcher", "node", "monitoring")
+ROLES = ("management", "watcher", "bridge", "node", "monitoring")
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,9 @@
 :meth:`Releases.put` writes the verdict and pushes a wake-up on a per-job list
 in one transaction; :meth:`Releases.wait` reads the verdict and, while there
 is none, blocks on that list (``BLPOP``): Redis answers the moment it is
-written, and nobody polls. Both keys expire after ``ttl_s``; a prolog that
+written, and nobody polls. A prolog that wakes pushes the wake-up back, so that
+every prolog waiting on the job wakes (one per node of the job with a per-rank
+prolog). Both keys expire after ``ttl_s``; a prolog that
 starts again (Flux restarted) finds the verdict still there.
 """
 
@@ -77,7 +79,10 @@ class Releases:
                 block = min(block, deadline - time.monotonic())
                 if block <= 0:
                     return None
+            wake = self.keys.release_wake(jobid)
             try:
-                self.client.blpop([self.keys.release_wake(jobid)], timeout=max(block, 0.01))
+                if self.client.blpop([wake], timeout=max(block, 0.01)) is not None:
+                    # pass the wake-up on: with a per-rank prolog, one waits on each node
+                    self.client.rpush(wake, "1")
             except redis.RedisError as exc:
                 raise store_errors(exc) from exc

@@ -1,5 +1,12 @@
-"""The real-Flux tier: flux-core 0.88 built by ``make flux`` (``deploy/flux/build-flux.sh``,
-cached outside the clone), one test instance per session.
+"""The real-Flux tier: flux-core 0.88, Fluxion 0.54 and flux-coral2's plugins built by
+``make flux`` (``deploy/flux/build-flux.sh``, cached outside the clone).
+
+Two kinds of instance: a bare two-broker one per conformance check (:func:`in_flux`), and
+one whole system per test session (:func:`real_system`): the simulated system of the demo
+(Redis with a user per role and signing, the worker, beat, the watcher, the API server
+with DWS, the node workers, the fabric manager) around a real Flux with Fluxion,
+``dws-jobtap.so``, ``perilog.so`` running ``coral2-pipeline flux-prolog``, and
+``coral2-pipeline flux-bridge`` beside it.
 
 The sources come from ``FLUX_SOURCES`` (``.ci/run`` points it at the tarballs CI lays
 beside the clone), or that same copy when it is there, or else GitHub; with the cache warm
@@ -12,11 +19,20 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from pipeline.errors import ConfigError
+from pipeline.model.jobid import decode_jobid
+from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.sim.flux_real import RealFlux, build_flux
+from pipeline.sim.system import CLUSTER, SimulatedSystem
+from pipeline.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTS = "compute[01-02]"
@@ -24,24 +40,12 @@ HOSTS = "compute[01-02]"
 
 @pytest.fixture(scope="session")
 def flux_prefix(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    env = dict(os.environ, FLUX_FLUXION=os.environ.get("FLUX_FLUXION", "0"))
-    shared = ROOT.parent / "shared" / "flux"
-    if "FLUX_SOURCES" not in env and (shared / "SHA256SUMS").exists():
-        env["FLUX_SOURCES"] = str(shared)
+    """``make flux``'s prefix; a build that fails fails the tier, naming its log."""
     log = tmp_path_factory.mktemp("flux-build") / "build.log"
-    with log.open("w") as out:
-        done = subprocess.run(
-            ["bash", str(ROOT / "deploy" / "flux" / "build-flux.sh")],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=out,
-            text=True,
-            timeout=1800,
-            check=False,
-        )
-    if done.returncode != 0:
-        pytest.fail(f"make flux failed ({done.returncode}): {log.read_text()[-2000:]}")
-    return Path(done.stdout.strip().splitlines()[-1])
+    try:
+        return build_flux(log)
+    except ConfigError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="session")
@@ -73,3 +77,103 @@ def answers(
     return json.loads(
         in_flux(prefix, config, Path(__file__).with_name("rpc_answers.py"), str(path))
     )
+
+
+TIER_CONFIG = Path(__file__).with_name("tier-cluster.toml")
+#: 4 computes behind 2 rabbits, 36 TiB each.
+TIER_MAPPING = RabbitMapping.model_validate(
+    {
+        "computes": {f"compute0{i}": f"rabbit{(i + 1) // 2}" for i in range(1, 5)},
+        "rabbits": {
+            "rabbit1": {"capacity": 39582418599936, "hostlist": "compute[01-02]"},
+            "rabbit2": {"capacity": 39582418599936, "hostlist": "compute[03-04]"},
+        },
+    }
+)
+
+
+@dataclass
+class Tier:
+    """The simulated world and the real Flux in it."""
+
+    system: SimulatedSystem
+    flux: RealFlux
+
+    @property
+    def store(self) -> Store:
+        assert self.system.store is not None
+        return self.system.store
+
+    def submit(self, *args: str) -> int:
+        """``flux submit ARGS``; the job's id."""
+        return decode_jobid(self.flux.flux("submit", *args).strip())
+
+    def wait_inactive(self, jobid: int, timeout_s: float = 120) -> None:
+        """Wait until the job is INACTIVE (``flux job wait-event clean``)."""
+        self.flux.flux(
+            "job", "wait-event", "-t", str(timeout_s), str(jobid), "clean", timeout=timeout_s + 10
+        )
+
+    def events(self, jobid: int) -> list[dict[str, Any]]:
+        """The job's eventlog."""
+        out = self.flux.flux("job", "eventlog", "--format=json", str(jobid))
+        return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+    def names(self, jobid: int) -> list[str]:
+        """Event names, with the description of prolog and epilog events."""
+        out = []
+        for event in self.events(jobid):
+            description = (event.get("context") or {}).get("description")
+            out.append(f"{event['name']} {description}" if description else event["name"])
+        return out
+
+    def output(self, jobid: int) -> str:
+        """What the job printed (``flux job attach``)."""
+        return self.flux.run("job", "attach", str(jobid)).stdout
+
+    def settled(self, timeout_s: float = 60) -> list[str]:
+        """Wait until nothing is left (the node epilogs run after a job is INACTIVE);
+        return what is still left at ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        while (found := self.leaks()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return found
+
+    def leaks(self) -> list[str]:
+        """What the pipeline and Flux still hold (nothing, once every job is over)."""
+        from pipeline.sim.demo.metrics import leaks
+
+        active = self.flux.flux("jobs", "--filter=pending,running", "-no", "{id.f58} {state}")
+        found = [f"flux job {line}" for line in active.splitlines() if line.strip()]
+        allocated = self.flux.flux("resource", "list", "-s", "allocated", "-no", "{nodelist}")
+        found += [f"nodes still allocated: {n}" for n in allocated.split() if n.strip()]
+        return found + leaks(self.system)
+
+
+@pytest.fixture(scope="session")
+def tier(flux_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
+    workdir = tmp_path_factory.mktemp("tier")
+    system = SimulatedSystem(
+        TIER_MAPPING,
+        observe_only=False,
+        with_flux=False,
+        node_workers=True,
+        slingshot=True,
+        signing=True,
+        acl=True,
+        config=str(TIER_CONFIG),
+        latency_s=0.001,
+        workdir=workdir,
+    ).start()
+    env = dict(system.env(), **system.role_env("bridge"))
+    flux = RealFlux(flux_prefix, workdir, TIER_MAPPING, CLUSTER, env)
+    try:
+        flux.start()
+        flux.start_bridge()
+    except BaseException:
+        flux.stop()
+        system.stop()
+        raise
+    yield Tier(system, flux)
+    flux.stop()
+    system.stop()

@@ -1,0 +1,297 @@
+"""A real Flux instance for the demo and the tests: flux-core, Fluxion and flux-coral2's
+``dws-jobtap.so`` as ``make flux`` builds them, started as a test instance whose brokers
+are named after the computes of a rabbit mapping.
+
+The instance is configured the way a site configures its system instance:
+
+* ``resource.toml``: R with the JGF ``coral2-pipeline dws2jgf`` writes (chassis, ssds and
+  computes, so Fluxion schedules rabbits and ssds as a site's does); ``noverify``, since all
+  brokers run on this one machine;
+* ``sched-fluxion.toml``: ``match-format = "rv1"``, as flux-coral2 asks;
+* ``site.toml``: the site's own ``[job-manager] plugins`` (``dws-jobtap.so``,
+  ``perilog.so``) and, with :attr:`RealFlux.site_prolog`, the site's own per-rank prolog;
+* ``coral2-pipeline.toml``: the file we ship (``deploy/flux/conf.d``), with its command's
+  installation prefix and settings file replaced by this run's.
+
+``coral2-pipeline flux-bridge`` runs beside it as a process of its own, reaching the
+instance through ``FLUX_URI`` as a site's runs under the instance owner; it can be killed
+and started again. The instance's initial program only waits, so the instance lives until
+:meth:`RealFlux.stop`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipeline.errors import ConfigError
+from pipeline.model.hostlist import encode_hostlist
+from pipeline.model.jgf import dws2jgf
+from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.model.resource_set import r_from_config
+from pipeline.sim.children import die_with_parent
+
+ROOT = Path(__file__).resolve().parents[2]
+#: The Flux side we ship, and the prefix its commands are written for.
+SHIPPED = ROOT / "deploy" / "flux" / "conf.d" / "coral2-pipeline.toml"
+SHIPPED_PREFIX = "/opt/coral2-pipeline"
+SHIPPED_SETTINGS = "/etc/coral2-pipeline/flux.toml"
+BUILD = ROOT / "deploy" / "flux" / "build-flux.sh"
+#: Cores per simulated compute (few: Fluxion's graph stays small).
+CORES = "0-3"
+
+
+def build_flux(log: Path, *, sources: str | None = None) -> Path:
+    """``make flux``: build (or find in its cache) flux-core, Fluxion and dws-jobtap.so;
+    return the prefix. The build's output goes to ``log``."""
+    if not BUILD.exists():
+        raise ConfigError(f"{BUILD} is missing: a real Flux is built from a clone of the project")
+    env = dict(os.environ)
+    shared = ROOT.parent / "shared" / "flux"
+    if sources:
+        env["FLUX_SOURCES"] = sources
+    elif "FLUX_SOURCES" not in env and (shared / "SHA256SUMS").exists():
+        env["FLUX_SOURCES"] = str(shared)
+    with log.open("w") as out:
+        done = subprocess.run(
+            ["bash", str(BUILD)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=out,
+            text=True,
+            check=False,
+        )
+    if done.returncode != 0:
+        tail = log.read_text(errors="replace")[-1500:]
+        raise ConfigError(f"make flux failed (exit {done.returncode}); see {log}:\n{tail}")
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
+def versions(prefix: Path) -> dict[str, str]:
+    """The flux-core and Fluxion versions of ``prefix``."""
+    out = subprocess.run(
+        [str(prefix / "bin" / "flux"), "version"], capture_output=True, text=True, check=True
+    ).stdout
+    found = {}
+    for line in out.splitlines():
+        name, _, value = line.partition(":")
+        if name.strip() in ("libflux-core", "flux-sched"):
+            found[name.strip()] = value.strip()
+    if "flux-sched" not in found:  # `flux version` names Fluxion only inside an instance
+        for path in (prefix / "lib" / "pkgconfig").glob("flux-sched*.pc"):
+            for line in path.read_text().splitlines():
+                if line.startswith("Version:"):
+                    found["flux-sched"] = line.split(":", 1)[1].strip()
+    return found
+
+
+@dataclass
+class RealFlux:
+    """One running test instance of the real Flux (see the module docstring)."""
+
+    prefix: Path
+    workdir: Path
+    mapping: RabbitMapping
+    cluster: str
+    #: the environment of the instance (its prolog runs in it) and of the bridge
+    env: dict[str, str]
+    chunks_per_nnf: int = 4
+    #: the site's own per-rank prolog command, beside ours (None: the site has none)
+    site_prolog: list[str] | None = None
+    prolog_timeout: str = "5m"
+    process: subprocess.Popen[bytes] | None = None
+    bridge: subprocess.Popen[bytes] | None = None
+    uri: str = ""
+    started_s: float = 0.0
+    _bridge_argv: list[str] = field(default_factory=list)
+
+    @property
+    def computes(self) -> list[str]:
+        """The brokers' hostnames, rank order."""
+        return list(self.mapping.computes)
+
+    def config_dir(self) -> Path:
+        """Write the instance's configuration (module docstring); return its directory."""
+        conf = self.workdir / "flux-conf.d"
+        conf.mkdir(parents=True, exist_ok=True)
+        hosts = encode_hostlist(self.computes)
+        raw_r = r_from_config([{"hosts": hosts, "cores": CORES}])
+        jgf = dws2jgf(
+            raw_r, self.mapping, chunks_per_nnf=self.chunks_per_nnf, cluster_name=self.cluster
+        )
+        (self.workdir / "R.json").write_text(json.dumps(jgf))
+        (conf / "resource.toml").write_text(
+            f'[resource]\npath = "{self.workdir / "R.json"}"\nnoverify = true\n'
+        )
+        (conf / "sched-fluxion.toml").write_text('[sched-fluxion-resource]\nmatch-format = "rv1"\n')
+        site = '[job-manager]\nplugins = [\n  { load = "dws-jobtap.so" },\n'
+        site += '  { load = "perilog.so" },\n]\n'
+        if self.site_prolog is not None:
+            site += "\n[job-manager.prolog]\nper-rank = true\n"
+            site += f"command = {json.dumps(self.site_prolog)}\n"
+        (conf / "site.toml").write_text(site)
+        shipped = SHIPPED.read_text()
+        bindir = str(Path(sys.executable).parent)
+        shipped = shipped.replace(f"{SHIPPED_PREFIX}/bin", bindir)
+        if "CORAL2_PIPELINE_CONFIG" in self.env:
+            shipped = shipped.replace(SHIPPED_SETTINGS, self.env["CORAL2_PIPELINE_CONFIG"])
+        shipped = shipped.replace('timeout = "35m"', f'timeout = "{self.prolog_timeout}"')
+        (conf / "coral2-pipeline.toml").write_text(shipped)
+        return conf
+
+    def instance_env(self) -> dict[str, str]:
+        """The environment of the brokers (and so of the prolog) and the bridge."""
+        env = dict(self.env)
+        env["PYTHONPATH"] = str(self.prefix / "lib" / "python3.11" / "site-packages")
+        env["PATH"] = f"{self.prefix / 'bin'}:{Path(sys.executable).parent}:{env['PATH']}"
+        return env
+
+    def start(self, timeout_s: float = 180) -> RealFlux:
+        """Start the instance; wait until it answers; return self."""
+        conf = self.config_dir()
+        urifile = self.workdir / "flux-uri"
+        urifile.unlink(missing_ok=True)
+        argv = [str(self.prefix / "bin" / "flux"), "start", f"--config-path={conf}"]
+        argv += [f"--test-size={len(self.computes)}"]
+        argv += [f"--test-hosts={encode_hostlist(self.computes)}"]
+        argv += ["-Slog-stderr-level=4"]
+        # the initial program writes where the instance listens, then waits for its stdin
+        # to close (stop)
+        program = f'echo "$FLUX_URI" >{urifile}.tmp && mv {urifile}.tmp {urifile} && exec cat'
+        argv += ["/bin/sh", "-c", program]
+        started = time.monotonic()
+        with (self.workdir / "flux.log").open("ab") as log:
+            self.process = subprocess.Popen(
+                die_with_parent(argv),
+                env=self.instance_env(),
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.workdir,
+            )
+        deadline = started + timeout_s
+        while not urifile.exists():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise ConfigError(
+                    f"the Flux instance did not start; see {self.workdir / 'flux.log'}:\n"
+                    + (self.workdir / "flux.log").read_text(errors="replace")[-1500:]
+                )
+            time.sleep(0.05)
+        self.uri = urifile.read_text().strip()
+        # Fluxion has the graph and the queue is started: a job can be scheduled
+        self.flux("queue", "status")
+        self.started_s = time.monotonic() - started
+        return self
+
+    def flux(self, *args: str, check: bool = True, timeout: float = 120) -> str:
+        """Run ``flux ARGS`` against the instance; return its output."""
+        env = self.instance_env()
+        env["FLUX_URI"] = self.uri
+        done = subprocess.run(
+            [str(self.prefix / "bin" / "flux"), *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        if check and done.returncode != 0:
+            raise ConfigError(f"flux {' '.join(args)}: {done.stderr.strip()}")
+        return done.stdout if done.returncode == 0 or not check else done.stderr
+
+    def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """``flux ARGS``, the whole result (exit status, both streams)."""
+        env = self.instance_env()
+        env["FLUX_URI"] = self.uri
+        return subprocess.run(
+            [str(self.prefix / "bin" / "flux"), *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    def start_bridge(self, extra_env: dict[str, str] | None = None) -> None:
+        """``coral2-pipeline flux-bridge`` in the instance, as a process of its own."""
+        env = self.instance_env()
+        env["FLUX_URI"] = self.uri
+        env.update(extra_env or {})
+        argv = [sys.executable, "-m", "pipeline.cli", "flux-bridge", "-v"]
+        self._bridge_argv = argv
+        with (self.workdir / "flux-bridge.log").open("ab") as log:
+            self.bridge = subprocess.Popen(
+                die_with_parent(argv), env=env, stdout=log, stderr=subprocess.STDOUT
+            )
+        self._wait_for_dws()
+
+    def _wait_for_dws(self, timeout_s: float = 60) -> None:
+        """Wait until the bridge serves ``dws`` (``dws.status`` answers)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            done = self.run("python", "-c", _DWS_STATUS)
+            if done.returncode == 0:
+                return
+            assert self.bridge is not None
+            if self.bridge.poll() is not None or time.monotonic() > deadline:
+                log = (self.workdir / "flux-bridge.log").read_text(errors="replace")
+                raise ConfigError(f"the bridge did not serve dws.*:\n{log[-1500:]}")
+            time.sleep(0.1)
+
+    def kill_bridge(self) -> None:
+        """SIGKILL the bridge (a crash: nothing acknowledged)."""
+        if self.bridge is not None and self.bridge.poll() is None:
+            self.bridge.kill()
+            self.bridge.wait()
+
+    def stop(self) -> None:
+        """Stop the bridge, then the instance."""
+        if self.bridge is not None and self.bridge.poll() is None:
+            self.bridge.terminate()
+            try:
+                self.bridge.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.bridge.kill()
+                self.bridge.wait()
+        if self.process is not None and self.process.poll() is None:
+            self.flux("cancel", "--all", check=False)
+            assert self.process.stdin is not None
+            self.process.stdin.close()  # the initial program exits: the instance shuts down
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+#: Run in the instance: exit 0 once something answers ``dws.status``.
+_DWS_STATUS = "import flux; flux.Flux().rpc('dws.status', {}).get()"
+
+
+def flux_prefix_of(value: str | None, log: Path) -> Path:
+    """The prefix to run: ``value`` when given (a ``make flux`` prefix), else built."""
+    if value:
+        prefix = Path(value)
+        if not (prefix / "bin" / "flux").exists():
+            raise ConfigError(f"{prefix} holds no bin/flux; give the prefix `make flux` prints")
+        return prefix
+    if shutil.which("gcc") is None and not BUILD.exists():
+        raise ConfigError("no Flux prefix given and none can be built; run `make flux`")
+    return build_flux(log)
+
+
+def job_env(output: str) -> dict[str, Any]:
+    """``env``'s output as a mapping."""
+    env: dict[str, Any] = {}
+    for line in output.splitlines():
+        name, sep, value = line.partition("=")
+        if sep:
+            env[name] = value
+    return env
