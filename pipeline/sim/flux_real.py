@@ -9,9 +9,12 @@ The instance is configured the way a site configures its system instance:
   brokers run on this one machine;
 * ``sched-fluxion.toml``: ``match-format = "rv1"``, as flux-coral2 asks;
 * ``site.toml``: the site's own ``[job-manager] plugins`` (``dws-jobtap.so``,
-  ``perilog.so``) and, with :attr:`RealFlux.site_prolog`, the site's own per-rank prolog;
-* ``coral2-pipeline.toml``: the file we ship (``deploy/flux/conf.d``), with its command's
-  installation prefix and settings file replaced by this run's.
+  ``perilog.so``) and, with :attr:`RealFlux.site_prolog_d`, the site's own per-rank prolog,
+  which runs every script of that directory, ours (``deploy/flux/prolog.d``) among them;
+* else ``coral2-pipeline.toml``: the file we ship (``deploy/flux/conf.d``).
+
+What we ship is used with its installation prefix and settings file replaced by this
+run's.
 
 ``coral2-pipeline flux-bridge`` runs beside it as a process of its own, reaching the
 instance through ``FLUX_URI`` as a site's runs under the instance owner; it can be killed
@@ -43,6 +46,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "deploy" / "flux" / "conf.d" / "coral2-pipeline.toml"
 SHIPPED_PREFIX = "/opt/coral2-pipeline"
 SHIPPED_SETTINGS = "/etc/coral2-pipeline/flux.toml"
+SHIPPED_PROLOG_D = ROOT / "deploy" / "flux" / "prolog.d" / "coral2-pipeline"
+SHIPPED_NODE_SETTINGS = "/etc/coral2-pipeline/node.toml"
 BUILD = ROOT / "deploy" / "flux" / "build-flux.sh"
 #: Cores per simulated compute (few: Fluxion's graph stays small).
 CORES = "0-3"
@@ -103,8 +108,11 @@ class RealFlux:
     #: the environment of the instance (its prolog runs in it) and of the bridge
     env: dict[str, str]
     chunks_per_nnf: int = 4
-    #: the site's own per-rank prolog command, beside ours (None: the site has none)
-    site_prolog: list[str] | None = None
+    #: the prolog.d of the site's own per-rank prolog, where ours goes (None: the site
+    #: has no job-manager prolog, and ours is the conf.d file)
+    site_prolog_d: Path | None = None
+    #: the settings that log the per-rank prolog in to Redis as the node's user
+    node_env: dict[str, str] = field(default_factory=dict)
     prolog_timeout: str = "5m"
     process: subprocess.Popen[bytes] | None = None
     bridge: subprocess.Popen[bytes] | None = None
@@ -133,18 +141,34 @@ class RealFlux:
         (conf / "sched-fluxion.toml").write_text('[sched-fluxion-resource]\nmatch-format = "rv1"\n')
         site = '[job-manager]\nplugins = [\n  { load = "dws-jobtap.so" },\n'
         site += '  { load = "perilog.so" },\n]\n'
-        if self.site_prolog is not None:
+        if self.site_prolog_d is None:
+            (conf / "coral2-pipeline.toml").write_text(self._shipped(SHIPPED, SHIPPED_SETTINGS))
+        else:
+            # the site's per-rank prolog runs every script of its prolog.d on each node of
+            # the job (as `flux-imp run prolog` does), ours among them
+            runner = self.workdir / "site-prolog"
+            runner.write_text(
+                f'#!/bin/sh\nfor script in {self.site_prolog_d}/*; do "$script" || exit 1; done\n'
+            )
+            runner.chmod(0o755)
             site += "\n[job-manager.prolog]\nper-rank = true\n"
-            site += f"command = {json.dumps(self.site_prolog)}\n"
+            site += f'command = ["{runner}"]\ntimeout = "{self.prolog_timeout}"\n'
+            ours = self.site_prolog_d / "coral2-pipeline"
+            ours.write_text(self._shipped(SHIPPED_PROLOG_D, SHIPPED_NODE_SETTINGS))
+            ours.chmod(0o755)
         (conf / "site.toml").write_text(site)
-        shipped = SHIPPED.read_text()
-        bindir = str(Path(sys.executable).parent)
-        shipped = shipped.replace(f"{SHIPPED_PREFIX}/bin", bindir)
-        if "CORAL2_PIPELINE_CONFIG" in self.env:
-            shipped = shipped.replace(SHIPPED_SETTINGS, self.env["CORAL2_PIPELINE_CONFIG"])
-        shipped = shipped.replace('timeout = "35m"', f'timeout = "{self.prolog_timeout}"')
-        (conf / "coral2-pipeline.toml").write_text(shipped)
         return conf
+
+    def _shipped(self, path: Path, settings: str) -> str:
+        """A file we ship, with this run's installation prefix and settings file."""
+        text = path.read_text()
+        text = text.replace(f"{SHIPPED_PREFIX}/bin/", f"{Path(sys.executable).parent}/")
+        if "CORAL2_PIPELINE_CONFIG" in self.env:
+            text = text.replace(settings, self.env["CORAL2_PIPELINE_CONFIG"])
+        if self.node_env and path == SHIPPED_PROLOG_D:  # the node's own Redis user
+            logins = " ".join(f"{k}={v}" for k, v in sorted(self.node_env.items()))
+            text = text.replace("exec ", f"exec env {logins} ", 1)
+        return text.replace('timeout = "35m"', f'timeout = "{self.prolog_timeout}"')
 
     def instance_env(self) -> dict[str, str]:
         """The environment of the brokers (and so of the prolog) and the bridge."""

@@ -150,9 +150,8 @@ class Tier:
         return found + leaks(self.system)
 
 
-@pytest.fixture(scope="session")
-def tier(flux_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
-    workdir = tmp_path_factory.mktemp("tier")
+def start_tier(prefix: Path, workdir: Path, **flux_options: Any) -> Tier:
+    """The simulated world, then the real Flux in it (with ``flux_options``) and its bridge."""
     system = SimulatedSystem(
         TIER_MAPPING,
         observe_only=False,
@@ -166,7 +165,9 @@ def tier(flux_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         workdir=workdir,
     ).start()
     env = dict(system.env(), **system.role_env("bridge"))
-    flux = RealFlux(flux_prefix, workdir, TIER_MAPPING, CLUSTER, env)
+    if "site_prolog_d" in flux_options:  # ours runs on each node, as the node's user
+        flux_options["node_env"] = system.role_env("node")
+    flux = RealFlux(prefix, workdir, TIER_MAPPING, CLUSTER, env, **flux_options)
     try:
         flux.start()
         flux.start_bridge()
@@ -174,6 +175,13 @@ def tier(flux_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         flux.stop()
         system.stop()
         raise
-    yield Tier(system, flux)
-    flux.stop()
-    system.stop()
+    return Tier(system, flux)
+
+
+@pytest.fixture(scope="session")
+def tier(flux_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
+    """The whole system around a real Flux whose job-manager prolog is ours alone."""
+    started = start_tier(flux_prefix, tmp_path_factory.mktemp("tier"))
+    yield started
+    started.flux.stop()
+    started.system.stop()

@@ -43,6 +43,9 @@ USER_AGENT = "nnf-clientmount (simulated)"
 
 
 WORKFLOW_LABEL = "dataworkflowservices.github.io/workflow.name"
+#: A file that, inside a mounted file system, keeps it busy: its unmount fails (``umount``'s
+#: "target is busy") until the file is gone, as when a process of the job outlives it.
+BUSY = ".busy"
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,10 @@ class SimulatedAgent:
                 continue
             if desired == "mounted":
                 path.mkdir(parents=True, exist_ok=True)
+            elif (path / BUSY).exists():  # a process of the job still holds it
+                errors.append(f"unmount of {mount.get('mountPath')} failed: target is busy")
+                states.append({"state": desired, "ready": False})
+                continue
             else:
                 shutil.rmtree(path, ignore_errors=True)
             states.append({"state": desired, "ready": True})
