@@ -25,7 +25,8 @@ def _event(jobid: int, context: dict[str, object]) -> SendOnce:
 
 
 def on_reserved(jobid: int, reservation: Reservation, env: dict[str, str]) -> list[Action]:
-    """The reservation is made: keep it, post the event, put the environment in the KVS."""
+    """The reservation is made: keep it, put the environment in the KVS, then post the event
+    (an application that waited for the event finds the environment there)."""
     context: dict[str, object] = {
         "jobID": reservation.fm_job_id,
         "mcastLimit": reservation.mcast_limit,
@@ -33,8 +34,8 @@ def on_reserved(jobid: int, reservation: Reservation, env: dict[str, str]) -> li
     }
     return [
         UpdateJob({"hwcoll": reservation}),
-        _event(jobid, context),
         kvs_put(jobid, ENV_KEY, env),
+        _event(jobid, context),
     ]
 
 

@@ -4,7 +4,8 @@
 Two kinds of instance: a bare two-broker one per conformance check (:func:`in_flux`), and
 one whole system per test session (:func:`real_system`): the simulated system of the demo
 (Redis with a user per role and signing, the worker, beat, the watcher, the API server
-with DWS, the node workers, the fabric manager) around a real Flux with Fluxion,
+with DWS, the node workers, the fabric manager giving hardware collectives to jobs of two
+nodes or more) around a real Flux with Fluxion,
 ``dws-jobtap.so``, ``perilog.so`` running ``coral2-pipeline flux-prolog``, and
 ``coral2-pipeline flux-bridge`` beside it.
 
@@ -163,6 +164,7 @@ def start_tier(prefix: Path, workdir: Path, **flux_options: Any) -> Tier:
         config=str(TIER_CONFIG),
         latency_s=0.001,
         workdir=workdir,
+        hwcoll_min_nodes=2,
     ).start()
     env = dict(system.env(), **system.role_env("bridge"))
     if "site_prolog_d" in flux_options:  # ours runs on each node, as the node's user
