@@ -183,7 +183,7 @@ class JobManager:
         """``flux job raise``: post the exception; sev 0 ends the job — a running one
         ``finish_after_s`` later (its tasks slow to die)."""
         with self.lock:
-            job = self._job(jobid)
+            job = self._job(jobid, unknown="unknown job id")
             if job.state == "INACTIVE":
                 raise FluxError("job is inactive")
             context = {"type": type_, "severity": severity, "note": note, "userid": 0}
@@ -226,13 +226,13 @@ class JobManager:
             if topic.startswith("job-manager.dws."):
                 answer = self.jobtap.serve(topic.removeprefix("job-manager.dws."), payload)
             elif topic == "job-manager.post-event.post":
-                job = self._job(payload["id"])
+                job = self._job(payload["id"], unknown="No such file or directory")
                 if job.state == "INACTIVE":
                     raise FluxError("job is inactive")
                 self.post(job, str(payload["name"]), payload.get("context"))
                 answer = {}
             elif topic == "job-manager.memo":
-                job = self._job(payload["id"])
+                job = self._job(payload["id"], unknown="unknown job id")
                 job.memo.update(payload["memo"])
                 self.post(job, "memo", payload["memo"])
                 answer = {}
@@ -249,12 +249,11 @@ class JobManager:
                 answer = {}
             elif topic == "sched-fluxion-resource.set_property":
                 key = payload["sp_keyval"].partition("=")[0]
-                for path in payload["sp_resource_path"]:
-                    self.resources.properties[self.resources.host_of_path(path)].add(key)
+                for host in [self.resources.host_of_path(p) for p in payload["sp_resource_path"]]:
+                    self.resources.properties[host].add(key)
                 answer = {}
             elif topic == "sched-fluxion-resource.remove_property":
-                for path in payload["resource_path"]:
-                    host = self.resources.host_of_path(path)
+                for host in [self.resources.host_of_path(p) for p in payload["resource_path"]]:
                     self.resources.properties[host].discard(payload["key"])
                 answer = {}
             elif topic == "sched-fluxion-resource.set_status":
@@ -289,11 +288,13 @@ class JobManager:
             self._job(jobid).kvs[key] = value
 
     # --- internals shared with the jobtap --------------------------------------------------
-    def _job(self, jobid: int) -> FluxJob:
+    def _job(self, jobid: int, unknown: str = "") -> FluxJob:
+        """The job; FluxError with ``unknown`` (the words of the service asked) when there
+        is no such job."""
         try:
             return self.jobs[jobid]
         except KeyError:
-            raise FluxError(f"job {jobid} not found") from None
+            raise FluxError(unknown or f"job {jobid} not found") from None
 
     def post(self, job: FluxJob, name: str, context: dict[str, Any] | None = None) -> None:
         """Append an event to the job's eventlog."""

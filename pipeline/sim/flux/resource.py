@@ -24,6 +24,7 @@ from typing import Any
 from pipeline.errors import FluxError, StoreUnavailable
 from pipeline.model.hostlist import encode_hostlist, expand_hostlist
 from pipeline.model.idset import encode_idset
+from pipeline.model.jgf import DEFAULT_CHUNKS_PER_NNF
 from pipeline.sim.flux.sched import Resources
 from pipeline.store.resource_log import ResourceLog
 
@@ -152,14 +153,21 @@ class ResourceService:
     def set_status(self, path: str, status: str) -> None:
         """``sched-fluxion-resource.set_status`` of a rabbit's ssd vertex."""
         if status not in ("up", "down"):
-            raise FluxError(f"invalid status {status!r}: use up or down")
+            raise FluxError(f"unrecognized status '{status}'")
+        unknown = FluxError(f"could not find path '{path}' in resource graph")
         match = _SSD.match(path)
-        if match is None or self.chunks is None:
+        if match is None:
+            try:
+                self.resources.host_of_path(path)  # a compute's vertex, or none
+            except FluxError:
+                raise unknown from None
             return
         k, i = int(match.group(1)), int(match.group(2))
         rabbits = list(self.resources.mapping.rabbits)
-        if k >= len(rabbits) or i >= self.chunks:
-            raise FluxError(f"{path}: no such resource")
+        if k >= len(rabbits) or i >= (self.chunks or DEFAULT_CHUNKS_PER_NNF):
+            raise unknown
+        if self.chunks is None:
+            return
         up = self.resources.ssd_up[rabbits[k]]
         if status == "up":
             up.add(i)

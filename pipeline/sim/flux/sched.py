@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipeline.errors import FluxError
 from pipeline.model.hostlist import encode_hostlist, expand_hostlist
 from pipeline.model.idset import decode_idset, encode_idset
 from pipeline.model.rabbitmap import RabbitMapping
@@ -222,5 +223,9 @@ class Resources:
         }
 
     def host_of_path(self, path: str) -> str:
-        """The host at the end of a Fluxion containment path."""
-        return path.rstrip("/").rsplit("/", 1)[-1]
+        """The compute at the end of a Fluxion containment path; FluxError, with Fluxion's
+        words, for a path of no compute."""
+        host = path.rstrip("/").rsplit("/", 1)[-1]
+        if host not in self.properties or path.count("/") not in (2, 3):
+            raise FluxError(f"Couldn't find '{path}' in resource graph")
+        return host
