@@ -90,6 +90,10 @@ build_plugins() {
         gcc $flags -o "$shell/$plugin.so" "$src/src/shell/plugins/$plugin.c" \
             "$src/src/common/libutil/eventlog.c" "$src/src/common/libutil/errprintf.c" $libs
     done
+    # the releases this prefix holds, for `demo --flux real` and the docs' figures
+    printf '{"flux-core": "%s", "flux-sched": "%s", "flux-coral2": "%s"}\n' \
+        "${CORE#flux-core-}" "${SCHED#flux-sched-}" "${CORAL2#flux-coral2-}" \
+        >"$prefix/coral2-pipeline-versions.json"
     rm -f "$prefix"/.plugins-*
     touch "$plugins_done"
 }

@@ -43,6 +43,18 @@ def register(sub: Any) -> None:
         help="leave the system up afterwards, with Flower on a loopback URL, until Ctrl-C",
     )
     parser.add_argument(
+        "--flux",
+        choices=("sim", "real"),
+        default="sim",
+        help="the Flux the batch runs on: the simulated job manager (default), or a real "
+        "flux-core with Fluxion and flux-coral2's plugins built by `make flux`",
+    )
+    parser.add_argument(
+        "--flux-prefix",
+        metavar="DIR",
+        help="with --flux real: the prefix `make flux` printed (default: build or find it)",
+    )
+    parser.add_argument(
         "--model-only",
         action="store_true",
         help="run only the domain-model walk-through (no Redis, no services)",
@@ -54,10 +66,14 @@ def run(args: argparse.Namespace) -> int:
     """Run the demo."""
     if args.jobs < 1:
         raise CommandError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.flux_prefix and args.flux != "real":
+        raise CommandError("--flux-prefix goes with --flux real")
     return run_demo(
         args.config,
         lifecycle=not args.model_only,
         jobs=args.jobs,
         as_json=args.json,
         keep_running=args.keep_running,
+        flux=args.flux,
+        flux_prefix=args.flux_prefix,
     )

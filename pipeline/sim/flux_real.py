@@ -9,8 +9,10 @@ The instance is configured the way a site configures its system instance:
   brokers run on this one machine;
 * ``sched-fluxion.toml``: ``match-format = "rv1"``, as flux-coral2 asks;
 * ``site.toml``: the site's own ``[job-manager] plugins`` (``dws-jobtap.so``,
-  ``perilog.so``) and, with :attr:`RealFlux.site_prolog_d`, the site's own per-rank prolog,
-  which runs every script of that directory, ours (``deploy/flux/prolog.d``) among them;
+  ``perilog.so``), a default time limit for jobs (Fluxion refuses, as unsatisfiable, a
+  job that must wait behind jobs without one), and, with :attr:`RealFlux.site_prolog_d`,
+  the site's own per-rank prolog, which runs every script of that directory, ours
+  (``deploy/flux/prolog.d``) among them;
 * else ``coral2-pipeline.toml``: the file we ship (``deploy/flux/conf.d``).
 
 What we ship is used with its installation prefix and settings file replaced by this
@@ -80,20 +82,17 @@ def build_flux(log: Path, *, sources: str | None = None) -> Path:
 
 
 def versions(prefix: Path) -> dict[str, str]:
-    """The flux-core and Fluxion versions of ``prefix``."""
+    """The releases ``make flux`` built into ``prefix`` (flux-core, flux-sched, which is
+    Fluxion, and flux-coral2), with flux-core's as its own ``flux version`` says."""
+    path = prefix / "coral2-pipeline-versions.json"
+    found: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
     out = subprocess.run(
         [str(prefix / "bin" / "flux"), "version"], capture_output=True, text=True, check=True
     ).stdout
-    found = {}
     for line in out.splitlines():
         name, _, value = line.partition(":")
-        if name.strip() in ("libflux-core", "flux-sched"):
-            found[name.strip()] = value.strip()
-    if "flux-sched" not in found:  # `flux version` names Fluxion only inside an instance
-        for path in (prefix / "lib" / "pkgconfig").glob("flux-sched*.pc"):
-            for line in path.read_text().splitlines():
-                if line.startswith("Version:"):
-                    found["flux-sched"] = line.split(":", 1)[1].strip()
+        if name.strip() == "libflux-core":
+            found["flux-core"] = value.strip()
     return found
 
 
@@ -141,6 +140,9 @@ class RealFlux:
         (conf / "sched-fluxion.toml").write_text('[sched-fluxion-resource]\nmatch-format = "rv1"\n')
         site = '[job-manager]\nplugins = [\n  { load = "dws-jobtap.so" },\n'
         site += '  { load = "perilog.so" },\n]\n'
+        # a site gives jobs a time limit: Fluxion calls a job that must wait for one
+        # without a limit "unsatisfiable" (it can never reserve a start after it)
+        site += '\n[policy.jobspec.defaults.system]\nduration = "1h"\n'
         if self.site_prolog_d is None:
             (conf / "coral2-pipeline.toml").write_text(self._shipped(SHIPPED, SHIPPED_SETTINGS))
         else:

@@ -15,6 +15,7 @@ import signal
 import sys
 import time
 from collections import Counter
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +54,8 @@ class Report:
     hwcoll: list[str] = field(default_factory=list)
     jobids: list[int] = field(default_factory=list)
     wall_s: float = 0.0
+    #: the versions of the real Flux the batch ran on (empty: the simulated one)
+    flux: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -77,6 +80,7 @@ class Report:
             "rabbit_outage": self.outage,
             "hwcoll": self.hwcoll,
             "wall_s": round(self.wall_s, 2),
+            "flux": self.flux or "simulated",
         }
 
 
@@ -204,6 +208,33 @@ def _keep_running(system: SimulatedSystem, console: Console) -> None:
         time.sleep(3600)
 
 
+def _run(
+    system: SimulatedSystem, console: Console, jobs: int, *, quiet: bool, sweep: bool
+) -> Report:
+    """The batch, the busy node's sweep (``sweep``), the rabbit outage; then the report."""
+    assert system.kube is not None
+    clock = TransitionClock(system.kube.url).start()
+    started = time.monotonic()
+    mix = batch(jobs)
+    report = _drive(system, mix, console, quiet=quiet)
+    if any(j.userid == BUSY_UID for j in mix) and sweep:
+        report.swept, problem = sweep_busy_nodes(system)
+        report.unexpected += [problem] if problem else []
+    report.outage, problem = rabbit_outage(system)
+    report.unexpected += [problem] if problem else []
+    report.wall_s = time.monotonic() - started
+    settle = time.monotonic() + 15  # Workflow deletion finishes after the jobs end
+    while leaks(system) and time.monotonic() < settle:
+        time.sleep(0.1)
+    clock.stop()
+    report.by_state_ms = dict(clock.samples)
+    report.latency_ms = clock.all_samples()
+    report.leaks = leaks(system) + [f"process {p} died" for p in system.alive()]
+    report.hwcoll = fabric_summary(system, report.jobids)
+    report.unexpected += system.acl_denials()
+    return report
+
+
 def run_lifecycle_demo(
     console: Console,
     mapping: RabbitMapping,
@@ -212,47 +243,43 @@ def run_lifecycle_demo(
     jobs: int = 24,
     as_json: bool = False,
     keep_running: bool = False,
+    flux: str = "sim",
+    flux_prefix: str | None = None,
 ) -> int:
-    """Run the batch; print the summary (or JSON); return 0 when clean and as expected."""
+    """Run the batch; print the summary (or JSON); return 0 when clean and as expected.
+    ``flux`` ``real``: on a real Flux (:mod:`pipeline.sim.demo.real`)."""
+    real = flux == "real"
 
     def interrupted(*_: object) -> None:
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, interrupted)
     try:
-        with SimulatedSystem(
-            mapping,
-            observe_only=False,
-            with_flux=True,
-            node_workers=True,
-            slingshot=True,
-            signing=True,
-            acl=True,
-            config=config,
-            cxi_busy={BUSY_UID: BUSY_S},
-            extra_env={**BUSY_ENV, "CORAL2_PIPELINE_HWCOLL__RELEASE_RETRY": "1"},
-            hwcoll_min_nodes=HWCOLL_MIN_NODES,
-        ) as system:
-            assert system.kube is not None
-            clock = TransitionClock(system.kube.url).start()
-            started = time.monotonic()
-            mix = batch(jobs)
-            report = _drive(system, mix, console, quiet=as_json)
-            if any(j.userid == BUSY_UID for j in mix):
-                report.swept, problem = sweep_busy_nodes(system)
-                report.unexpected += [problem] if problem else []
-            report.outage, problem = rabbit_outage(system)
-            report.unexpected += [problem] if problem else []
-            report.wall_s = time.monotonic() - started
-            settle = time.monotonic() + 15  # Workflow deletion finishes after the jobs end
-            while leaks(system) and time.monotonic() < settle:
-                time.sleep(0.1)
-            clock.stop()
-            report.by_state_ms = dict(clock.samples)
-            report.latency_ms = clock.all_samples()
-            report.leaks = leaks(system) + [f"process {p} died" for p in system.alive()]
-            report.hwcoll = fabric_summary(system, report.jobids)
-            report.unexpected += system.acl_denials()
+        with ExitStack() as stack:
+            system = stack.enter_context(
+                SimulatedSystem(
+                    mapping,
+                    observe_only=False,
+                    with_flux=not real,
+                    node_workers=True,
+                    slingshot=True,
+                    signing=True,
+                    acl=True,
+                    config=config,
+                    # a real test instance runs its owner's jobs only: no busy user's job
+                    cxi_busy={} if real else {BUSY_UID: BUSY_S},
+                    extra_env={**BUSY_ENV, "CORAL2_PIPELINE_HWCOLL__RELEASE_RETRY": "1"},
+                    hwcoll_min_nodes=HWCOLL_MIN_NODES,
+                )
+            )
+            found: dict[str, str] = {}
+            if real:
+                from pipeline.sim.demo.real import start_real_flux
+
+                instance, found = start_real_flux(system, flux_prefix, console)
+                stack.callback(instance.stop)  # before the system it runs in
+            report = _run(system, console, jobs, quiet=as_json, sweep=not real)
+            report.flux = found
             if as_json:
                 print(json.dumps(report.as_json()))
             else:

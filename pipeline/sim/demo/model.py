@@ -202,8 +202,11 @@ def run_demo(
     jobs: int = 24,
     as_json: bool = False,
     keep_running: bool = False,
+    flux: str = "sim",
+    flux_prefix: str | None = None,
 ) -> int:
-    """Run the walk-through, then the lifecycle; return 0 when everything ended as expected."""
+    """Run the walk-through, then the lifecycle (on the simulated Flux, or with ``flux``
+    ``real`` on a real one); return 0 when everything ended as expected."""
     config = config or str(sample_path("sample-cluster.toml"))
     settings = load_settings(config)
     mapping = RabbitMapping.load(
@@ -213,7 +216,10 @@ def run_demo(
         from pipeline.sim.demo.lifecycle import run_lifecycle_demo
 
         quiet = Console(stderr=True)
-        return run_lifecycle_demo(quiet, mapping, config=config, jobs=jobs, as_json=True)
+        return run_lifecycle_demo(
+            quiet, mapping, config=config, jobs=jobs, as_json=True, flux=flux,
+            flux_prefix=flux_prefix,
+        )  # fmt: skip
     console = console or Console()
     console.rule("coral2-pipeline demo: the domain model on the sample cluster")
     _jgf_summary(console, settings, mapping)
@@ -269,6 +275,7 @@ def run_demo(
 
         console.rule("the lifecycle: Flux, the pipeline, DWS and the node workers, all running")
         status |= run_lifecycle_demo(
-            console, mapping, config=config, jobs=jobs, keep_running=keep_running
-        )
+            console, mapping, config=config, jobs=jobs, keep_running=keep_running,
+            flux=flux, flux_prefix=flux_prefix,
+        )  # fmt: skip
     return status

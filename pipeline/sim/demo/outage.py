@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 
 from pipeline.model.hostlist import encode_hostlist
+from pipeline.sim.demo.batch import DemoJob
 from pipeline.sim.dws.fixtures import set_compute_access, set_rabbit_status
 from pipeline.sim.system import SimulatedSystem
 from pipeline.states.rabbits import PCIE_REASON
@@ -54,7 +55,8 @@ def rabbit_outage(system: SimulatedSystem, timeout_s: float = 60.0) -> tuple[lis
         "dw": "#DW jobdw type=xfs capacity=64GiB name=outage",
         "constraints": {"hostlist": [encode_hostlist(others)]},
     }
-    jobid = flux.submit([{"type": "node", "count": 1}], system=system_attrs, runtime_s=0.3)
+    resources = DemoJob("outage", 1).resources()  # a node with a task slot, as every job
+    jobid = flux.submit(resources, system=system_attrs, runtime_s=0.3)
     time.sleep(WAIT_S)
     state = flux.job(jobid).state
     if state != "SCHED":
