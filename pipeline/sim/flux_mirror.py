@@ -145,7 +145,7 @@ class FluxMirror:
             "tasks": [{"command": command, "slot": "task", "count": {"per_slot": 1}}],
             "attributes": {
                 "system": {
-                    "duration": 0,
+                    "duration": 0,  # as `flux submit` leaves it: the site default applies
                     "cwd": str(self.flux.workdir),
                     "environment": self.flux.instance_env(),
                     **(system or {}),

@@ -58,9 +58,13 @@ def rabbit_outage(system: SimulatedSystem, timeout_s: float = 60.0) -> tuple[lis
     resources = DemoJob("outage", 1).resources()  # a node with a task slot, as every job
     jobid = flux.submit(resources, system=system_attrs, runtime_s=0.3)
     time.sleep(WAIT_S)
-    state = flux.job(jobid).state
-    if state != "SCHED":
-        return lines, f"a job for {rabbit}'s computes was {state} while {rabbit} was down"
+    job = flux.job(jobid)
+    if job.state != "SCHED":
+        why = "; ".join(str(e.get("note")) for e in job.exceptions)
+        return lines, (
+            f"a job for {rabbit}'s computes was {job.state} while {rabbit} was down"
+            + (f" ({why})" if why else "")
+        )
     lines.append(f"a job for {rabbit}'s computes waited {WAIT_S:g} s in SCHED")
     set_rabbit_status(dws, rabbit, "Ready")
     set_compute_access(dws, rabbit, lost, "Ready")
