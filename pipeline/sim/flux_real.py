@@ -26,9 +26,11 @@ and started again. The instance's initial program only waits, so the instance li
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -194,6 +196,7 @@ class RealFlux:
         argv += ["/bin/sh", "-c", program]
         started = time.monotonic()
         with (self.workdir / "flux.log").open("ab") as log:
+            # a process group of its own: stop() can end every broker, whatever happens
             self.process = subprocess.Popen(
                 die_with_parent(argv),
                 env=self.instance_env(),
@@ -201,6 +204,7 @@ class RealFlux:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=self.workdir,
+                start_new_session=True,
             )
         deadline = started + timeout_s
         while not urifile.exists():
@@ -290,11 +294,12 @@ class RealFlux:
             self.flux("cancel", "--all", check=False)
             assert self.process.stdin is not None
             self.process.stdin.close()  # the initial program exits: the instance shuts down
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):  # then killed below
                 self.process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self.process is not None:
+            with contextlib.suppress(ProcessLookupError):  # brokers left behind, if any
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
 
 
 #: Run in the instance: exit 0 once something answers ``dws.status``.

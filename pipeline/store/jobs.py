@@ -41,25 +41,31 @@ MAX_ATTEMPTS = 50
 #: The most records a thread remembers (one task touches one or two; a hook process, many).
 KNOWN_MAX = 64
 
-#: KEYS: record, index, observed. ARGV: the record as read ("" = absent), the new record,
-#: jobid, the new record's observed entry. Stores the new record (keeping its expiry) only
-#: if the stored one is still as read; a record created here joins the index. A tracked
-#: job's entry in the observed hash follows its record (a finished job's stays gone).
-#: Returns 1 if it stored, 0 if the record moved.
+#: KEYS: record, index, observed, marks. ARGV: the record as read ("" = absent), the new
+#: record, jobid, the new record's observed entry. Stores the new record (keeping its
+#: expiry) only if the stored one is still as read; a record created here joins the index,
+#: unless the job has ended (a late task never makes a finished job tracked again). A
+#: tracked job's entry in the observed hash follows its record (a finished job's stays
+#: gone). Returns 1 if it stored, 0 if the record moved.
 _COMPARE_AND_SET = """
 local current = redis.call('get', KEYS[1])
 if (current or '') ~= ARGV[1] then return 0 end
 redis.call('set', KEYS[1], ARGV[2], 'KEEPTTL')
-if not current then redis.call('sadd', KEYS[2], ARGV[3]) end
+if not current and redis.call('hexists', KEYS[4], 'ended') == 0 then
+  redis.call('sadd', KEYS[2], ARGV[3])
+end
 if redis.call('sismember', KEYS[2], ARGV[3]) == 1 then
   redis.call('hset', KEYS[3], ARGV[3], ARGV[4])
 end
 return 1
 """
 
-#: KEYS: record, index, observed. ARGV: the record, jobid, its observed entry. Stores the
-#: record and its entry unless a record exists; the job joins the index either way.
+#: KEYS: record, index, observed, marks. ARGV: the record, jobid, its observed entry.
+#: Stores the record and its entry unless a record exists; the job joins the index either
+#: way (a record whose index entry a crash lost is tracked again) — unless the job has
+#: ended: a late copy of a task creates nothing for a finished job and tracks it no more.
 _CREATE = """
+if redis.call('hexists', KEYS[4], 'ended') == 1 then return 0 end
 local created = redis.call('set', KEYS[1], ARGV[1], 'NX')
 redis.call('sadd', KEYS[2], ARGV[2])
 if created then redis.call('hset', KEYS[3], ARGV[2], ARGV[3]) return 1 end
@@ -148,7 +154,12 @@ class JobStore:
         written = record.model_dump_json()
         try:
             created: Any = self._create(
-                keys=[self.keys.job(record.jobid), self.keys.jobs_index, self.keys.observed],
+                keys=[
+                    self.keys.job(record.jobid),
+                    self.keys.jobs_index,
+                    self.keys.observed,
+                    self.keys.marks(record.jobid),
+                ],
                 args=[written, record.jobid, observed_entry(record)],
             )
         except redis.RedisError as exc:
@@ -194,7 +205,7 @@ class JobStore:
                     new = new.model_copy(update={"version": current.version + 1})
                 written = new.model_dump_json()
                 stored = self._compare_and_set(
-                    keys=[key, self.keys.jobs_index, self.keys.observed],
+                    keys=[key, self.keys.jobs_index, self.keys.observed, self.keys.marks(jobid)],
                     args=[b"" if raw is None else raw, written, jobid, observed_entry(new)],
                 )
                 if stored:

@@ -165,6 +165,7 @@ def start_tier(prefix: Path, workdir: Path, **flux_options: Any) -> Tier:
         latency_s=0.001,
         workdir=workdir,
         hwcoll_min_nodes=2,
+        loglevel="INFO",  # each task in the worker's log, to tell what a failure did
     ).start()
     env = dict(system.env(), **system.role_env("bridge"))
     if "site_prolog_d" in flux_options:  # ours runs on each node, as the node's user

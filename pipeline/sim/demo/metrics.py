@@ -88,7 +88,17 @@ def leaks(system: SimulatedSystem) -> list[str]:
     client, keys = system.store.client, system.store.keys
     found += [f"lock {k.decode()}" for k in client.scan_iter(f"{keys.prefix}:lock:*")]
     found += [f"deadline {d.member}" for d in system.store.deadlines.pending()]
-    found += [f"job {j} still tracked" for j in system.store.jobs.jobids()]
+    for jobid in system.store.jobs.jobids():
+        record = system.store.jobs.get(jobid)
+        where = (
+            ""
+            if record is None
+            else (
+                f" ({record.state or 'never observed'}, teardown {record.teardown.value},"
+                f" epilog {record.epilog.value})"
+            )
+        )
+        found.append(f"job {jobid} still tracked{where}")
     pool = system.store.vnipool.query()
     found += [f"VNIs {vnis} still reserved by job {job}" for job, vnis in pool["jobs"].items()]
     found += [
