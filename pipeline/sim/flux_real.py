@@ -221,20 +221,12 @@ class RealFlux:
         return self
 
     def flux(self, *args: str, check: bool = True, timeout: float = 120) -> str:
-        """Run ``flux ARGS`` against the instance; return its output."""
-        env = self.instance_env()
-        env["FLUX_URI"] = self.uri
-        done = subprocess.run(
-            [str(self.prefix / "bin" / "flux"), *args],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
+        """Run ``flux ARGS`` against the instance; return its output (ConfigError with its
+        error output when it fails and ``check``)."""
+        done = self.run(*args, timeout=timeout)
         if check and done.returncode != 0:
             raise ConfigError(f"flux {' '.join(args)}: {done.stderr.strip()}")
-        return done.stdout if done.returncode == 0 or not check else done.stderr
+        return done.stdout
 
     def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         """``flux ARGS``, the whole result (exit status, both streams)."""

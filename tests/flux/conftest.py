@@ -21,16 +21,17 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pipeline.errors import ConfigError
+from pipeline.errors import ConfigError, FluxError
 from pipeline.model.jobid import decode_jobid
 from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.sim.flux.jobmanager import JobManager
 from pipeline.sim.flux_real import RealFlux, build_flux
 from pipeline.sim.system import CLUSTER, SimulatedSystem
 from pipeline.store import Store
@@ -67,6 +68,31 @@ def in_flux(prefix: Path, config: Path, script: Path, *args: str) -> str:
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
+
+
+def simulated_answers(
+    jm: JobManager, requests: list[tuple[str, dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """What the simulated job manager answered to each request, as the real one's are
+    compared: ``{"ok": None}`` or ``{"error": its text}``."""
+    out: list[dict[str, Any]] = []
+    for topic, payload in requests:
+        try:
+            jm.rpc(topic, dict(payload))
+            out.append({"ok": None})
+        except FluxError as exc:
+            out.append({"error": str(exc)})
+    return out
+
+
+def until(condition: Callable[[], bool], timeout_s: float = 60) -> bool:
+    """Wait until ``condition()`` holds; whether it did within ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
 
 
 def answers(

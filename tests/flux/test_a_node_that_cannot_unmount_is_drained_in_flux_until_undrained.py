@@ -7,11 +7,10 @@ and the bridge mirrors both from ``resource.journal`` into the pipeline's eventl
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from pipeline.sim.node.agent import BUSY
-from tests.flux.conftest import Tier
+from tests.flux.conftest import Tier, until
 
 DW = "--setattr=system.dw=#DW jobdw type=xfs capacity=10GiB name=scratch"
 REASON = "failed to unmount rabbit"
@@ -24,15 +23,6 @@ def drained(tier: Tier) -> dict[str, str]:
         hosts, _, reason = line.partition(" ")
         found[hosts] = reason
     return found
-
-
-def wait_for(condition: object, timeout_s: float = 60) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def mirrored(tier: Tier, name: str, host: str) -> bool:
@@ -52,12 +42,12 @@ def test_the_node_is_drained_then_returned_by_the_operator(tier: Tier, tmp_path:
     gate.touch()
     tier.flux.flux("job", "wait-event", "-t", "60", str(jobid), "epilog-start")
     tier.flux.flux("job", "raise", "--type=dws-epilog-timeout", str(jobid), "no unmount")
-    assert wait_for(lambda: drained(tier).get(host) == REASON), drained(tier)
-    assert wait_for(lambda: mirrored(tier, "drain", host))
+    assert until(lambda: drained(tier).get(host) == REASON), drained(tier)
+    assert until(lambda: mirrored(tier, "drain", host))
     busy.unlink()
     tier.wait_inactive(jobid)
 
     tier.flux.flux("resource", "undrain", host)
     assert host not in drained(tier)
-    assert wait_for(lambda: mirrored(tier, "undrain", host))
+    assert until(lambda: mirrored(tier, "undrain", host))
     assert tier.settled() == []

@@ -11,7 +11,7 @@ import time
 
 from pipeline.sim.dws.fixtures import set_compute_access, set_rabbit_status
 from pipeline.states.rabbits import PCIE_REASON
-from tests.flux.conftest import Tier
+from tests.flux.conftest import Tier, until
 
 DW = "--setattr=system.dw=#DW jobdw type=xfs capacity=10GiB name=scratch"
 #: How long a job shown waiting is watched (s): a slow machine can only lengthen the wait.
@@ -23,15 +23,6 @@ def down_ssds(tier: Tier) -> set[str]:
     graph = json.loads(tier.flux.flux("ion-resource", "find", "-q", "--format=jgf", "status=down"))
     nodes = (graph or {}).get("graph", {}).get("nodes", [])
     return {n["metadata"]["paths"]["containment"] for n in nodes if n["metadata"]["type"] == "ssd"}
-
-
-def until(check: object, timeout_s: float = 60) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if check():  # type: ignore[operator]
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def test_the_job_waits_while_its_rabbit_is_down_and_runs_once_back(tier: Tier) -> None:

@@ -9,13 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pipeline.errors import FluxError
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.services.bridge.delivery import translate
 from pipeline.sim.demo.model import sample_path
 from pipeline.sim.flux.jobmanager import JobManager
 from pipeline.store import OutboxMessage
-from tests.flux.conftest import answers
+from tests.flux.conftest import answers, simulated_answers
 
 REQUESTS: list[tuple[str, dict[str, Any]]] = [
     ("resource.drain", {"targets": "compute01", "reason": "a"}),
@@ -41,15 +40,7 @@ REQUESTS: list[tuple[str, dict[str, Any]]] = [
 
 def simulated() -> list[dict[str, Any]]:
     mapping = RabbitMapping.load(sample_path("sample-rabbitmapping.json"))
-    jm = JobManager(mapping)
-    out: list[dict[str, Any]] = []
-    for topic, payload in REQUESTS:
-        try:
-            jm.rpc(topic, dict(payload))
-            out.append({"ok": None})
-        except FluxError as exc:
-            out.append({"error": str(exc)})
-    return out
+    return simulated_answers(JobManager(mapping), REQUESTS)
 
 
 def test_each_request_gets_the_same_answer_from_both(

@@ -15,11 +15,10 @@ from typing import Any
 
 import pytest
 
-from pipeline.errors import FluxError
 from pipeline.sim.flux.jobmanager import JobManager
 from pipeline.sim.flux_real import RealFlux
 from pipeline.sim.system import CLUSTER
-from tests.flux.conftest import TIER_MAPPING
+from tests.flux.conftest import TIER_MAPPING, simulated_answers
 
 UNKNOWN = 12345
 SSD = f"/{CLUSTER}/chassis0/ssd0"
@@ -53,15 +52,7 @@ def real(flux_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 
 def simulated() -> list[dict[str, Any]]:
-    jm = JobManager(TIER_MAPPING, ssd_chunks=4)
-    out: list[dict[str, Any]] = []
-    for topic, payload in REQUESTS:
-        try:
-            jm.rpc(topic, dict(payload))
-            out.append({"ok": None})
-        except FluxError as exc:
-            out.append({"error": str(exc)})
-    return out
+    return simulated_answers(JobManager(TIER_MAPPING, ssd_chunks=4), REQUESTS)
 
 
 def test_each_request_gets_the_same_answer_from_both(real: RealFlux, tmp_path: Path) -> None:
