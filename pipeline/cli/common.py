@@ -27,9 +27,12 @@ def add_verbose(parser: argparse.ArgumentParser) -> None:
 
 
 def setup_logging(verbose: int) -> str:
-    """Log to stderr at WARNING, INFO (-v) or DEBUG (-vv); return the level's name."""
+    """Log to stderr at WARNING, INFO (-v) or DEBUG (-vv: our own loggers, the libraries'
+    at INFO); return the level's name."""
     level = ("WARNING", "INFO", "DEBUG")[min(verbose, 2)]
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    root = "INFO" if level == "DEBUG" else level
+    logging.basicConfig(level=root, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("coral2_pipeline").setLevel(level)
     return level
 
 

@@ -246,7 +246,8 @@ class RealFlux:
         env = self.instance_env()
         env["FLUX_URI"] = self.uri
         env.update(extra_env or {})
-        argv = [sys.executable, "-m", "pipeline.cli", "flux-bridge", "-v"]
+        # -vv: each request delivered to Flux in its log, to tell what the instance was told
+        argv = [sys.executable, "-m", "pipeline.cli", "flux-bridge", "-vv"]
         self._bridge_argv = argv
         with (self.workdir / "flux-bridge.log").open("ab") as log:
             self.bridge = subprocess.Popen(

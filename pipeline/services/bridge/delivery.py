@@ -145,8 +145,10 @@ class Deliverer:
         try:
             if message.kind == "kvs-put":
                 self.flux.kvs_put(*put)
+                log.debug("job %s: kvs-put %s", message.jobid, put[1])
             else:
                 self.flux.rpc(topic, payload)
+                log.debug("job %s: %s %s", message.jobid, topic, json.dumps(payload))
         except FluxError as exc:
             log.warning("%s for job %s: Flux answered: %s", message.kind, message.jobid, exc)
 
