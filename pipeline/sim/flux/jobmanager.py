@@ -108,6 +108,18 @@ class FluxJob:
         return "COMPLETED" if self.started else "FAILED"
 
 
+def _has_slot(resources: Any, label: str) -> bool:
+    """Whether ``resources`` (a jobspec's, RFC 14) hold a slot labelled ``label``."""
+    for resource in resources if isinstance(resources, list) else []:
+        if not isinstance(resource, Mapping):
+            continue
+        if resource.get("type") == "slot" and resource.get("label") == label:
+            return True
+        if _has_slot(resource.get("with"), label):
+            return True
+    return False
+
+
 class JobManager:
     """The simulated job manager; :meth:`start` runs it in a thread."""
 
@@ -156,7 +168,13 @@ class JobManager:
         runtime_s: float = 0.2,
         system: Mapping[str, Any] | None = None,
     ) -> int:
-        """Submit a job; return its id (Flux-style: milliseconds since start, then a sequence)."""
+        """Submit a job; return its id (Flux-style: milliseconds since start, then a sequence).
+
+        ValueError for resources without the ``task`` slot its tasks run in (RFC 14): the
+        real Flux takes such a job, and Fluxion then allocates it nodes it cannot write an
+        R for, leaving it in SCHED for ever; a simulator that ran it would flatter."""
+        if not _has_slot(resources, "task"):
+            raise ValueError(f"jobspec: no slot labelled 'task' in resources {resources!r}")
         jobspec: dict[str, Any] = {
             "version": 1,
             "resources": resources,

@@ -17,7 +17,8 @@ from pipeline.sim.demo.model import sample_path
 from pipeline.sim.flux.jobmanager import JobManager
 
 MAPPING = RabbitMapping.load(sample_path("sample-rabbitmapping.json"))
-NODES = [{"type": "node", "count": 1}]
+TASK = {"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 1}]}
+NODES = [{"type": "node", "count": 1, "with": [TASK]}]
 DW = {"dw": "#DW jobdw type=xfs capacity=1GiB name=scratch"}
 
 
