@@ -26,7 +26,7 @@ from pipeline.model.eventlog import EventlogEntry
 from pipeline.model.hostlist import expand_hostlist
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.sim.children import die_with_parent
-from pipeline.sim.flux.jobmanager import FluxJob
+from pipeline.sim.flux.job import FluxJob
 from pipeline.sim.flux_real import RealFlux
 
 #: Streams the events journal (every job from its submit) as JSON lines on stdout.

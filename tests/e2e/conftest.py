@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.sim.demo.model import sample_path
-from pipeline.sim.flux.jobmanager import FluxJob
+from pipeline.sim.flux.job import FluxJob
 from pipeline.sim.system import SimulatedSystem
 
 MAPPING = RabbitMapping.load(sample_path("sample-rabbitmapping.json"))

@@ -30,7 +30,7 @@ from pipeline.sim.demo.fabric_outage import summary as fabric_summary
 from pipeline.sim.demo.metrics import PIPELINE_DRIVEN, TransitionClock, leaks, percentile
 from pipeline.sim.demo.outage import rabbit_outage
 from pipeline.sim.demo.sweep import BUSY_ENV, sweep_busy_nodes
-from pipeline.sim.flux.jobmanager import FluxJob
+from pipeline.sim.flux.job import FluxJob
 from pipeline.sim.kube.discovery import kubeconfig
 from pipeline.sim.redis_server import free_port
 from pipeline.sim.system import SimulatedSystem

@@ -27,19 +27,18 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pipeline.errors import FluxError, StoreUnavailable
 from pipeline.model.eventlog import EventlogEntry
 from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.sim.flux.job import FluxJob, has_slot
 from pipeline.sim.flux.resource import ResourceService
-from pipeline.sim.flux.sched import Request, Resources, Unsatisfiable, request_of
+from pipeline.sim.flux.sched import Resources, Unsatisfiable, request_of
 from pipeline.store.resource_log import ResourceLog
 
 log = logging.getLogger("coral2_pipeline.sim.flux")
 
-STATES = ("DEPEND", "PRIORITY", "SCHED", "RUN", "CLEANUP", "INACTIVE")
 Service = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
@@ -56,68 +55,6 @@ class Hold(Protocol):
 
     def forget(self, jobid: int) -> None:
         """The prolog was killed."""
-
-
-@dataclass
-class FluxJob:
-    """One job as the job manager holds it."""
-
-    id: int
-    userid: int
-    jobspec: dict[str, Any]
-    runtime_s: float
-    state: str = "DEPEND"
-    eventlog: list[EventlogEntry] = field(default_factory=list)
-    dependencies: set[str] = field(default_factory=set)
-    prologs: dict[str, object | None] = field(default_factory=dict)
-    epilogs: dict[str, object | None] = field(default_factory=dict)
-    kvs: dict[str, Any] = field(default_factory=dict)
-    memo: dict[str, Any] = field(default_factory=dict)
-    exceptions: list[dict[str, Any]] = field(default_factory=list)
-    aux: dict[str, Any] = field(default_factory=dict)
-    hosts: list[str] = field(default_factory=list)
-    ssd: dict[str, int] = field(default_factory=dict)
-    request: Request | None = None
-    run_until: float | None = None
-    finish_status: int | None = None
-    started: bool = False  # a ``start`` event was posted (the reactor asks every step)
-
-    @property
-    def system(self) -> dict[str, Any]:
-        attributes = self.jobspec.setdefault("attributes", {})
-        return attributes.setdefault("system", {})  # type: ignore[no-any-return]
-
-    @property
-    def dw(self) -> bool:
-        return "dw" in self.system
-
-    def events(self, name: str | None = None) -> list[EventlogEntry]:
-        return [e for e in self.eventlog if name is None or e.name == name]
-
-    @property
-    def fatal(self) -> bool:
-        return any(e["severity"] == 0 for e in self.exceptions)
-
-    @property
-    def result(self) -> str:
-        """COMPLETED, FAILED or CANCELED, as ``flux jobs`` shows an inactive job."""
-        if any(e["type"] == "cancel" for e in self.exceptions):
-            return "CANCELED"
-        if self.fatal or self.finish_status:
-            return "FAILED"
-        return "COMPLETED" if self.started else "FAILED"
-
-
-def _has_slot(resources: Any, label: str) -> bool:
-    """Whether ``resources`` (a jobspec's, RFC 14) hold a slot labelled ``label``."""
-    for resource in resources if isinstance(resources, list) else []:
-        if not isinstance(resource, Mapping):
-            continue
-        if resource.get("type") == "slot" and resource.get("label") == label:
-            return True
-        if _has_slot(resource.get("with"), label):
-            return True
-    return False
 
 
 class JobManager:
@@ -173,7 +110,7 @@ class JobManager:
         ValueError for resources without the ``task`` slot its tasks run in (RFC 14): the
         real Flux takes such a job, and Fluxion then allocates it nodes it cannot write an
         R for, leaving it in SCHED for ever; a simulator that ran it would flatter."""
-        if not _has_slot(resources, "task"):
+        if not has_slot(resources, "task"):
             raise ValueError(f"jobspec: no slot labelled 'task' in resources {resources!r}")
         jobspec: dict[str, Any] = {
             "version": 1,

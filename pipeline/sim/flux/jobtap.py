@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 from pipeline.errors import FluxError
 
 if TYPE_CHECKING:
-    from pipeline.sim.flux.jobmanager import FluxJob, JobManager, Service
+    from pipeline.sim.flux.job import FluxJob
+from pipeline.sim.flux.jobmanager import JobManager, Service
 
 log = logging.getLogger("coral2_pipeline.sim.jobtap")
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from pipeline.sim.flux.jobmanager import FluxJob
+from pipeline.sim.flux.job import FluxJob
 
 log = logging.getLogger("coral2_pipeline.sim.flux")
 
