@@ -12,13 +12,21 @@ notes each tick (``<prefix>:beat:tick``: time and holder), and
 
 Two beats may both fire an entry in the instant the lease changes hands:
 every periodic task is idempotent, so that costs one duplicate.
+
+Celery's schedules count from each entry's last run in wall time: after the
+clock steps back, an entry last run "in the future" would not be due again
+until the clock caught up (an hour's step: no deadline swept for an hour).
+Each tick therefore brings such runs back to now (:func:`forget_future_runs`)
+and has Celery rebuild its heap of due times, which are from before the step.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable
 from contextlib import suppress
+from datetime import datetime
 from typing import Any
 
 from celery.beat import PersistentScheduler
@@ -29,6 +37,18 @@ from pipeline.store import Store
 from pipeline.store.lease import Lease, identity
 
 log = logging.getLogger("coral2_pipeline.beat")
+
+
+def forget_future_runs(entries: Iterable[Any], now: datetime) -> list[str]:
+    """Set the last run of every entry that ran after ``now`` (the clock stepped back)
+    to ``now``; return their names."""
+    moved = []
+    for entry in entries:
+        last = entry.last_run_at
+        if last is not None and last > now:
+            entry.last_run_at = now
+            moved.append(entry.name)
+    return moved
 
 
 class LeaderScheduler(PersistentScheduler):  # type: ignore[misc]
@@ -60,6 +80,10 @@ class LeaderScheduler(PersistentScheduler):  # type: ignore[misc]
         wait = self.lease_s / 3
         if not self._lead():
             return wait
+        moved = forget_future_runs(self.schedule.values(), self.app.now())
+        if moved:
+            log.warning("beat: the clock stepped back; %s count from now", ", ".join(moved))
+            self._heap = None  # its times are from before the step: rebuilt on this tick
         return float(min(super().tick(*args, **kwargs), wait))
 
     def close(self) -> None:

@@ -5,12 +5,20 @@ Faults, drawn from a seeded random generator while jobs run:
 
 * ``kill worker``, ``kill node-worker``, ``kill watcher``, ``kill beat`` — SIGKILL (no
   cleanup, nothing acknowledged), then the process starts again after a short while;
+* ``kill worker between actions`` — the worker SIGKILLs itself at the next gap between
+  two actions of a task (``pipeline.tasks.act.KILL_FILE_VARIABLE``);
 * ``kill bridge`` — the outbox delivery dies at its next Flux request, just before
   or just after Flux takes it, and a new one starts
   (:class:`~pipeline.sim.flux.delivery.DeliveryThread`);
 * ``freeze beat`` — SIGSTOP for a few seconds, then SIGCONT;
-* ``restart redis`` — once per run: Redis stops and starts again on its port, with
-  its append-only file (a real restart);
+* ``restart redis``, ``crash redis`` — Redis stops (or is SIGKILLed, losing what its
+  append-only file had not synced) and starts again on its port;
+* ``restart kube-api`` — the API server goes down for 1 to 5 s and comes back over the
+  same objects with every connection cut and its watch cache afresh (a watch resumed
+  from before gets 410), as one restarted over its etcd;
+* ``step clock forward``, ``step clock back`` — the wall clock of every pipeline
+  process steps an hour (:mod:`pipeline.sim.clock`), as NTP or an operator steps a
+  host's clock; Redis and the API server keep the true time;
 
 and, all along, from the same seed:
 
@@ -47,7 +55,8 @@ from dataclasses import dataclass, field
 
 from pipeline.errors import FluxError
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.sim.chaos_faults import CLASSES, Faults, kill_file
+from pipeline.sim.chaos_faults import CLASSES, Faults, kill_file, needs_clock
+from pipeline.sim.clock import SteppingClock
 from pipeline.sim.demo.batch import BUSY_UID, MIX, DemoJob
 from pipeline.sim.demo.lifecycle import outcome_problem
 from pipeline.sim.demo.metrics import leaks
@@ -206,6 +215,9 @@ def run_chaos(
     rng.shuffle(batch)
     report = ChaosReport(jobs=jobs)
     started = time.monotonic()
+    clock = None
+    if needs_clock(CLASSES[faults]):
+        clock = SteppingClock(kill_file(seed).with_name(kill_file(seed).name + "-clock"))
     with SimulatedSystem(
         mapping,
         observe_only=False,
@@ -223,6 +235,7 @@ def run_chaos(
         fault_seed=seed,
         hwcoll_min_nodes=HWCOLL_MIN_NODES,  # the fabric manager on, as production runs it
         process_env={"worker": {KILL_FILE_VARIABLE: str(kill_file(seed))}},
+        clock_env={} if clock is None else clock.env(),
         extra_env={
             "CORAL2_PIPELINE_RABBIT__PRERUN_TIMEOUT": str(PRERUN_TIMEOUT_S),
             # a message a kill lost is sent again well within the leak check's settle time
@@ -234,7 +247,7 @@ def run_chaos(
         ids: list[tuple[DemoJob, int]] = []
         struck = Struck(WorkflowFaults(workflow_fault_rate, seed), SlowMounts(*slow_mounts, seed))
         operator = Operator(system).start()
-        injector = Faults(system, rng, every_s, CLASSES[faults]).start()
+        injector = Faults(system, rng, every_s, CLASSES[faults], clock).start()
         t0 = time.time()
         try:
             for index, job in enumerate(batch):

@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from pipeline.sim.clock import SteppingClock
 from pipeline.sim.system import SimulatedSystem
 from pipeline.tasks.act import KILL_FILE_VARIABLE
 
@@ -24,10 +25,19 @@ CLASSES: dict[str, tuple[str, ...]] = {
     "beat": ("kill beat", "freeze beat"),
     "bridge": ("kill bridge",),
     "redis": ("restart redis", "crash redis"),
+    "kube-api": ("restart kube-api",),
+    "clock": ("step clock forward", "step clock back"),
 }
 CLASSES["mixed"] = tuple(kind for kinds in CLASSES.values() for kind in kinds)
 #: At least this long between two faults of Redis (s): each one stalls every process.
 REDIS_EVERY_S = 20.0
+#: How far a clock step moves the pipeline hosts' clock (s), forward or back.
+CLOCK_STEP_S = 3600.0
+
+
+def needs_clock(kinds: tuple[str, ...]) -> bool:
+    """Whether faults of ``kinds`` step the clock (the processes must run on one)."""
+    return any("clock" in kind for kind in kinds)
 
 
 class Faults:
@@ -39,8 +49,12 @@ class Faults:
         rng: random.Random,
         every_s: float,
         kinds: tuple[str, ...] = CLASSES["mixed"],
+        clock: SteppingClock | None = None,
     ) -> None:
+        if needs_clock(kinds) and clock is None:
+            raise ValueError("clock steps need the processes on a SteppingClock")
         self.system = system
+        self.clock = clock
         self.kinds = kinds
         self._redis_at = -REDIS_EVERY_S
         self.rng = rng
@@ -115,6 +129,11 @@ class Faults:
             os.kill(pid, signal.SIGSTOP)
             time.sleep(self.rng.uniform(1.0, 4.0))
             os.kill(pid, signal.SIGCONT)
+        elif kind == "restart kube-api":
+            system.restart_kube(self.rng.uniform(1.0, 5.0))
+        elif kind.startswith("step clock"):
+            assert self.clock is not None
+            self.clock.step(CLOCK_STEP_S if kind.endswith("forward") else -CLOCK_STEP_S)
         elif kind in ("restart redis", "crash redis"):
             self._redis_restarted = True
             system.restart_redis(crash=kind == "crash redis")

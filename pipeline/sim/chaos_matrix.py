@@ -19,7 +19,8 @@ from rich.table import Table
 from pipeline.sim.chaos import run_chaos
 from pipeline.sim.chaos_faults import CLASSES
 
-ORDER = ("worker", "node-worker", "watcher", "beat", "bridge", "redis", "mixed")
+ORDER: tuple[str, ...] = ("worker", "node-worker", "watcher", "beat", "bridge", "redis")
+ORDER += ("kube-api", "clock", "mixed")
 #: Seconds between two faults of a one-process class (a worker killed every second
 #: never runs a task: the batch would not end)
 EVERY_ONE_S = 5.0

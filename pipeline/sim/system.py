@@ -46,7 +46,7 @@ from pipeline.sim.flux.delivery import DeliveryThread
 from pipeline.sim.flux.hold import StoreHold
 from pipeline.sim.flux.jobmanager import JobManager
 from pipeline.sim.keys import demo_signers
-from pipeline.sim.kube.api import FAULTS_PATH
+from pipeline.sim.kube.api import FAULTS_PATH, RESTART_PATH
 from pipeline.sim.redis_server import RedisServer, free_port
 from pipeline.sim.users import DemoUsers
 from pipeline.store import Store
@@ -124,6 +124,9 @@ class SimulatedSystem:
     _threads: list[threading.Thread] = field(default_factory=list)
     _argv: dict[str, list[str]] = field(default_factory=dict)
     users: DemoUsers | None = None
+    #: added to every pipeline process's environment, not the API server's: a
+    #: :class:`~pipeline.sim.clock.SteppingClock`'s, for a host clock that steps
+    clock_env: dict[str, str] = field(default_factory=dict)
 
     def env(self) -> dict[str, str]:
         """The environment every pipeline process gets."""
@@ -158,6 +161,8 @@ class SimulatedSystem:
             if name == "node-worker":
                 env.update(self.node_env)
             env.update(self.process_env.get(name, {}))
+            if name != "kube-api":
+                env.update(self.clock_env)
             return subprocess.Popen(
                 die_with_parent(argv),
                 env=env,
@@ -176,6 +181,25 @@ class SimulatedSystem:
         """Start the process ``name`` again (after :meth:`kill`)."""
         index = self.process_names.index(name)
         self.processes[index] = self._popen(name, self._argv[name])
+
+    def restart_kube(self, down_s: float) -> None:
+        """Restart the API server over its objects (``KubeApiServer.restart``): down for
+        ``down_s``, every connection cut, its watch cache afresh. Returns once it serves."""
+        assert self.kube is not None
+        body = json.dumps({"down_s": down_s}).encode()
+        request = urllib.request.Request(self.kube.url + RESTART_PATH, data=body, method="PUT")
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            before = json.loads(answer.read())["restarts"]
+        deadline = time.monotonic() + down_s + 60
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            try:
+                with urllib.request.urlopen(self.kube.url + RESTART_PATH, timeout=5) as answer:
+                    if json.loads(answer.read())["restarts"] > before:
+                        return
+            except OSError:
+                continue
+        raise RuntimeError(f"the API server did not come back within {down_s + 60:.0f} s")
 
     def role_env(self, role: str) -> dict[str, str]:
         """The settings that log a process in to Redis as ``role`` (with :attr:`acl`)."""

@@ -138,11 +138,12 @@ class SendOnce:
 
 @dataclass(frozen=True)
 class ArmDeadline:
-    """Arm deadline ``kind`` at ``due`` (epoch seconds); ``token`` names this arming
+    """Arm deadline ``kind`` to fall due ``after_s`` seconds after it is armed (the clock
+    is read as it is armed: :mod:`pipeline.store.clock`); ``token`` names this arming
     (default: the kind and due time)."""
 
     kind: str
-    due: float
+    after_s: float
     token: str | None = None
 
 

@@ -14,7 +14,7 @@ def advance(
     """Move to PreRun; arm ``prerun_timeout`` when configured."""
     actions: list[Action] = []
     if settings.prerun_timeout > 0:  # armed first: once the patch is in, no re-run arms it
-        actions.append(ArmDeadline("prerun_timeout", now + settings.prerun_timeout, "pre_run"))
+        actions.append(ArmDeadline("prerun_timeout", settings.prerun_timeout, "pre_run"))
     return [
         *actions,
         PatchDesiredState("DataIn", "PreRun"),

@@ -24,7 +24,7 @@ def advance(
         prerun = state == "PreRun"
         if job.tc_since is None:
             return [  # armed before it is recorded: a re-run that finds it recorded arms none
-                ArmDeadline("tc_timeout", now + settings.tc_timeout, "tc"),
+                ArmDeadline("tc_timeout", settings.tc_timeout, "tc"),
                 UpdateJob({"tc_since": now, "tc_message": message, "tc_prerun": prerun}),
             ]
         if (job.tc_message, job.tc_prerun) != (message, prerun):

@@ -181,7 +181,7 @@ def on_setup(
         PatchDesiredState("Proposal", "Setup", if_moved_on="stop", if_gone=gone),
     ]
     if settings.setup_timeout > 0:
-        actions.append(ArmDeadline("setup_timeout", now + settings.setup_timeout, "setup"))
+        actions.append(ArmDeadline("setup_timeout", settings.setup_timeout, "setup"))
     return actions
 
 
@@ -231,9 +231,9 @@ def on_post_run(
         )
     ]
     if settings.teardown_after > 0:
-        actions.append(ArmDeadline("teardown_after", now + settings.teardown_after, "post_run"))
+        actions.append(ArmDeadline("teardown_after", settings.teardown_after, "post_run"))
     if settings.postrun_timeout > 0:
-        actions.append(ArmDeadline("postrun_timeout", now + settings.postrun_timeout, "post_run"))
+        actions.append(ArmDeadline("postrun_timeout", settings.postrun_timeout, "post_run"))
     return actions
 
 

@@ -101,12 +101,12 @@ def plan(
     # point: a RUN that finds it resumes, :func:`resume`); the sends, which it can, after
     actions: list[Action] = [
         ExpectAnswers(len(work.nodes)),
-        ArmDeadline(DEADLINE, now + timeout_s, "run"),
+        ArmDeadline(DEADLINE, timeout_s, "run"),
     ]
     if work.dw and mounted:
         actions.append(MarkMounted())
     if work.dw and not mounted and mount_timeout_s > 0:
-        actions.append(ArmDeadline(MOUNT_DEADLINE, now + mount_timeout_s, "run"))
+        actions.append(ArmDeadline(MOUNT_DEADLINE, mount_timeout_s, "run"))
     actions.append(UpdateJob({"node_work": work}))
     return actions + prologs(job, work.nodes, cores, cxi, clientmount)
 
@@ -207,7 +207,7 @@ def on_mounted(job: JobRecord, now: float) -> list[Action]:
         MarkDone({"node_work": work}),
         DisarmDeadline(MOUNT_DEADLINE),
         DisarmDeadline(DEADLINE),  # the first arming leaves the set only when disarmed
-        ArmDeadline(DEADLINE, now + work.timeout_s, "mounted"),
+        ArmDeadline(DEADLINE, work.timeout_s, "mounted"),
         MarkMounted(),
     ]
 

@@ -129,8 +129,10 @@ def on_node_clean(
     empty), or some are still in use; those are retried by housekeeping every
     ``policy.retry_s``, and the node is drained after ``policy.give_up_s``."""
     state = job.slingshot
-    if state is None or node in state.clean:
+    if state is None:
         return []
+    if node in state.clean:  # counted already; what followed may not have been done
+        return finished(job, state)
     if not busy:
         clean = sorted({*state.clean, node})
         update = state.model_copy(update={"clean": clean})
@@ -141,7 +143,7 @@ def on_node_clean(
         update = state.model_copy(update={"busy_since": {**state.busy_since, node: since}})
         return [
             UpdateJob({"slingshot": update}),
-            ArmDeadline("cxi_retry", now + policy.retry_s, "retry"),
+            ArmDeadline("cxi_retry", policy.retry_s, "retry"),
         ]
     if node in state.drained:
         return []

@@ -19,6 +19,7 @@ from typing import Any
 import redis
 
 from pipeline.errors import InputError
+from pipeline.store.clock import GRACE_S, REBASE
 from pipeline.store.connection import store_errors
 from pipeline.store.keys import Keys
 
@@ -41,6 +42,22 @@ for i = 1, #due, 2 do
 end
 return due
 """
+
+#: KEYS: the clock, deadlines, ledger-due. ARGV: now, grace.
+_REBASE = (
+    REBASE
+    + """
+return tostring(rebase(KEYS[1], {KEYS[2], KEYS[3]}, tonumber(ARGV[1]), tonumber(ARGV[2])))
+"""
+)
+#: KEYS: the clock, deadlines, ledger-due. ARGV: now, grace, due, member.
+_ADD = (
+    REBASE
+    + """
+rebase(KEYS[1], {KEYS[2], KEYS[3]}, tonumber(ARGV[1]), tonumber(ARGV[2]))
+redis.call('zadd', KEYS[2], ARGV[3], ARGV[4])
+"""
+)
 
 
 @dataclass(frozen=True)
@@ -76,13 +93,23 @@ class Deadlines:
         self.client = client
         self.keys = keys
         self._claim = client.register_script(_CLAIM)
+        self._rebase = client.register_script(_REBASE)
+        self._add = client.register_script(_ADD)
 
-    def add(self, deadline: Deadline) -> None:
-        """Arm ``deadline`` (re-adding the same member moves its due time)."""
+    def add(self, deadline: Deadline, now: float | None = None) -> None:
+        """Arm ``deadline`` (re-adding the same member moves its due time). ``now``: the
+        clock its due time was read from, just before; every due time first moves with a
+        clock step since the last write (:mod:`pipeline.store.clock`). None: a due time
+        that follows no clock (tests of the set itself)."""
         if ":" in deadline.kind:
             raise InputError(f"deadline kind {deadline.kind!r} must not contain ':'")
+        keys = [self.keys.sweep_clock, self.keys.deadlines, self.keys.ledger_due]
         try:
-            self.client.zadd(self.keys.deadlines, {deadline.member: deadline.due})
+            if now is None:
+                self.client.zadd(self.keys.deadlines, {deadline.member: deadline.due})
+            else:
+                args = [repr(now), repr(GRACE_S), repr(deadline.due), deadline.member]
+                self._add(keys=keys, args=args)
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
 
@@ -92,6 +119,18 @@ class Deadlines:
             return bool(self.client.zrem(self.keys.deadlines, deadline.member))
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
+
+    def rebase(self, now: float, grace_s: float = GRACE_S) -> float:
+        """Note ``now`` as the store's clock; if it moved more than ``grace_s`` back or
+        forward since the last write (a clock step, or the pipeline not running), move
+        every deadline and every ledger resend by as much, in one Redis step, and return
+        the move (0.0: none): :mod:`pipeline.store.clock`."""
+        keys = [self.keys.sweep_clock, self.keys.deadlines, self.keys.ledger_due]
+        try:
+            moved: Any = self._rebase(keys=keys, args=[repr(now), repr(grace_s)])
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return float(moved)
 
     def claim_due(
         self, now: float, *, limit: int = 500, note_as: str = "", resend_after_s: float = 0.0

@@ -29,6 +29,11 @@ class Keys:
         return f"{self.prefix}:deadlines"
 
     @property
+    def sweep_clock(self) -> str:
+        """The wall time (epoch s) the latest deadline sweep read: how a clock step is seen."""
+        return f"{self.prefix}:deadlines:clock"
+
+    @property
     def outbox(self) -> str:
         """The outbox stream of messages to Flux."""
         return f"{self.prefix}:outbox"

@@ -25,11 +25,22 @@ from typing import Any
 
 import redis
 
+from pipeline.store.clock import GRACE_S, REBASE
 from pipeline.store.connection import store_errors
 from pipeline.store.keys import Keys
 
 #: The longest wait between two sends of one task message (s).
 RESEND_CAP_S = 3600.0
+
+#: KEYS: the clock, deadlines, ledger-due, ledger. ARGV: now, grace, due, task id, entry.
+_NOTE = (
+    REBASE
+    + """
+rebase(KEYS[1], {KEYS[2], KEYS[3]}, tonumber(ARGV[1]), tonumber(ARGV[2]))
+redis.call('hset', KEYS[4], ARGV[4], ARGV[5])
+redis.call('zadd', KEYS[3], ARGV[3], ARGV[4])
+"""
+)
 
 
 @dataclass(frozen=True)
@@ -54,6 +65,7 @@ class Ledger:
     def __init__(self, client: redis.Redis, keys: Keys) -> None:
         self.client = client
         self.keys = keys
+        self._note = client.register_script(_NOTE)
 
     def note(
         self,
@@ -65,13 +77,16 @@ class Ledger:
         resend_after_s: float,
         queue: str | None = None,
     ) -> None:
-        """Record that ``name(**kwargs)`` is about to be sent as ``task_id``."""
+        """Record that ``name(**kwargs)`` is about to be sent as ``task_id``. ``now``:
+        the clock, read just before; every due time first moves with a clock step since
+        the last write (:mod:`pipeline.store.clock`)."""
         entry = {"name": name, "kwargs": kwargs, "queue": queue, "first_sent": now}
+        keys = [self.keys.sweep_clock, self.keys.deadlines, self.keys.ledger_due]
+        keys.append(self.keys.ledger)
+        text = json.dumps(entry, separators=(",", ":"))
+        args = [repr(now), repr(GRACE_S), repr(now + resend_after_s), task_id, text]
         try:
-            pipe = self.client.pipeline()
-            pipe.hset(self.keys.ledger, task_id, json.dumps(entry, separators=(",", ":")))
-            pipe.zadd(self.keys.ledger_due, {task_id: now + resend_after_s})
-            pipe.execute()
+            self._note(keys=keys, args=args)
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
 

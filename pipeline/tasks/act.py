@@ -214,8 +214,8 @@ class _Performer:
                     dws.patch_storage(rabbit, body)
             case SendOnce(kind, payload, mark):
                 store.outbox.append_once(OutboxMessage(kind, self.jobid, payload), mark)
-            case ArmDeadline(kind, due, token):
-                timeouts.arm(store, self.jobid, kind, due, token or f"{kind}@{due:.3f}")
+            case ArmDeadline(kind, after_s, token):
+                timeouts.arm(store, self.jobid, kind, after_s, token)
             case DisarmDeadline(kind):
                 timeouts.disarm(store, self.jobid, kind)
             case SendNodeTask(node, task_name, kwargs):

@@ -40,15 +40,22 @@ def handles(kind: str) -> Callable[[Handler], Handler]:
     return register
 
 
-def arm(store: Store, jobid: int, kind: str, due: float, token: str) -> JobRecord | None:
-    """Arm (or re-arm) deadline ``kind`` of ``jobid``; the record holds the live token.
+def arm(
+    store: Store, jobid: int, kind: str, after_s: float, token: str | None = None
+) -> JobRecord | None:
+    """Arm (or re-arm) deadline ``kind`` of ``jobid`` to fall due ``after_s`` from now;
+    the record holds the live token (default: the kind and the due time). The clock is
+    read here, just before the write that checks it for a step (:mod:`pipeline.store.clock`).
 
     The member goes into the set first: a task killed before the record holds its
     token leaves a member that fires stale (nothing done), never a record whose
     deadline is not in the set. Re-arming with the same token (a re-run) moves the
     same member; with another, the old member is dropped once the record holds the
     new token."""
-    store.deadlines.add(Deadline(jobid, kind, token, due))
+    now = time.time()
+    due = now + after_s
+    token = token or f"{kind}@{due:.3f}"
+    store.deadlines.add(Deadline(jobid, kind, token, due), now=now)
     old: list[str] = []
 
     def change(record: JobRecord) -> JobRecord:
@@ -91,16 +98,23 @@ def disarm(store: Store, jobid: int, kind: str) -> None:
 def sweep(task: PipelineTask, limit: int = 500) -> int:
     """Claim due deadlines and send one ``timeouts.fire`` each; return how many.
 
-    Enqueued every second by beat (``beat_schedules/schedule.py``). The
-    claim notes each ``timeouts.fire`` message in the ledger in the same
-    Redis step, so a sweep killed before it sends them loses none:
-    ``housekeeping.redeliver`` sends them later.
+    Enqueued every second by beat (``beat_schedules/schedule.py``). A clock
+    step first moves every deadline with it (:mod:`pipeline.store.clock`), so a step
+    forward fails no job and a step back delays none. The claim notes each
+    ``timeouts.fire`` message in the ledger in the same Redis step, so a sweep killed
+    before it sends them loses none: ``housekeeping.redeliver`` sends them later.
     """
     store = task.store
     resend_after_s = task.settings.pipeline.resend_after
-    due = store.deadlines.claim_due(
-        time.time(), limit=limit, note_as=FIRE, resend_after_s=resend_after_s
-    )
+    now = time.time()
+    moved = store.deadlines.rebase(now)
+    if moved:
+        log.warning(
+            "the clock moved %+.1f s since the store last saw it (a clock step, or the "
+            "pipeline was not running): every deadline and resend moved with it",
+            moved,
+        )
+    due = store.deadlines.claim_due(now, limit=limit, note_as=FIRE, resend_after_s=resend_after_s)
     for deadline in due:
         kwargs = {
             "jobid": deadline.jobid,

@@ -4,57 +4,15 @@ key someone set by hand without an expiry is taken over too."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
-import pytest
 import redis
 
 from pipeline.store import Keys
 from pipeline.store.lease import Lease
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def keys() -> Keys:
-    return Keys(f"beat-{uuid.uuid4().hex[:8]}")
-
-
-@pytest.fixture
-def beats(
-    redis_url: str, keys: Keys, tmp_path: Path
-) -> Iterator[Callable[[], subprocess.Popen[bytes]]]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CORAL2_PIPELINE_")}
-    env["CORAL2_PIPELINE_PIPELINE__BROKER_URL"] = redis_url
-    env["CORAL2_PIPELINE_PIPELINE__KEY_PREFIX"] = keys.prefix
-    env["CORAL2_PIPELINE_PIPELINE__BEAT_LEASE"] = "1.5"
-    env["CORAL2_PIPELINE_PIPELINE__QUEUES__LIFECYCLE"] = f"{keys.prefix}-l"  # nobody reads
-    env["CORAL2_PIPELINE_PIPELINE__QUEUES__TIMEOUTS"] = f"{keys.prefix}-t"
-    env["CORAL2_PIPELINE_PIPELINE__QUEUES__HOUSEKEEPING"] = f"{keys.prefix}-h"
-    started: list[subprocess.Popen[bytes]] = []
-
-    def start() -> subprocess.Popen[bytes]:
-        n = len(started)
-        argv = [sys.executable, "-m", "celery", "-A", "pipeline.app", "beat"]
-        argv += ["-s", str(tmp_path / f"schedule-{n}"), "--loglevel=WARNING"]
-        with (tmp_path / f"beat-{n}.log").open("wb") as log:
-            proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
-        started.append(proc)
-        return proc
-
-    yield start
-    for proc in started:
-        proc.send_signal(signal.SIGCONT)
-        proc.terminate()
-    for proc in started:
-        proc.wait(timeout=30)
 
 
 def holder(client: redis.Redis, keys: Keys) -> str | None:

@@ -63,7 +63,7 @@ def test_each_node_gets_one_prolog_with_its_cxi_services_and_clientmount_action(
         ("n1", {"vnis": [1024], "ncores": 96}, "stop"),
         ("n2", {"vnis": [1024], "ncores": 48}, "stop"),
     ]
-    assert ArmDeadline(DEADLINE, 400.0, "run") in actions
+    assert ArmDeadline(DEADLINE, 300.0, "run") in actions
     assert ExpectAnswers(2) in actions
     assert not any(isinstance(a, Release) for a in actions)
 
@@ -71,7 +71,7 @@ def test_each_node_gets_one_prolog_with_its_cxi_services_and_clientmount_action(
 def test_a_dw_job_starts_clientmount_and_waits_for_its_file_systems() -> None:
     actions = run(dw=True)
     assert {p.kwargs["clientmount"] for p in sent(actions, "node.prolog")} == {"start"}
-    assert ArmDeadline(MOUNT_DEADLINE, 1900.0, "run") in actions
+    assert ArmDeadline(MOUNT_DEADLINE, 1800.0, "run") in actions
 
 
 def test_a_job_with_nothing_to_do_on_its_nodes_is_released_at_once() -> None:
@@ -95,7 +95,7 @@ def test_a_node_that_fails_its_prolog_fails_the_job_naming_it() -> None:
 def test_a_dw_job_is_released_only_after_prerun_and_every_clientmount_stop() -> None:
     assert on_answers(held(dw=True), BOTH, set()) == []  # not mounted yet
     mounted = on_mounted(held(dw=True), now=200.0)
-    assert MarkMounted() in mounted and ArmDeadline(DEADLINE, 500.0, "mounted") in mounted
+    assert MarkMounted() in mounted and ArmDeadline(DEADLINE, 300.0, "mounted") in mounted
     assert on_answers(held(dw=True, mounted=True), BOTH, {"n1"}) == []
     assert Release() in on_answers(held(dw=True, mounted=True), BOTH, BOTH)
 

@@ -39,7 +39,7 @@ def test_a_first_transient_condition_starts_the_clock() -> None:
         settings(tc_timeout=10),
     )
     assert actions == [
-        ArmDeadline("tc_timeout", 60.0, "tc"),
+        ArmDeadline("tc_timeout", 10.0, "tc"),
         UpdateJob({"tc_since": 50.0, "tc_message": "m", "tc_prerun": True}),
     ]
 

@@ -54,7 +54,7 @@ def test_datain_arms_the_prerun_timeout_only_when_configured() -> None:
         isinstance(a, ArmDeadline) for a in decide(snapshot("DataIn"), job(), 100.0, settings())
     )
     actions = decide(snapshot("DataIn"), job(), 100.0, settings(prerun_timeout=30))
-    assert ArmDeadline("prerun_timeout", 130.0, "pre_run") in actions
+    assert ArmDeadline("prerun_timeout", 30.0, "pre_run") in actions
 
 
 def test_prerun_hands_the_environment_and_token_to_flux_once() -> None:

@@ -2,16 +2,16 @@
 
 :func:`drive` runs a job's tasks in-process, in the order their messages were sent,
 playing the node workers (each node task sent is answered as done). With ``kill`` =
-(task name, n), the first run of that task dies just before its n-th action (n past the
-last: after its last action, before it ends): nothing after runs, its message stays
+(task name, i, n), the i-th run (from 0) of that task dies just before its n-th action
+(n past the last: after its last action, before it ends): nothing after runs, its message stays
 unacknowledged and its ledger entry open, and — as kombu or the ledger would — the same
 message is delivered again, once the job's lock has expired.
 """
 
 from __future__ import annotations
 
-from collections import Counter, deque
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,30 +27,43 @@ class Killed(BaseException):
     """The worker running the task died (nothing of the task's own handling runs)."""
 
 
+#: (task name, which of its runs from 0, which point of that run from 1)
+Point = tuple[str, int, int]
+
+
 @dataclass
 class Run:
-    """What :func:`drive` did: the actions each task performed, per run, and the kill."""
+    """What :func:`drive` did: the points each run of each task passed, and the kill."""
 
-    actions: Counter[str] = field(default_factory=Counter)  # task → most points in one run
-    killed: tuple[str, int] | None = None
+    runs: dict[str, list[int]] = field(default_factory=dict)  # task → points of each run
+    killed: Point | None = None
+
+    def points(self) -> list[Point]:
+        """Every point of every run: where a kill may strike."""
+        return [
+            (name, index, n)
+            for name, runs in sorted(self.runs.items())
+            for index, most in enumerate(runs)
+            for n in range(1, most + 1)
+        ]
 
 
 @contextmanager
-def points(run: Run, kill: tuple[str, int] | None) -> Iterator[None]:
-    counts: Counter[str] = Counter()
-    seen: set[str] = set()
+def points(run: Run, kill: Point | None) -> Iterator[None]:
+    current: dict[str, int] = {}  # task id → its run's index among its task's runs
 
     def between(jobid: int, action: Action | None) -> None:
-        name = current_task.name
-        key = f"{name}#{current_task.request.id}"
-        if key not in seen:  # a new run of a task: count its points afresh
-            seen.add(key)
-            counts[name] = 0
-        counts[name] += 1
-        run.actions[name] = max(run.actions[name], counts[name])
-        if kill is not None and run.killed is None and (name, counts[name]) == kill:
+        name, task_id = current_task.name, str(current_task.request.id)
+        runs = run.runs.setdefault(name, [])
+        if task_id not in current:  # a new run of a task: its points counted afresh
+            current[task_id] = len(runs)
+            runs.append(0)
+        index = current[task_id]
+        runs[index] += 1
+        here = (name, index, runs[index])
+        if kill is not None and run.killed is None and here == kill:
             run.killed = kill
-            raise Killed(f"{name} killed at point {counts[name]}")
+            raise Killed(f"{name} run {index} killed at point {runs[index]}")
 
     act.BETWEEN = between
     try:
@@ -68,13 +81,16 @@ def drive(
     store: Store,
     first: list[tuple[str, dict[str, Any]]],
     run: Run,
-    kill: tuple[str, int] | None = None,
+    kill: Point | None = None,
     *,
     redeliver: bool = True,
+    idle: Callable[[], list[tuple[str, dict[str, Any]]]] | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
     """Run ``first`` and every task they lead to until none is left. ``redeliver``
     False: the killed message is not delivered again here but returned, for the caller
-    to deliver later (a redelivery that comes after other work of the job)."""
+    to deliver later (a redelivery that comes after other work of the job). ``idle``:
+    asked, whenever no task is left, for the tasks the world outside sends next (the
+    watcher's observes as DWS moves a Workflow on); none: done."""
     held: list[tuple[str, dict[str, Any]]] = []
     queue: deque[tuple[str, dict[str, Any], str | None]] = deque(
         (name, kwargs, None) for name, kwargs in first
@@ -84,6 +100,8 @@ def drive(
         for _ in range(500):
             if not queue:
                 _follow(store, queue, done)
+                if not queue and idle is not None:
+                    queue.extend((name, kwargs, None) for name, kwargs in idle())
                 if not queue:
                     return held
             name, kwargs, task_id = queue.popleft()

@@ -17,7 +17,7 @@ from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import Store
 from tests.conftest import make_r
 from tests.tasks.eager_app import eager_app, store_of_app
-from tests.tasks.kill_points import Run, drive
+from tests.tasks.kill_points import Point, Run, drive
 
 ENV = {
     "CORAL2_PIPELINE_CRAY_SLINGSHOT__CXI_ENABLE": "true",
@@ -38,7 +38,7 @@ def new_app(tmp_path: Path, redis_url: str, kube_url: str) -> tuple[Celery, Stor
     return app, store_of_app(app)
 
 
-def lifecycle(app: Celery, store: Store, run: Run, kill: tuple[str, int] | None) -> None:
+def lifecycle(app: Celery, store: Store, run: Run, kill: Point | None) -> None:
     """One job on c1 and c2: RUN, every node's prolog, then CLEANUP and the epilogs."""
     jobid = 4242
     start = {"jobid": jobid, "userid": 1001, "R": make_r("c[1-2]")}
@@ -60,22 +60,25 @@ def left(store: Store, jobid: int) -> None:
     assert not store.client.exists(store.keys.lock(jobid))
 
 
-def every_point(tmp_path: Path, redis_url: str, kube_url: str) -> list[tuple[str, int]]:
+def every_point(tmp_path: Path, redis_url: str, kube_url: str) -> list[Point]:
     app, store = new_app(tmp_path / "clean", redis_url, kube_url)
     run = Run()
     lifecycle(app, store, run, None)
-    return [(name, n) for name, most in sorted(run.actions.items()) for n in range(1, most + 1)]
+    return run.points()
 
 
 def test_the_job_ends_right_whatever_gap_a_task_dies_in(
     tmp_path: Path, redis_url: str, kube_url: str
 ) -> None:
     points = every_point(tmp_path, redis_url, kube_url)
-    assert {name for name, _ in points} >= {"job.run", "job.answers_complete", "job.cleanup"}
+    assert {name for name, _, _ in points} >= {"job.run", "job.answers_complete", "job.cleanup"}
     for index, point in enumerate(points):
         app, store = new_app(tmp_path / str(index), redis_url, kube_url)
         run = Run()
-        lifecycle(app, store, run, point)
+        try:
+            lifecycle(app, store, run, point)
+        except AssertionError as exc:
+            raise AssertionError(f"killed at {point}: {exc}") from exc
         assert run.killed == point
 
 
@@ -102,7 +105,7 @@ def test_a_cleanup_between_the_reservation_and_the_node_plan_frees_the_vnis(
     app, store = new_app(tmp_path, redis_url, kube_url)
     run = Run()
     start = {"jobid": 99, "userid": 1001, "R": make_r("c[1-2]")}
-    before_plan = ("job.run", 7)  # before UpdateJob(node_work), after the arming
+    before_plan = ("job.run", 0, 7)  # before UpdateJob(node_work), after the arming
     held = drive(app, store, [("job.run", start)], run, before_plan, redeliver=False)
     assert run.killed == before_plan and held == [("job.run", start)]
     assert store.vnipool.holding(99)

@@ -36,7 +36,7 @@ def fired(store: Store, jobid: int) -> list[bytes]:
 def arm_overdue(store: Store, jobid: int, token: str) -> None:
     """Track ``jobid`` with a probe deadline that was due a second ago."""
     store.jobs.create(JobRecord(jobid=jobid))
-    timeouts.arm(store, jobid, "probe_timeout", time.time() - 1, token)
+    timeouts.arm(store, jobid, "probe_timeout", -1.0, token)
 
 
 def wait_for(done: Callable[[], bool], state: Callable[[], str], timeout_s: float = 30) -> None:
@@ -80,8 +80,8 @@ def test_a_deadline_claimed_by_a_sweep_killed_before_sending_fires_through_redel
 def test_a_stale_deadline_does_nothing(celery_app: Celery, worker: None) -> None:
     store = store_of(celery_app)
     store.jobs.create(JobRecord(jobid=502))
-    timeouts.arm(store, 502, "probe_timeout", time.time() + 3600, "old")
-    timeouts.arm(store, 502, "probe_timeout", time.time() + 3600, "new")
+    timeouts.arm(store, 502, "probe_timeout", 3600.0, "old")
+    timeouts.arm(store, 502, "probe_timeout", 3600.0, "new")
     ran = result_of(timeouts.fire, jobid=502, kind="probe_timeout", token="old", due=0.0)
     assert ran is False
     assert fired(store, 502) == []

@@ -6,12 +6,15 @@ create, ``Status`` error bodies, merge and JSON patches, PUT with
 optimistic concurrency, status subresources, finalizers, label selectors
 and chunked watches with replay, ``timeoutSeconds`` and 410 Gone, as
 the official client needs them. Test hooks: :attr:`KubeApiServer.store` for direct
-access and :meth:`KubeApiServer.inject` for faults on the next requests.
+access, :meth:`KubeApiServer.inject` for faults on the next requests and
+:meth:`KubeApiServer.restart` for a restart over the same objects.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 import time
 from collections import Counter
@@ -29,6 +32,9 @@ from pipeline.sim.kube.store import KubeStore
 REQUESTS_PATH = "/sim/requests-by-agent"
 #: PUT ``{"rate": 0}`` here ends the faults at random (a harness's faults are over)
 FAULTS_PATH = "/sim/faults"
+#: PUT ``{"down_s": 3}`` here restarts the server (:meth:`KubeApiServer.restart`), at once;
+#: GET answers ``{"restarts": N}``, how many restarts it has come back from
+RESTART_PATH = "/sim/restart"
 #: Longest request line or header line, and most header lines, a request may have.
 _MAX_LINE = 65536
 _MAX_HEADERS = 100
@@ -126,6 +132,16 @@ class _Handler(BaseHTTPRequestHandler):
                 chaos.rate = float(json.loads(raw or b"{}").get("rate", 0.0))
             self._send(200, {"drawn": {} if chaos is None else chaos.drawn})
             return
+        if method == "GET" and self.path == RESTART_PATH:
+            self._send(200, {"restarts": self.server.restarts})
+            return
+        if method == "PUT" and self.path == RESTART_PATH and self.server.restart is not None:
+            down_s = float(json.loads(raw or b"{}").get("down_s", 1.0))
+            self._send(202, {"down_s": down_s, "restarts": self.server.restarts})
+            self.close_connection = True
+            restart = self.server.restart
+            threading.Thread(target=restart, args=(down_s,), name="kube-restart").start()
+            return
         try:
             parts = urlsplit(self.path)
             if method == "GET" and (about := discovery(parts.path)) is not None:
@@ -218,6 +234,28 @@ class _Server(ThreadingHTTPServer):
         self.chaos: RandomFaults | None = None  # faults at random, for HTTP clients only
         self.agents: Counter[str] = Counter()
         self._agents_lock = threading.Lock()
+        self.restart: Any = None  # KubeApiServer.restart, for RESTART_PATH
+        self.restarts = 0
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._open_lock:
+            self._open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._open_lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
+    def cut_connections(self) -> None:
+        """Break every open connection, as a dying server process does."""
+        with self._open_lock:
+            open_now = list(self._open)
+        for sock in open_now:
+            with contextlib.suppress(OSError):  # it closed meanwhile
+                sock.shutdown(socket.SHUT_RDWR)
 
     def count(self, user_agent: str) -> None:
         """Count one request by its User-Agent."""
@@ -234,7 +272,9 @@ class KubeApiServer:
         self.store = store or KubeStore()
         self.routes = Routes(self.store)
         self._server = _Server((host, port), self.routes)
+        self._server.restart = self.restart
         self._thread: threading.Thread | None = None
+        self.restarts = 0
 
     def requests_by_agent(self) -> dict[str, int]:
         """How many requests each User-Agent made so far."""
@@ -261,6 +301,31 @@ class KubeApiServer:
         self.store.close()
         self._server.shutdown()
         self._server.server_close()
+
+    def restart(self, down_s: float) -> None:
+        """Go down for ``down_s`` and come back on the same port over the same objects, as a
+        restarted API server over its etcd: every connection is cut, requests in the
+        meantime are refused (in-process clients' too), and the watch cache starts afresh
+        at the latest resourceVersion, so a watch resumed from before gets 410 Expired."""
+        host, port = self._server.server_address[:2]
+        chaos, agents = self._server.chaos, self._server.agents
+        self.routes.down = True
+        self.stop()
+        self._server.cut_connections()
+        time.sleep(down_s)
+        self.store.restart()
+        while True:  # the port may linger a moment in the kernel
+            try:
+                self._server = _Server((str(host), int(port)), self.routes)
+                break
+            except OSError:
+                time.sleep(0.1)
+        self._server.chaos, self._server.agents = chaos, agents
+        self._server.restart = self.restart
+        self.routes.down = False
+        self.restarts += 1
+        self._server.restarts = self.restarts
+        self.start()
 
     def faults_at_random(self, rate: float, seed: int) -> RandomFaults:
         """From now on, answer HTTP requests with faults at random (:class:`RandomFaults`);

@@ -30,7 +30,7 @@ from urllib.parse import quote, urlencode, urlsplit
 from kubernetes import client
 from kubernetes.client import rest
 from kubernetes.client.exceptions import ApiException
-from urllib3.exceptions import ProtocolError
+from urllib3.exceptions import MaxRetryError, NewConnectionError, ProtocolError
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.sim.kube.api import KubeApiServer
@@ -66,6 +66,7 @@ class LocalRest(rest.RESTClientObject):
         _request_timeout: Any = None,
     ) -> rest.RESTResponse:
         """Answer one request as the HTTP server would."""
+        refuse_if_down(self.routes, url)
         parts = urlsplit(url)
         try:
             route = self.routes.route(parts.path, parts.query)
@@ -84,6 +85,14 @@ class LocalRest(rest.RESTClientObject):
             code, answer = exc.code, exc.status()
         data = json.dumps(answer).encode()
         return rest.RESTResponse(_Answer(code, HTTPStatus(code).phrase, data))
+
+
+def refuse_if_down(routes: Routes, url: str) -> None:
+    """Raise what urllib3 raises for a refused connection while the server restarts
+    (:meth:`~pipeline.sim.kube.api.KubeApiServer.restart`), as an HTTP client would see."""
+    if routes.down:
+        refused = NewConnectionError(None, "Connection refused (the API server restarts)")  # type: ignore[arg-type]
+        raise MaxRetryError(None, url, refused)  # type: ignore[arg-type]
 
 
 class _LocalApiClient(client.ApiClient):
@@ -178,6 +187,7 @@ class DirectCustomObjects(client.CustomObjectsApi):
         content_type: str = "application/json",
     ) -> Any:
         params = {_QUERY[k]: _text(v) for k, v in (query or {}).items() if v not in (None, "")}
+        refuse_if_down(self.routes, path)
         try:
             route = self.routes.route(path, urlencode(params))
             fault = self.routes.take_fault(method)

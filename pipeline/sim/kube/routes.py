@@ -114,6 +114,7 @@ class Routes:
         self.store = store
         self.faults: deque[Fault] = deque()
         self.fault_lock = threading.Lock()
+        self.down = False  # restarting: in-process clients are refused as HTTP ones are
 
     def take_fault(self, method: str) -> Fault | None:
         """The next injected fault for ``method``, applied: it waits its delay and raises its

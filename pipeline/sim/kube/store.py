@@ -134,6 +134,13 @@ class KubeStore:
         with self._lock:
             self._closed = False
 
+    def restart(self) -> None:
+        """Serve again after :meth:`close` with an empty watch cache, as a restarted API
+        server does: a watch from a resourceVersion before now gets 410 Expired."""
+        with self._lock:
+            self._events.clear()
+            self._closed = False
+
     def close(self) -> None:
         """Wake and end every watch (server shutdown)."""
         with self._lock:
