@@ -1,8 +1,9 @@
-"""The short version of ``make chaos``: a batch of the demo's jobs runs while workers,
-the node worker, the watcher, beat and the bridge's delivery are killed at random, beat
-is frozen, Redis restarts once, the API server answers some requests with errors or
-breaks their watches, some Workflows fail or stall and some mounts outlast
-``prerun_timeout``. Every job ends as its kind says (or either way, for the jobs the
+"""The short version of ``make chaos``: a batch of the demo's jobs runs while workers
+(also between two actions of a task), the node worker, the watcher, beat and the
+bridge's delivery are killed at random, beat is frozen, Redis restarts or is SIGKILLed,
+the API server restarts, the pipeline hosts' clock steps an hour forward or back, the
+API server answers some requests with errors or breaks their watches, some Workflows
+fail or stall and some mounts outlast ``prerun_timeout``. Every job ends as its kind says (or either way, for the jobs the
 simulators struck), no Flux message arrives twice, and nothing is left behind."""
 
 from __future__ import annotations
