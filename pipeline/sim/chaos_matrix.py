@@ -44,8 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     seeds = [int(s) for s in args.seeds.split(",") if s]
     rows = []
     bad = 0
-    for faults in classes:
-        for seed in seeds:
+    # seed by seed: a matrix stopped early has covered every class as far as it went
+    for seed in seeds:
+        for faults in classes:
             # one process struck about every EVERY_ONE_S: a class of one process's faults
             # strikes it that often, the mixed class spreads its faults over all of them
             every = args.every if faults == "mixed" else EVERY_ONE_S
