@@ -30,7 +30,7 @@ from node_worker.ended import EndedJobs
 from node_worker.service import ClientmountService
 from pipeline.errors import CxiError
 from pipeline.model.idset import decode_idset
-from pipeline.platform import nodework
+from pipeline.platform import nodework, supervision  # noqa: F401  (its signal handlers)
 from pipeline.platform.config import node_worker_config
 from pipeline.platform.routing import node_queue
 from pipeline.platform.signing import secure

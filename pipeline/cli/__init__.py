@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pipeline import __version__
 from pipeline.cli import (
     breakdown_cmd,
+    celery_cmd,
     deadletters_cmd,
     demo_cmd,
     dws2jgf_cmd,
@@ -32,7 +33,7 @@ from pipeline.cli import (
     watch_cmd,
 )
 from pipeline.cli.common import CommandError
-from pipeline.errors import ConfigError, PipelineError
+from pipeline.errors import ConfigError, PipelineError, StoreUnavailable, Unavailable
 
 COMMANDS = (
     dws2jgf_cmd,
@@ -49,10 +50,18 @@ COMMANDS = (
     demo_cmd,
     sim_cmd,
     watch_cmd,
+    celery_cmd,
     node_worker_cmd,
     flux_bridge_cmd,
     flux_prolog_cmd,
 )
+
+#: Exit statuses (docs/operations.md): a unit restarts on 1 and 4, never on 2 or 3, as
+#: flux-coral2's dws unit never restarts on its 2 and 3.
+EXIT_FAILURE = 1  # the command failed (a refusal, a failure at run time)
+EXIT_USAGE = 2  # bad usage: argparse's
+EXIT_CONFIG = 3  # the settings, a key or a file they name cannot work
+EXIT_UNREACHABLE = 4  # Redis or Kubernetes could not be reached (at start, for services)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,6 +91,15 @@ def one_line(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+def exit_status(exc: Exception) -> int:
+    """The exit status a command ends with on ``exc``."""
+    if isinstance(exc, ConfigError):
+        return EXIT_CONFIG
+    if isinstance(exc, StoreUnavailable | Unavailable):
+        return EXIT_UNREACHABLE
+    return EXIT_FAILURE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; return its exit status."""
     parser = build_parser()
@@ -93,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # is one line, whatever the input it quotes holds
         text = str(exc) if isinstance(exc, ConfigError) else one_line(str(exc))
         print(f"coral2-pipeline {args.command}: {text}", file=sys.stderr)
-        return 1
+        return exit_status(exc)
     except BrokenPipeError:
         return 1
     except KeyboardInterrupt:

@@ -9,6 +9,7 @@ from typing import Any
 
 from pipeline.cli.common import CommandError, add_verbose, settings_of, setup_logging
 from pipeline.clients.k8s import DwsClient, api_client
+from pipeline.platform.systemd import Watchdog, notify
 from pipeline.services.watcher import Watcher
 from pipeline.store import Store
 
@@ -59,6 +60,10 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, stop)
     thread = threading.Thread(target=watcher.run, name="watcher", daemon=True)
     thread.start()
+    notify("READY=1", "STATUS=watching Workflows and Storages")
+    watchdog = Watchdog(lambda: thread.is_alive() and watcher.turning()).start()
     done.wait()
+    notify("STOPPING=1")
+    watchdog.stop()
     thread.join(timeout=args.lease + 5)
     return 0

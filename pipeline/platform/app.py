@@ -14,7 +14,7 @@ from typing import Any
 from celery import Celery
 
 from beat_schedules.schedule import SCHEDULE, heartbeats
-from pipeline.platform import nodework
+from pipeline.platform import nodework, supervision  # noqa: F401  (its signal handlers)
 from pipeline.platform.config import celery_config
 from pipeline.platform.signing import secure
 from pipeline.platform.task import dispatch, store_of

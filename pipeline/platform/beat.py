@@ -32,6 +32,7 @@ from typing import Any
 from celery.beat import PersistentScheduler
 
 from pipeline.errors import StoreUnavailable
+from pipeline.platform.systemd import notify, watchdog_interval
 from pipeline.platform.task import settings_of
 from pipeline.store import Store
 from pipeline.store.lease import Lease, identity
@@ -62,6 +63,7 @@ class LeaderScheduler(PersistentScheduler):  # type: ignore[misc]
         self.lease_s = settings.pipeline.beat_lease
         self.holder = identity()
         self.leading = False
+        self.watchdog = watchdog_interval() is not None
 
     def _lead(self) -> bool:
         try:
@@ -78,6 +80,8 @@ class LeaderScheduler(PersistentScheduler):  # type: ignore[misc]
 
     def tick(self, *args: Any, **kwargs: Any) -> float:
         wait = self.lease_s / 3
+        if self.watchdog:  # each tick, leading or standing by: the loop turns
+            notify("WATCHDOG=1")
         if not self._lead():
             return wait
         moved = forget_future_runs(self.schedule.values(), self.app.now())

@@ -91,6 +91,7 @@ class Watcher:
     _warned: set[str] = field(default_factory=set)
     _stop: threading.Event = field(default_factory=threading.Event)
     _leading: threading.Event = field(default_factory=threading.Event)
+    _turned: float = field(default_factory=time.monotonic)  # the lease loop's last turn
 
     # --- leadership -------------------------------------------------------------
     def try_lead(self) -> bool:
@@ -168,6 +169,11 @@ class Watcher:
             self._save(handled)
 
     # --- main loop -------------------------------------------------------------------
+    def turning(self) -> bool:
+        """Whether the lease loop turned within three of its periods (a lease loop stuck
+        on Redis, or dead, no longer does): the systemd watchdog's check."""
+        return time.monotonic() - self._turned < self.lease_s
+
     @property
     def leading(self) -> bool:
         """Whether this replica held the lock at its last renewal."""
@@ -205,6 +211,7 @@ class Watcher:
 
     def _renew_loop(self) -> None:
         while not self._stop.is_set():
+            self._turned = time.monotonic()
             try:
                 if self.try_lead():
                     self._leading.set()

@@ -3,8 +3,9 @@
 bridge's delivery are killed at random, beat is frozen, Redis restarts or is SIGKILLed,
 the API server restarts, the pipeline hosts' clock steps an hour forward or back, the
 API server answers some requests with errors or breaks their watches, some Workflows
-fail or stall and some mounts outlast ``prerun_timeout``. Every job ends as its kind says (or either way, for the jobs the
-simulators struck), no Flux message arrives twice, and nothing is left behind."""
+fail or stall and some mounts outlast ``prerun_timeout``. Every job ends as its kind
+says (or either way, for the jobs the simulators struck), no Flux message arrives twice,
+and nothing is left behind."""
 
 from __future__ import annotations
 

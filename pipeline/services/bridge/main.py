@@ -19,6 +19,7 @@ from pipeline.errors import StoreUnavailable
 from pipeline.model.jgf import containment_path, default_cluster_name
 from pipeline.model.jobid import decode_jobid
 from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.platform.systemd import notify, watchdog_interval
 from pipeline.services.bridge.delivery import Deliverer
 from pipeline.services.bridge.journal import JobStates
 from pipeline.services.bridge.resources import ResourceMirror
@@ -29,6 +30,15 @@ from pipeline.store import Store
 log = logging.getLogger("coral2_pipeline.bridge")
 
 METHODS = ["create", "setup", "post_run", "teardown", "abort", "status"]
+
+
+#: How often the bridge logs that it is alive (s), as coral2_dws's heartbeat does.
+HEARTBEAT_S = 3600.0
+
+
+def ping_watchdog() -> None:
+    """Tell systemd the reactor turns."""
+    notify("WATCHDOG=1")
 
 
 def run_bridge(
@@ -69,5 +79,13 @@ def run_bridge(
     handle.journal(states.feed)
     handle.resource_journal(resources.feed)
     handle.every(poll_s, deliver)
+    # supervised as coral2_dws is: the watchdog pinged from the reactor itself (a reactor
+    # that no longer turns stops the pings), and a line an hour that says it is alive
+    interval = watchdog_interval()
+    if interval is not None:
+        handle.every(interval, ping_watchdog)
+    handle.every(HEARTBEAT_S, lambda: log.info("Service is still alive"))
     log.info("flux-bridge: serving dws.*, reading the events journal, delivering the outbox")
+    notify("READY=1", "STATUS=serving dws.*, delivering the outbox")
     handle.run()
+    notify("STOPPING=1")

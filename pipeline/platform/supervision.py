@@ -1,0 +1,32 @@
+"""systemd supervision of the Celery processes (the management worker, beat and the
+node worker): ``READY=1`` once the worker consumes or beat starts, ``WATCHDOG=1`` from
+the worker's own event loop (a loop that no longer turns stops the pings, and systemd
+restarts the worker), ``STOPPING=1`` on the way out. Beat pings from its scheduler's
+tick (:mod:`pipeline.platform.beat`). Nothing happens outside systemd."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery.signals import beat_init, worker_ready, worker_shutting_down
+
+from pipeline.platform.systemd import notify, watchdog_interval
+
+
+@worker_ready.connect  # type: ignore[untyped-decorator]
+def _worker_ready(sender: Any = None, **_: Any) -> None:
+    notify("READY=1", "STATUS=consuming")
+    interval = watchdog_interval()
+    timer = getattr(sender, "timer", None)
+    if interval is not None and timer is not None:
+        timer.call_repeatedly(interval, notify, ("WATCHDOG=1",))
+
+
+@worker_shutting_down.connect  # type: ignore[untyped-decorator]
+def _worker_stopping(**_: Any) -> None:
+    notify("STOPPING=1")
+
+
+@beat_init.connect  # type: ignore[untyped-decorator]
+def _beat_ready(**_: Any) -> None:
+    notify("READY=1", "STATUS=scheduling")
