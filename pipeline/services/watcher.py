@@ -37,7 +37,9 @@ from kombu.exceptions import OperationalError
 from pipeline.clients.k8s import DwsClient
 from pipeline.clients.kube import WatchEvent
 from pipeline.errors import Gone, KubeError, StoreUnavailable
+from pipeline.states.hooks import name_of
 from pipeline.store import Checkpoint, Store
+from pipeline.store.jobs import parse_notes
 from pipeline.store.lease import identity as holder_name
 from pipeline.tasks.observe import jobid_of, seen_entry
 
@@ -139,10 +141,20 @@ class Watcher:
         self.enqueue("storage.observe", {"name": obj["metadata"]["name"]})
 
     def _sync(self, plural: str, handle: Handler) -> str:
-        """List ``plural``, handle every object, return the list's resourceVersion."""
+        """List ``plural``, handle every object, return the list's resourceVersion.
+
+        A Workflow deleted while no watch ran (its DELETED event lost with the watch, the
+        API server's watch cache started afresh) is not in the list: every job whose
+        events the watcher noted and whose Workflow the list lacks is handled as gone, as
+        an informer's relist hands its handlers the objects it no longer finds."""
         items, rv = self.dws.list_objects(plural)
         for item in items:
             handle(item, True, None)
+        if plural == "workflows":
+            listed = {jobid_of(str(item["metadata"]["name"])) for item in items}
+            for jobid in sorted(set(parse_notes(self.store.watch.seen())) - listed):
+                gone = {"metadata": {"name": name_of(jobid), "resourceVersion": rv}}
+                handle(gone, True, None)
         return rv
 
     def pump(self, plural: str, handle: Handler, *, timeout_s: int) -> None:

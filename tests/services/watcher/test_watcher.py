@@ -191,3 +191,26 @@ def test_the_watcher_survives_an_api_server_restart(store: Store) -> None:
         wait_for(lambda: 42 in rec.jobs(), "an observe after the restart", timeout_s=20)
         server.stop()
         api.close()
+
+
+def test_a_workflow_deleted_while_no_watch_ran_is_observed_after_the_relist(
+    store: Store,
+) -> None:
+    kstore = KubeStore()
+    server = KubeApiServer(store=kstore).start()
+    port = int(server.url.rsplit(":", 1)[1])
+    api = client.ApiClient(client.Configuration(host=server.url))
+    dws = DwsClient(api, outage_budget_s=0.5)
+    rec = Recorder()
+    watcher = Watcher(store, dws, rec, lease_s=1.0)
+    with running(watcher):
+        dws.create_workflow(wf("fluxjob-43"))
+        wait_for(lambda: rec.jobs() == [43], "the first observe")
+        store.watch.unmark(43)  # that observe ran
+        server.stop()
+        dws.delete("workflows", "fluxjob-43")  # its DELETED event goes with the old server
+        kstore.restart()  # the watch cache starts afresh: the watch resumes with 410
+        server = KubeApiServer(port=port, store=kstore).start()
+        wait_for(lambda: rec.jobs() == [43, 43], "an observe of the job whose Workflow went")
+        server.stop()
+        api.close()
