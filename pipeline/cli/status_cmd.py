@@ -19,14 +19,24 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from pipeline.cli.common import CommandError, SafeTable, flag_line, settings_of
-from pipeline.errors import InputError
+from pipeline.cli.status_flags import (
+    CRITICAL,
+    NAMES,
+    UNKNOWN,
+    Flag,
+    headline,
+    job_flags,
+    pipeline_flags,
+    verdict,
+)
+from pipeline.errors import InputError, StoreUnavailable
 from pipeline.model.hostlist import unique_hostlist
 from pipeline.model.hwcoll import REDACTED, redact
 from pipeline.model.job import JobRecord, NodeWork, Slingshot
 from pipeline.model.jobid import decode_jobid, encode_f58
 from pipeline.store import Store
+from pipeline.store.connection import shown_url
 from pipeline.store.report import JobView, PipelineView, job_view, pipeline_view
-from pipeline.tasks.observe import RESYNC_AFTER_S
 
 
 def register(sub: Any) -> None:
@@ -38,7 +48,9 @@ def register(sub: Any) -> None:
             "Without -j: tracked jobs by state, the stalest ones, Workflow events no observe "
             "has read, the outbox to Flux, sent tasks without an outcome, deadlines, "
             "failures, locks, the watcher and rabbit health. With -j: everything the store "
-            "holds about that job. Reads only; exits 1 when something needs a look."
+            "holds about that job. Reads only, with the monitoring role's Redis user alone. "
+            "A Nagios check: the first line is the verdict, and the exit status 0 OK, "
+            "1 WARNING, 2 CRITICAL (Redis unreachable among them), 3 UNKNOWN."
         ),
     )
     parser.add_argument("-j", "--jobid", metavar="ID", help="one job (decimal or F58)")
@@ -50,7 +62,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the report; return 1 when it flags something (or the job is unknown)."""
+    """Print the verdict and the report; return the verdict's Nagios status."""
     if args.limit < 1:
         raise CommandError(f"--limit must be at least 1, got {args.limit}")
     settings = settings_of(args)
@@ -61,9 +73,14 @@ def run(args: argparse.Namespace) -> int:
             try:
                 jobid = decode_jobid(args.jobid)
             except InputError as exc:
-                raise CommandError(f"{exc} (give it in decimal or F58, e.g. ƒ2n6QhDjk)") from None
+                print(f"UNKNOWN: {exc} (give it in decimal or F58, e.g. ƒ2n6QhDjk)")
+                return UNKNOWN
             return _job(job_view(store, jobid), args.json, resend_after)
         return _pipeline(pipeline_view(store, limit=args.limit), args.json, resend_after)
+    except StoreUnavailable as exc:  # down, or refusing this user: no check can be made
+        where = shown_url(settings.store_url)
+        print(f"CRITICAL: Redis at {where}: {' '.join(str(exc).split())}")
+        return CRITICAL
     finally:
         store.close()
 
@@ -71,15 +88,17 @@ def run(args: argparse.Namespace) -> int:
 # --- one job -----------------------------------------------------------------------
 def _job(view: JobView, as_json: bool, resend_after_s: float) -> int:
     if not view.known:
-        raise CommandError(
-            f"no trace of job {view.jobid} in the job store: never seen by the pipeline, "
-            "or forgotten pipeline.retention after its Workflow was deleted"
+        print(
+            f"UNKNOWN: no trace of job {view.jobid} in the job store: never seen by the "
+            "pipeline, or forgotten pipeline.retention after its Workflow was deleted"
         )
+        return UNKNOWN
     now = time.time()
-    flags = _job_flags(view, now, resend_after_s)
+    flags = job_flags(view, now, resend_after_s)
     if as_json:
-        print(json.dumps(redact(_json({**_plain(view), "flags": flags})), sort_keys=True))
-        return 1 if flags else 0
+        print(json.dumps(redact(_json({**_plain(view), **_verdict(flags)})), sort_keys=True))
+        return verdict(flags)
+    print(headline(flags))
     table = SafeTable(title=f"job {view.jobid} ({encode_f58(view.jobid)})", show_header=False)
     table.add_column(style="bold")
     table.add_column()
@@ -143,36 +162,16 @@ def _job(view: JobView, as_json: bool, resend_after_s: float) -> int:
     console = Console()
     console.print(table)
     _print_flags(console, flags)
-    return 1 if flags else 0
-
-
-def _job_flags(view: JobView, now: float, resend_after_s: float) -> list[str]:
-    flags: list[str] = []
-    if view.record_error:
-        flags.append(f"its record cannot be read ({view.record_error}): a task of it will fail")
-    record = view.record
-    read_rv = record.observed_rv if record else ""
-    if view.seen and view.seen[0] != read_rv and now - view.seen[1] > RESYNC_AFTER_S:
-        flags.append(
-            f"its latest Workflow event (rv {view.seen[0]}) went unobserved for "
-            f"{now - view.seen[1]:.0f} s: are a worker and beat (dws.resync) running?"
-        )
-    if view.failures:
-        flags.append(f"{len(view.failures)} of its tasks failed for good (see failures)")
-    overdue = [e.name for e in view.ledger if now - e.first_sent > resend_after_s]
-    if overdue:
-        flags.append(_overdue(overdue, resend_after_s))
-    if not view.searched_all:
-        flags.append("the outbox, ledger or failures list is longer than the search limit")
-    return flags
+    return verdict(flags)
 
 
 # --- the whole pipeline --------------------------------------------------------------
 def _pipeline(view: PipelineView, as_json: bool, resend_after_s: float) -> int:
-    flags = _pipeline_flags(view, resend_after_s)
+    flags = pipeline_flags(view, resend_after_s)
     if as_json:
-        print(json.dumps(redact(_json({**_plain(view), "flags": flags})), sort_keys=True))
-        return 1 if flags else 0
+        print(json.dumps(redact(_json({**_plain(view), **_verdict(flags)})), sort_keys=True))
+        return verdict(flags)
+    print(headline(flags))
     now = view.at
     summary = SafeTable(title="coral2-pipeline", show_header=False)
     summary.add_column(style="bold")
@@ -254,97 +253,10 @@ def _pipeline(view: PipelineView, as_json: bool, resend_after_s: float) -> int:
         ],
     )
     _print_flags(console, flags)
-    return 1 if flags else 0
-
-
-#: A beat tick older than this is flagged (the leader ticks at least every lease/3).
-BEAT_LATE_S = 30.0
-#: A queue whose latest heartbeat (sent every 10 s) is older than this is flagged.
-QUEUE_LATE_S = 60.0
-
-
-#: The share of Redis's maxmemory past which ``status`` flags it.
-MEMORY_HIGH = 0.8
-
-
-def _memory_flags(memory: tuple[int, int] | None) -> list[str]:
-    if memory is None:
-        return []
-    used, limit = memory
-    if limit == 0:
-        return [
-            "Redis has no maxmemory: a flood can exhaust its host; set maxmemory and "
-            "maxmemory-policy noeviction (deploy/redis/coral2-pipeline.conf)"
-        ]
-    if used > MEMORY_HIGH * limit:
-        return [
-            f"Redis uses {used / 2**20:.0f} MiB of its {limit / 2**20:.0f} MiB maxmemory: "
-            "past it every write is refused; see docs/operations.md (Redis memory) for the "
-            "biggest keys and how to shut out a flooding node's user"
-        ]
-    return []
-
-
-def _pipeline_flags(view: PipelineView, resend_after_s: float) -> list[str]:
-    now = view.at
-    flags: list[str] = []
-    if view.watcher_leader is None:
-        flags.append("no watcher leads: start `coral2-pipeline watch` (no event reaches a task)")
-    lost = [j for j, _, at in view.unobserved if now - at > RESYNC_AFTER_S]
-    if lost:
-        flags.append(
-            f"{len(lost)} job(s) have a Workflow event unobserved for over {RESYNC_AFTER_S:.0f} s "
-            f"(e.g. {lost[0]}): are a worker and beat (dws.resync) running?"
-        )
-    if view.outbox_oldest_at and now - view.outbox_oldest_at > 60:
-        flags.append(
-            f"the outbox's oldest entry is {now - view.outbox_oldest_at:.0f} s old: "
-            "is `coral2-pipeline flux-bridge` running and Flux answering?"
-        )
-    overdue = [e.name for e in view.ledger_oldest if now - e.first_sent > resend_after_s]
-    if overdue:
-        flags.append(_overdue(overdue, resend_after_s))
-    if view.failures:
-        flags.append(
-            f"{view.failures} task(s) failed for good: `coral2-pipeline status -j JOBID` for one"
-        )
-    tick = view.beat_tick
-    if tick is None or now - tick[0] > BEAT_LATE_S:
-        since = f"for {now - tick[0]:.0f} s (last: {tick[1]})" if tick else "ever"
-        flags.append(
-            f"beat has not ticked {since}: is `celery -A pipeline.app beat` running, and not "
-            "stopped? Deadlines, resync, redelivery and these checks wait for it"
-        )
-    else:
-        for queue, at in sorted(view.alive.items()):
-            if now - at > QUEUE_LATE_S:
-                flags.append(
-                    f"no worker has taken work from queue {queue} for {now - at:.0f} s: "
-                    f"start one (`celery -A pipeline.app worker -Q {queue}`) or see why "
-                    "every worker is stuck"
-                )
-    flags += _memory_flags(view.memory)
-    if view.latest_dead_letters:
-        latest = view.latest_dead_letters[0]
-        flags.append(
-            f"{view.dead_letters} message(s) set aside as dead letters (latest from "
-            f"{latest.where} {_ago(now, latest.at)}: {latest.reason}): read them with "
-            "`coral2-pipeline deadletters`, then `coral2-pipeline deadletters --clear`"
-        )
-    return flags
+    return verdict(flags)
 
 
 # --- helpers ------------------------------------------------------------------------------
-def _overdue(names: list[str], resend_after_s: float) -> str:
-    tasks = ", ".join(sorted(set(names)))
-    return (
-        f"sent tasks ({tasks}) have had no outcome for over {resend_after_s:.0f} s "
-        "(pipeline.resend_after), so they are being sent again: are the workers of every "
-        "queue running (`celery -A pipeline.app inspect active_queues`; node tasks need "
-        "their node's node-worker)? A node prolog waiting for its mounts may run that long."
-    )
-
-
 def _rows(
     console: Console, title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]
 ) -> None:
@@ -358,9 +270,18 @@ def _rows(
     console.print(table)
 
 
-def _print_flags(console: Console, flags: list[str]) -> None:
+def _verdict(flags: list[Flag]) -> dict[str, Any]:
+    """The verdict and the flags, for ``--json``."""
+    return {
+        "status": NAMES[verdict(flags)],
+        "flags": [f.text for f in flags],
+        "critical": [f.text for f in flags if f.severity == CRITICAL],
+    }
+
+
+def _print_flags(console: Console, flags: list[Flag]) -> None:
     for flag in flags:
-        console.print(flag_line(flag), highlight=False)
+        console.print(flag_line(f"{NAMES[flag.severity]}: {flag.text}"), highlight=False)
     if not flags:
         console.print("nothing to look at", highlight=False)
 

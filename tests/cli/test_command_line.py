@@ -211,13 +211,13 @@ def test_breakdown_rejections_are_one_line(
     assert err == "coral2-pipeline breakdown: Breakdown marked as not ready\n"
 
 
-def test_a_bad_config_file_is_one_clear_error(
+def test_a_bad_config_file_is_one_clear_error_and_exit_status_3(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     config = tmp_path / "bad.toml"
     config.write_text("[rabbit]\nbogus = 1\n")
     status, _, err = run(capsys, "--config", str(config), "getrabbit")
-    assert status == 1
+    assert status == 3  # a unit does not restart on it
     assert "unknown key 'bogus' in table [rabbit]" in err
     assert "Traceback" not in err
 

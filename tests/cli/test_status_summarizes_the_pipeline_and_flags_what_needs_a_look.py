@@ -27,8 +27,9 @@ def test_an_idle_pipeline_with_a_leading_watcher_has_nothing_to_look_at(
 
 def test_no_leading_watcher_is_flagged(status: Status, aimed: Store) -> None:
     code, report = as_json(status)
-    assert code == 1
+    assert code == 2
     assert report["watcher_leader"] is None
+    assert any("no watcher leads" in flag for flag in report["critical"])
     assert any("no watcher leads" in flag for flag in report["flags"])
 
 
@@ -60,7 +61,7 @@ def test_a_lost_observe_a_stuck_outbox_an_old_sent_task_and_failures_are_flagged
     failure = {"task": "dws.create", "jobid": 6, "reason": "refused", "time": now}
     aimed.client.hset(aimed.keys.failures, "t-6", json.dumps(failure))
     code, report = as_json(status)
-    assert code == 1
+    assert code == 1 and report["status"] == "WARNING" and report["critical"] == []
     assert [row[:2] for row in report["unobserved"]] == [[4, "8"]]
     assert (report["outbox_backlog"], report["outbox_unacked"]) == (2, 1)
     assert report["ledger_pending"] == 1

@@ -1,0 +1,164 @@
+"""What ``coral2-pipeline status`` flags, and how bad each is, as a monitoring check reads
+it: each flag is a WARNING (look at it soon) or CRITICAL (jobs are not moving), and the
+exit status is the worst of them, with Nagios's meaning (0 OK, 1 WARNING, 2 CRITICAL,
+3 UNKNOWN). A flag reads the state as it is now, so it clears once its cause is gone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pipeline.store.report import JobView, PipelineView
+from pipeline.tasks.observe import RESYNC_AFTER_S
+
+OK, WARNING, CRITICAL, UNKNOWN = 0, 1, 2, 3
+NAMES = {OK: "OK", WARNING: "WARNING", CRITICAL: "CRITICAL", UNKNOWN: "UNKNOWN"}
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One thing to look at."""
+
+    severity: int
+    text: str
+
+
+def verdict(flags: list[Flag]) -> int:
+    """The exit status: the worst flag's severity (OK without one)."""
+    return max((f.severity for f in flags), default=OK)
+
+
+def headline(flags: list[Flag]) -> str:
+    """The check's first line, as Nagios shows it: the verdict and the worst flag."""
+    status = verdict(flags)
+    if status == OK:
+        return "OK: nothing to look at"
+    worst = [f for f in flags if f.severity == status]
+    more = f" (+{len(flags) - 1} more)" if len(flags) > 1 else ""
+    return f"{NAMES[status]}: {worst[0].text}{more}"
+
+
+def job_flags(view: JobView, now: float, resend_after_s: float) -> list[Flag]:
+    """The flags of one job."""
+    flags: list[Flag] = []
+    if view.record_error:
+        why = f"its record cannot be read ({view.record_error}): a task of it will fail"
+        flags.append(Flag(CRITICAL, why))
+    record = view.record
+    read_rv = record.observed_rv if record else ""
+    if view.seen and view.seen[0] != read_rv and now - view.seen[1] > RESYNC_AFTER_S:
+        why = (
+            f"its latest Workflow event (rv {view.seen[0]}) went unobserved for "
+            f"{now - view.seen[1]:.0f} s: are a worker and beat (dws.resync) running?"
+        )
+        flags.append(Flag(WARNING, why))
+    if view.failures:
+        why = f"{len(view.failures)} of its tasks failed for good (see failures)"
+        flags.append(Flag(WARNING, why))
+    overdue = [e.name for e in view.ledger if now - e.first_sent > resend_after_s]
+    if overdue:
+        flags.append(Flag(WARNING, _overdue(overdue, resend_after_s)))
+    if not view.searched_all:
+        why = "the outbox, ledger or failures list is longer than the search limit"
+        flags.append(Flag(WARNING, why))
+    return flags
+
+
+#: A beat tick older than this is flagged (the leader ticks at least every lease/3).
+BEAT_LATE_S = 30.0
+#: A queue whose latest heartbeat (sent every 10 s) is older than this is flagged.
+QUEUE_LATE_S = 60.0
+#: An outbox entry Flux has not taken for this long is flagged: the bridge is not delivering.
+OUTBOX_LATE_S = 60.0
+
+
+#: The share of Redis's maxmemory past which ``status`` flags it.
+MEMORY_HIGH = 0.8
+
+
+def _memory_flags(memory: tuple[int, int] | None) -> list[Flag]:
+    if memory is None:
+        return []
+    used, limit = memory
+    if limit == 0:
+        why = (
+            "Redis has no maxmemory: a flood can exhaust its host; set maxmemory and "
+            "maxmemory-policy noeviction (deploy/redis/coral2-pipeline.conf)"
+        )
+        return [Flag(WARNING, why)]
+    if used > MEMORY_HIGH * limit:
+        why = (
+            f"Redis uses {used / 2**20:.0f} MiB of its {limit / 2**20:.0f} MiB maxmemory: "
+            "past it every write is refused; see docs/operations.md (Redis memory) for the "
+            "biggest keys and how to shut out a flooding node's user"
+        )
+        return [Flag(WARNING, why)]
+    return []
+
+
+def pipeline_flags(view: PipelineView, resend_after_s: float) -> list[Flag]:
+    """The flags of the whole pipeline."""
+    now = view.at
+    flags: list[Flag] = []
+    if view.watcher_leader is None:
+        why = "no watcher leads: start `coral2-pipeline watch` (no event reaches a task)"
+        flags.append(Flag(CRITICAL, why))
+    lost = [j for j, _, at in view.unobserved if now - at > RESYNC_AFTER_S]
+    if lost:
+        why = (
+            f"{len(lost)} job(s) have a Workflow event unobserved for over "
+            f"{RESYNC_AFTER_S:.0f} s (e.g. {lost[0]}): are a worker and beat (dws.resync) "
+            "running?"
+        )
+        flags.append(Flag(WARNING, why))
+    if view.outbox_oldest_at and now - view.outbox_oldest_at > OUTBOX_LATE_S:
+        why = (
+            f"the outbox's oldest entry is {now - view.outbox_oldest_at:.0f} s old: "
+            "is `coral2-pipeline flux-bridge` running and Flux answering?"
+        )
+        flags.append(Flag(CRITICAL, why))
+    overdue = [e.name for e in view.ledger_oldest if now - e.first_sent > resend_after_s]
+    if overdue:
+        flags.append(Flag(WARNING, _overdue(overdue, resend_after_s)))
+    if view.failures:
+        why = f"{view.failures} task(s) failed for good: `coral2-pipeline status -j JOBID` for one"
+        flags.append(Flag(WARNING, why))
+    tick = view.beat_tick
+    if tick is None or now - tick[0] > BEAT_LATE_S:
+        since = f"for {now - tick[0]:.0f} s (last: {tick[1]})" if tick else "ever"
+        why = (
+            f"beat has not ticked {since}: is `coral2-pipeline beat` running, and not "
+            "stopped? Deadlines, resync, redelivery and these checks wait for it"
+        )
+        flags.append(Flag(CRITICAL, why))
+    else:
+        for queue, at in sorted(view.alive.items()):
+            if now - at > QUEUE_LATE_S:
+                why = (
+                    f"no worker has taken work from queue {queue} for {now - at:.0f} s: "
+                    "start one (`coral2-pipeline worker`) or see why every worker is stuck"
+                )
+                flags.append(Flag(CRITICAL, why))
+    flags += _memory_flags(view.memory)
+    if view.latest_dead_letters:
+        latest = view.latest_dead_letters[0]
+        why = (
+            f"{view.dead_letters} message(s) set aside as dead letters (latest from "
+            f"{latest.where} {_ago(now, latest.at)}: {latest.reason}): read them with "
+            "`coral2-pipeline deadletters`, then `coral2-pipeline deadletters --clear`"
+        )
+        flags.append(Flag(WARNING, why))
+    return flags
+
+
+def _overdue(names: list[str], resend_after_s: float) -> str:
+    tasks = ", ".join(sorted(set(names)))
+    return (
+        f"sent tasks ({tasks}) have had no outcome for over {resend_after_s:.0f} s "
+        "(pipeline.resend_after), so they are being sent again: are the workers of every "
+        "queue running (`coral2-pipeline status` shows each queue's latest heartbeat; node tasks "
+        "need their node's node-worker)? A node prolog waiting for its mounts may run that long."
+    )
+
+
+def _ago(now: float, at: float) -> str:
+    return f"{max(now - at, 0.0):.1f} s ago"
