@@ -52,6 +52,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from pipeline.errors import FluxError
 from pipeline.model.rabbitmap import RabbitMapping
@@ -286,8 +287,8 @@ def run_chaos(
             elif (problem := outcome_problem(job, flux_job)) is not None:
                 report.wrong.append(f"{problem}; {diagnosis(system, jobid)}")
         report.duplicates = duplicates(system)
-        settle = time.monotonic() + 60
-        while (left := leaks(system)) and time.monotonic() < settle:
+        settle = time.monotonic() + SETTLE_S
+        while (left := leaks(system)) and time.monotonic() < settle + _resend_wait(system):
             time.sleep(0.5)
         report.leaks = left + [f"process {p} died" for p in system.alive()]
         assert system.redis is not None
@@ -305,6 +306,25 @@ def run_chaos(
         report.workdir = str(system.workdir)
     report.seconds = time.monotonic() - started
     return report
+
+
+#: How long the leak check waits for the last work to settle once every job ended (s)...
+SETTLE_S = 60.0
+#: ... and, beyond that, at most this long for the next resend of a sent task still
+#: without an outcome: the ledger's waits double with a message's age, so a message a
+#: kill lost late in the run is sent again after its age, not at once.
+RESEND_WAIT_CAP_S = 600.0
+
+
+def _resend_wait(system: SimulatedSystem) -> float:
+    """How much longer than :data:`SETTLE_S` to wait: until the latest resend the ledger
+    has scheduled has come and gone (30 s to run it), at most RESEND_WAIT_CAP_S."""
+    assert system.store is not None
+    store = system.store
+    latest: Any = store.client.zrange(store.keys.ledger_due, -1, -1, withscores=True)
+    if not latest:
+        return 0.0
+    return min(max(float(latest[0][1]) + 30.0 - time.time(), 0.0), RESEND_WAIT_CAP_S)
 
 
 def diagnosis(system: SimulatedSystem, jobid: int) -> str:
