@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 from rich.console import Console
 
-from pipeline.cli.common import CommandError, SafeTable, flag_line, settings_of
+from pipeline.cli.common import CommandError, SafeTable, flag_line, load_mapping, settings_of
 from pipeline.cli.status_flags import (
     CRITICAL,
     NAMES,
@@ -34,6 +34,7 @@ from pipeline.model.hostlist import unique_hostlist
 from pipeline.model.hwcoll import REDACTED, redact
 from pipeline.model.job import JobRecord, NodeWork, Slingshot
 from pipeline.model.jobid import decode_jobid, encode_f58
+from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store.connection import shown_url
 from pipeline.store.report import JobView, PipelineView, job_view, pipeline_view
@@ -76,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"UNKNOWN: {exc} (give it in decimal or F58, e.g. ƒ2n6QhDjk)")
                 return UNKNOWN
             return _job(job_view(store, jobid), args.json, resend_after)
-        return _pipeline(pipeline_view(store, limit=args.limit), args.json, resend_after)
+        view = pipeline_view(store, limit=args.limit)
+        return _pipeline(view, args.json, resend_after, node_worker_hosts(settings))
     except StoreUnavailable as exc:  # down, or refusing this user: no check can be made
         where = shown_url(settings.store_url)
         print(f"CRITICAL: Redis at {where}: {' '.join(str(exc).split())}")
@@ -166,8 +168,22 @@ def _job(view: JobView, as_json: bool, resend_after_s: float) -> int:
 
 
 # --- the whole pipeline --------------------------------------------------------------
-def _pipeline(view: PipelineView, as_json: bool, resend_after_s: float) -> int:
-    flags = pipeline_flags(view, resend_after_s)
+def node_worker_hosts(settings: Settings) -> list[str] | None:
+    """The computes that must run a node worker: every compute of the rabbit mapping when
+    node work is on (CXI services or clientmounts by the node workers), else None."""
+    needed = settings.cray_slingshot.cxi_enable or settings.pipeline.clientmount
+    if not needed or not settings.rabbit.mapping:
+        return None
+    try:
+        return list(load_mapping(settings.rabbit.mapping).computes)
+    except CommandError:
+        return None
+
+
+def _pipeline(
+    view: PipelineView, as_json: bool, resend_after_s: float, nodes: list[str] | None
+) -> int:
+    flags = pipeline_flags(view, resend_after_s, nodes)
     if as_json:
         print(json.dumps(redact(_json({**_plain(view), **_verdict(flags)})), sort_keys=True))
         return verdict(flags)
@@ -192,6 +208,9 @@ def _pipeline(view: PipelineView, as_json: bool, resend_after_s: float) -> int:
     )
     summary.add_row("failures", f"{view.failures} task(s) failed for good")
     summary.add_row("locks held", str(view.locks_held))
+    if nodes and view.node_workers is not None:
+        connected = sum(1 for n in nodes if n in view.node_workers)
+        summary.add_row("node workers", f"{connected} of {len(nodes)} connected")
     resume = ", ".join(f"{p} at rv {rv}" for p, rv in sorted(view.watch_resume.items()))
     summary.add_row(
         "watcher",
@@ -309,6 +328,8 @@ def _plain(value: Any) -> Any:
         return data
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, set | frozenset):
+        return sorted(value)
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pipeline.model.hostlist import encode_hostlist
 from pipeline.store.report import JobView, PipelineView
 from pipeline.tasks.observe import RESYNC_AFTER_S
 
@@ -95,10 +96,22 @@ def _memory_flags(memory: tuple[int, int] | None) -> list[Flag]:
     return []
 
 
-def pipeline_flags(view: PipelineView, resend_after_s: float) -> list[Flag]:
-    """The flags of the whole pipeline."""
+def pipeline_flags(
+    view: PipelineView, resend_after_s: float, nodes: list[str] | None = None
+) -> list[Flag]:
+    """The flags of the whole pipeline; ``nodes``: the computes that must run a node
+    worker (None: none must)."""
     now = view.at
     flags: list[Flag] = []
+    if nodes and view.node_workers is not None:
+        silent = [n for n in nodes if n not in view.node_workers]
+        if silent:
+            why = (
+                f"{len(silent)} of {len(nodes)} node workers are not connected to Redis "
+                f"({encode_hostlist(silent)}): jobs on those nodes wait for their prologs; "
+                "is coral2-pipeline-node-worker running there?"
+            )
+            flags.append(Flag(WARNING, why))
     if view.watcher_leader is None:
         why = "no watcher leads: start `coral2-pipeline watch` (no event reaches a task)"
         flags.append(Flag(CRITICAL, why))

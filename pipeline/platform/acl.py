@@ -28,7 +28,7 @@ from pipeline.settings import Settings
 ROLES = ("management", "watcher", "bridge", "node", "monitoring")
 
 #: What a full member of the pipeline may not do: administer Redis.
-NO_ADMIN = "+@all -@admin -@dangerous +info +client|setname +client|id"
+NO_ADMIN = "+@all -@admin -@dangerous +info +client|setname +client|id +client|list"
 
 #: What every client needs to log in and speak the protocol.
 CONNECTION = "+hello +auth +ping +select +client|setname +client|id"
@@ -86,7 +86,8 @@ def rules(role: str, settings: Settings, hosts: Iterable[str] = ()) -> str:
             raise ValueError("a node user needs the nodes it serves")
         return f"resetchannels {node_keys(settings, hosts)} {CONNECTION} {NODE_COMMANDS}"
     if role == "monitoring":
-        return f"%R~* {CONNECTION} +@read -@dangerous +info +scan"
+        # CLIENT LIST: which node workers are connected (status)
+        return f"%R~* {CONNECTION} +@read -@dangerous +info +scan +client|list"
     raise ValueError(f"unknown role {role!r}; the roles are {', '.join(ROLES)}")
 
 

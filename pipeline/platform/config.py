@@ -7,6 +7,7 @@ from urllib.parse import urlparse
 
 from kombu.entity import Exchange, Queue
 
+from pipeline.model.node_client import client_name
 from pipeline.platform.broker import OWN_UNACKED_OPTION, PREFIX_OPTION, transport_for
 from pipeline.platform.onepool import ONE_CONNECTION_OPTION
 from pipeline.platform.routing import QueueRouter
@@ -121,6 +122,9 @@ def node_worker_config(settings: Settings, hosts: list[str]) -> dict[str, Any]:
             # Redis user alone may write, and swept by itself: never in kombu's shared
             # hash, whose entries the management workers restore onto any queue
             OWN_UNACKED_OPTION: True,
+            # its connections named for the nodes it serves: status finds the node
+            # workers connected in CLIENT LIST, with no heartbeat of theirs
+            "client_name": client_name(hosts),
             "unacked_key": unacked_keys(settings, hosts)[0],
             "unacked_index_key": unacked_keys(settings, hosts)[1],
             "unacked_mutex_key": unacked_keys(settings, hosts)[2],

@@ -22,6 +22,7 @@ import redis
 
 from pipeline.model.deadletter import DeadLetter
 from pipeline.model.job import JobRecord
+from pipeline.model.node_client import hosts_of
 from pipeline.store.connection import store_errors
 from pipeline.store.deadlines import Deadline
 from pipeline.store.jobs import parse_notes
@@ -111,6 +112,8 @@ class PipelineView:
     dead_letters_total: int = 0  # ever set aside
     latest_dead_letters: list[DeadLetter] = field(default_factory=list)  # newest first
     memory: tuple[int, int] | None = None  # Redis's (used_memory, maxmemory) in bytes
+    #: the nodes whose node worker holds a connection to Redis (None: CLIENT LIST refused)
+    node_workers: set[str] | None = None
 
 
 def job_view(store: Store, jobid: int, *, scan_limit: int = SCAN_LIMIT) -> JobView:
@@ -183,6 +186,7 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
         raise store_errors(exc) from exc
     kept, total = store.dead_letters.counts()
     memory = _memory(client)
+    connected = node_workers(client)
     stalest = sorted(
         ((j, states.get(j), last[j][1] or None) for j in jobids),
         key=lambda row: row[2] or 0.0,  # never observed: first
@@ -216,7 +220,25 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
         dead_letters_total=total,
         latest_dead_letters=store.dead_letters.latest(min(limit, 3)) if kept else [],
         memory=memory,
+        node_workers=connected,
     )
+
+
+def node_workers(client: redis.Redis) -> set[str] | None:
+    """The nodes whose node worker has a connection open (its blocking read never closes
+    while it runs): read from ``CLIENT LIST``, by connection name, or by a per-node Redis
+    user ``node-<host>``. None when this user may not list the clients."""
+    try:
+        clients: Any = client.client_list()
+    except redis.RedisError:
+        return None
+    nodes: set[str] = set()
+    for entry in clients:
+        name, user = str(entry.get("name") or ""), str(entry.get("user") or "")
+        nodes.update(hosts_of(name))
+        if user.startswith("node-"):
+            nodes.add(user.removeprefix("node-"))
+    return nodes
 
 
 def _memory(client: redis.Redis) -> tuple[int, int] | None:
