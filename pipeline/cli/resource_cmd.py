@@ -16,6 +16,7 @@ import datetime
 import json
 import signal
 import threading
+import time
 from typing import Any
 
 from rich.console import Console
@@ -43,9 +44,11 @@ def register(sub: Any) -> None:
     mode = drain.add_mutually_exclusive_group()
     mode.add_argument("-u", "--update", action="store_true", help="update the reason only")
     mode.add_argument("-f", "--force", action="store_true", help="reason and timestamp")
+    _waiting(drain)
     drain.set_defaults(func=run_drain)
     undrain = verbs.add_parser("undrain", help="ask Flux to undrain TARGETS (a hostlist)")
     undrain.add_argument("targets", metavar="TARGETS")
+    _waiting(undrain)
     undrain.set_defaults(func=run_undrain)
     journal = verbs.add_parser(
         "journal", help="print the journal: one JSON response a line, ending at the sentinel"
@@ -56,6 +59,56 @@ def register(sub: Any) -> None:
     journal.set_defaults(func=run_journal)
     compact = verbs.add_parser("compact", help="fold the eventlog, keeping what it replays to")
     compact.set_defaults(func=run_compact)
+
+
+#: How long drain and undrain wait for the flux-bridge to take their request (s).
+WAIT_S = 10.0
+
+
+def _waiting(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=WAIT_S,
+        metavar="SECONDS",
+        help=f"wait this long for the flux-bridge to deliver it (default {WAIT_S:g})",
+    )
+    parser.add_argument(
+        "--no-wait", action="store_true", help="queue it for the flux-bridge and return"
+    )
+
+
+def _send(args: argparse.Namespace, message: OutboxMessage, what: str) -> int:
+    """Queue ``message`` for the flux-bridge; unless ``--no-wait``, wait until it took it:
+    delivered (0), refused (its reason: an entry not signed with the management key is
+    one), or not taken in time (the bridge is not running): one line, and exit 1."""
+    if args.wait <= 0:
+        raise CommandError(f"--wait must be positive, got {args.wait:g}")
+    store = _store(args, signed=True)
+    entry = store.outbox.append(message)
+    if args.no_wait:
+        print(f"{what} queued for the flux-bridge")
+        return 0
+    deadline = time.monotonic() + args.wait
+    while store.outbox.holds(entry):
+        if time.monotonic() > deadline:
+            raise CommandError(
+                f"{what} is queued, but the flux-bridge has not taken it in {args.wait:g} s: "
+                "is it running? It goes to Flux once the bridge is back "
+                "(`coral2-pipeline status` shows the outbox)"
+            )
+        time.sleep(0.05)
+    refused = [d for d in store.dead_letters.latest(50) if d.where == f"outbox {entry}"]
+    if refused:
+        hint = ""
+        if "not signed" in refused[0].reason or "signature" in refused[0].reason:
+            hint = (
+                ": the bridge takes only requests signed with the management key; run this "
+                "with the settings that name pipeline.security_key"
+            )
+        raise CommandError(f"the flux-bridge refused the {what}: {refused[0].reason}{hint}")
+    print(f"{what} delivered to Flux")
+    return 0
 
 
 def _store(args: argparse.Namespace, signed: bool = False) -> Store:
@@ -104,21 +157,18 @@ def _targets(text: str) -> str:
 
 
 def run_drain(args: argparse.Namespace) -> int:
-    """Append a drain to the outbox; exit 0."""
+    """Send a drain to Flux through the outbox (:func:`_send`)."""
     payload: dict[str, Any] = {"targets": _targets(args.targets), "reason": " ".join(args.reason)}
     if args.update or args.force:
         payload["mode"] = "update" if args.update else "overwrite"
-    _store(args, signed=True).outbox.append(OutboxMessage("drain", None, payload))
-    print(f"drain of {payload['targets']} sent to Flux")
-    return 0
+    return _send(args, OutboxMessage("drain", None, payload), f"drain of {payload['targets']}")
 
 
 def run_undrain(args: argparse.Namespace) -> int:
-    """Append an undrain to the outbox; exit 0."""
+    """Send an undrain to Flux through the outbox (:func:`_send`)."""
     payload = {"targets": _targets(args.targets)}
-    _store(args, signed=True).outbox.append(OutboxMessage("undrain", None, payload))
-    print(f"undrain of {payload['targets']} sent to Flux")
-    return 0
+    message = OutboxMessage("undrain", None, payload)
+    return _send(args, message, f"undrain of {payload['targets']}")
 
 
 def run_journal(args: argparse.Namespace) -> int:

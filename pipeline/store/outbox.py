@@ -277,6 +277,15 @@ class Outbox:
                 out.extend(self._decode(i, f, 1) for i, f in entries)
         return out
 
+    def holds(self, entry_id: str) -> bool:
+        """Whether entry ``entry_id`` is still in the outbox (not yet delivered, or set
+        aside: both acknowledge and delete it)."""
+        try:
+            found: Any = self.client.xrange(self.keys.outbox, entry_id, entry_id, count=1)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return bool(found)
+
     def ack(self, *entry_ids: str) -> None:
         """Acknowledge and delete delivered entries, all in one round trip."""
         if not entry_ids:

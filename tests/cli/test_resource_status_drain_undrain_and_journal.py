@@ -58,9 +58,9 @@ def test_status_lists_drained_nodes_with_reason_and_time(
 def test_drain_and_undrain_go_to_flux_through_the_outbox(
     instance: Store, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run(capsys, "drain", "n[0-1]", "bad", "fan")[0] == 0
-    assert run(capsys, "drain", "-u", "n0", "worse")[0] == 0
-    assert run(capsys, "undrain", "n1")[0] == 0
+    assert run(capsys, "drain", "--no-wait", "n[0-1]", "bad", "fan")[0] == 0
+    assert run(capsys, "drain", "--no-wait", "-u", "n0", "worse")[0] == 0
+    assert run(capsys, "undrain", "--no-wait", "n1")[0] == 0
     entries: Any = instance.client.xrange(instance.keys.outbox)
     sent = [(f[b"kind"].decode(), json.loads(f[b"payload"])) for _, f in entries]
     assert sent == [

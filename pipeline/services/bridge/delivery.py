@@ -122,9 +122,15 @@ class Deliverer:
     #: is reclaimed
     reclaim_idle_s: float = 30.0
 
-    def deliver(self, message: OutboxMessage, *, reclaimed: bool = False) -> None:
-        """Deliver one message; an error answer is logged (raise FluxUnreachable to retry);
-        a message no Flux request can be made of is set aside. A ``reclaimed`` message
+    def deliver(
+        self, message: OutboxMessage, *, reclaimed: bool = False, entry_id: str = ""
+    ) -> None:
+        """Deliver one message; an error answer is logged (raise FluxUnreachable to retry),
+        and for a request of no job (a drain, an undrain, a property: an operator's or the
+        health rules') set aside as a dead letter too, where ``coral2-pipeline status``
+        and the command that sent it see Flux's refusal; a job's request Flux refuses is
+        one that came too late for its job, as coral2_dws's would. A message no Flux
+        request can be made of is set aside. A ``reclaimed`` message
         (read before, never acknowledged: a bridge died with it) whose mark its job's
         eventlog already shows is not delivered again (:mod:`.recovery`)."""
         if reclaimed and self._taken(message):
@@ -140,7 +146,7 @@ class Deliverer:
         except (KeyError, TypeError, ValueError, InputError) as exc:
             fields = {"kind": message.kind, "jobid": message.jobid, "payload": message.payload}
             problem = f"cannot make a Flux request of it: {type(exc).__name__}: {exc}"
-            self.set_aside("", json.dumps(fields), problem)
+            self.set_aside(entry_id, json.dumps(fields), problem)
             return
         try:
             if message.kind == "kvs-put":
@@ -151,6 +157,9 @@ class Deliverer:
                 log.debug("job %s: %s %s", message.jobid, topic, json.dumps(payload))
         except FluxError as exc:
             log.warning("%s for job %s: Flux answered: %s", message.kind, message.jobid, exc)
+            if message.jobid is None:
+                fields = {"kind": message.kind, "payload": message.payload}
+                self.set_aside(entry_id, json.dumps(fields), f"Flux refused it: {exc}")
 
     def _taken(self, message: OutboxMessage) -> bool:
         if message.kind == "kvs-put" and message.jobid is not None:
@@ -198,7 +207,11 @@ class Deliverer:
                     delivered.append(delivery.entry_id)
                     continue
                 try:
-                    self.deliver(delivery.message, reclaimed=delivery.attempt > 1)
+                    self.deliver(
+                        delivery.message,
+                        reclaimed=delivery.attempt > 1,
+                        entry_id=delivery.entry_id,
+                    )
                 except FluxUnreachable as exc:
                     log.warning(
                         "Flux unreachable, %s stays in the outbox: %s", delivery.entry_id, exc
