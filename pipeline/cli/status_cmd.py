@@ -78,7 +78,14 @@ def run(args: argparse.Namespace) -> int:
                 return UNKNOWN
             return _job(job_view(store, jobid), args.json, resend_after)
         view = pipeline_view(store, limit=args.limit)
-        return _pipeline(view, args.json, resend_after, node_worker_hosts(settings))
+        rabbit = settings.rabbit
+        timeouts = {
+            "Setup": rabbit.setup_timeout,
+            "PreRun": rabbit.prerun_timeout,
+            "PostRun": rabbit.postrun_timeout,
+        }
+        nodes = node_worker_hosts(settings)
+        return _pipeline(view, args.json, resend_after, nodes, timeouts)
     except StoreUnavailable as exc:  # down, or refusing this user: no check can be made
         where = shown_url(settings.store_url)
         print(f"CRITICAL: Redis at {where}: {' '.join(str(exc).split())}")
@@ -181,9 +188,13 @@ def node_worker_hosts(settings: Settings) -> list[str] | None:
 
 
 def _pipeline(
-    view: PipelineView, as_json: bool, resend_after_s: float, nodes: list[str] | None
+    view: PipelineView,
+    as_json: bool,
+    resend_after_s: float,
+    nodes: list[str] | None,
+    timeouts: dict[str, float],
 ) -> int:
-    flags = pipeline_flags(view, resend_after_s, nodes)
+    flags = pipeline_flags(view, resend_after_s, nodes, timeouts)
     if as_json:
         print(json.dumps(redact(_json({**_plain(view), **_verdict(flags)})), sort_keys=True))
         return verdict(flags)

@@ -96,13 +96,49 @@ def _memory_flags(memory: tuple[int, int] | None) -> list[Flag]:
     return []
 
 
+#: How long a Workflow may wait on DWS in one state, without a change, before status
+#: flags it (s), for the states whose own timeout (``rabbit.<state>_timeout``) is off.
+STATE_LATE_S = 600.0
+
+
+def stuck(
+    view: PipelineView, timeouts: dict[str, float] | None = None
+) -> list[tuple[int, str, float]]:
+    """The jobs whose Workflow waits on DWS (not ready) in one state, with no change seen,
+    for longer than that state's timeout (``timeouts``: state → s; else
+    :data:`STATE_LATE_S`): (jobid, state, for how long)."""
+    out = []
+    for jobid, state, at in view.stalest:
+        if not state or at is None:
+            continue
+        name, _, progress = state.partition(":")
+        if progress == "ready" or name in ("", "new"):
+            continue
+        limit = (timeouts or {}).get(name) or STATE_LATE_S
+        if view.at - at > limit:
+            out.append((jobid, state, view.at - at))
+    return out
+
+
 def pipeline_flags(
-    view: PipelineView, resend_after_s: float, nodes: list[str] | None = None
+    view: PipelineView,
+    resend_after_s: float,
+    nodes: list[str] | None = None,
+    timeouts: dict[str, float] | None = None,
 ) -> list[Flag]:
     """The flags of the whole pipeline; ``nodes``: the computes that must run a node
-    worker (None: none must)."""
+    worker (None: none must); ``timeouts``: each state's timeout (:func:`stuck`)."""
     now = view.at
     flags: list[Flag] = []
+    late = stuck(view, timeouts)
+    if late:
+        jobid, state, for_s = late[0]
+        why = (
+            f"{len(late)} job(s) wait on DWS in one state past its timeout, e.g. job {jobid} "
+            f"in {state} for {for_s / 60:.0f} min with no change: `coral2-pipeline status -j "
+            f"{jobid}`, `kubectl get workflow fluxjob-{jobid} -o yaml`"
+        )
+        flags.append(Flag(WARNING, why))
     if nodes and view.node_workers is not None:
         silent = [n for n in nodes if n not in view.node_workers]
         if silent:
