@@ -114,6 +114,10 @@ class PipelineView:
     memory: tuple[int, int] | None = None  # Redis's (used_memory, maxmemory) in bytes
     #: the nodes whose node worker holds a connection to Redis (None: CLIENT LIST refused)
     node_workers: set[str] | None = None
+    #: state → when the job in it the longest was last seen changing (epoch s)
+    oldest_by_state: dict[str, float] = field(default_factory=dict)
+    #: task name → how many of its runs failed for good (the failures kept)
+    failures_by_task: dict[str, int] = field(default_factory=dict)
 
 
 def job_view(store: Store, jobid: int, *, scan_limit: int = SCAN_LIMIT) -> JobView:
@@ -195,6 +199,12 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
         (j, rv, at) for j, (rv, at) in parse_notes(seen).items() if rv != last.get(j, ("", 0))[0]
     ]
     recent = sorted(map(_json, (v for _, v in failures)), key=_failed_at, reverse=True)
+    oldest: dict[str, float] = {}
+    for jobid in jobids:
+        state, at = states.get(jobid) or "(not observed yet)", last[jobid][1]
+        if at and (state not in oldest or at < oldest[state]):
+            oldest[state] = at
+    by_task = Counter(str(f.get("task")) for f in recent)
     return PipelineView(
         at=time.time(),
         tracked=len(jobids),
@@ -221,6 +231,8 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
         latest_dead_letters=store.dead_letters.latest(min(limit, 3)) if kept else [],
         memory=memory,
         node_workers=connected,
+        oldest_by_state=oldest,
+        failures_by_task=dict(by_task),
     )
 
 
@@ -316,4 +328,19 @@ def _states(client: redis.Redis, keys: Keys, jobids: list[int]) -> dict[int, str
         for jobid, raw in zip(batch, raws, strict=True):
             record, error = _record(raw)
             out[jobid] = UNREADABLE if error else record.state if record else NO_RECORD
+    return out
+
+
+def queue_lengths(store: Store, names: list[str]) -> dict[str, int]:
+    """Queue name → messages waiting in it (LLEN, pipelined in batches)."""
+    out: dict[str, int] = {}
+    try:
+        for start in range(0, len(names), _BATCH):
+            batch = names[start : start + _BATCH]
+            pipe = store.client.pipeline(transaction=False)
+            for name in batch:
+                pipe.llen(name)
+            out.update(zip(batch, (int(n) for n in pipe.execute()), strict=True))
+    except redis.RedisError as exc:
+        raise store_errors(exc) from exc
     return out

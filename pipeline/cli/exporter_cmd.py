@@ -1,0 +1,169 @@
+"""``coral2-pipeline exporter``: Prometheus metrics of the pipeline at ``/metrics``.
+
+Each scrape reads the job store as ``status`` does (read-only; the monitoring role's
+Redis user is enough) and answers with ``prometheus-client``'s text format:
+
+- ``coral2_jobs{state}``: tracked jobs by the state their last observe saw;
+- ``coral2_job_oldest_seconds{state}``: how long the job longest in it went unchanged;
+- ``coral2_queue_messages{queue}``: messages waiting (node queues summed as ``node``);
+- ``coral2_outbox_backlog``: outbox entries Flux has not taken yet;
+- ``coral2_ledger_pending``: sent tasks without an outcome;
+- ``coral2_deadletters_total``: messages ever set aside as dead letters;
+- ``coral2_task_failures{task}``: task runs failed for good (the failures kept);
+- ``coral2_vni_pool{status}``: VNIs free, reserved and quarantined;
+- ``coral2_node_workers_silent``: computes that need a node worker and have none connected;
+- ``coral2_hwcoll_reservations``: hardware-collective reservations tracked jobs hold;
+- ``coral2_status``: the ``status`` verdict (0 OK, 1 WARNING, 2 CRITICAL);
+- ``coral2_up``: 1 when Redis answered the scrape, else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client import start_http_server
+from prometheus_client.core import REGISTRY, CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from pipeline.cli.common import CommandError, settings_of
+from pipeline.cli.status_cmd import node_worker_hosts
+from pipeline.cli.status_flags import pipeline_flags, verdict
+from pipeline.errors import StoreUnavailable
+from pipeline.model.idset import decode_idset
+from pipeline.settings import Settings
+from pipeline.store import Store
+from pipeline.store.report import pipeline_view, queue_lengths
+
+
+def register(sub: Any) -> None:
+    """Add the subcommand to ``sub``."""
+    parser = sub.add_parser(
+        "exporter",
+        help="serve Prometheus metrics of the pipeline at /metrics (read-only)",
+        description=__doc__.splitlines()[0] if __doc__ else None,
+    )
+    parser.add_argument("--port", type=int, default=9464, help="port (default 9464)")
+    parser.add_argument(
+        "--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+    )
+    parser.set_defaults(func=run)
+
+
+class PipelineCollector(Collector):
+    """The metrics, read afresh from the store at each scrape."""
+
+    def __init__(self, settings: Settings, store: Store) -> None:
+        self.settings, self.store = settings, store
+        self.nodes = node_worker_hosts(settings)
+
+    def collect(self) -> Iterator[Metric]:
+        up = GaugeMetricFamily("coral2_up", "1 when Redis answered the scrape")
+        try:
+            metrics = list(self._read())
+        except StoreUnavailable:
+            up.add_metric([], 0)
+            yield up
+            return
+        up.add_metric([], 1)
+        yield up
+        yield from metrics
+
+    def _read(self) -> Iterator[Metric]:
+        store, settings = self.store, self.settings
+        view = pipeline_view(store, limit=10)
+        now = view.at
+        jobs = GaugeMetricFamily("coral2_jobs", "tracked jobs by state", labels=["state"])
+        for state, n in sorted(view.states.items()):
+            jobs.add_metric([state], n)
+        yield jobs
+        oldest = GaugeMetricFamily(
+            "coral2_job_oldest_seconds",
+            "how long the job longest in each state has gone unchanged",
+            labels=["state"],
+        )
+        for state, at in sorted(view.oldest_by_state.items()):
+            oldest.add_metric([state], max(now - at, 0.0))
+        yield oldest
+        queues = GaugeMetricFamily(
+            "coral2_queue_messages", "messages waiting in each queue", labels=["queue"]
+        )
+        for name, n in _queue_depths(store, settings, self.nodes).items():
+            queues.add_metric([name], n)
+        yield queues
+        yield _gauge(
+            "coral2_outbox_backlog", "outbox entries Flux has not taken", view.outbox_backlog
+        )
+        yield _gauge("coral2_ledger_pending", "sent tasks without an outcome", view.ledger_pending)
+        dead = CounterMetricFamily("coral2_deadletters", "messages ever set aside")
+        dead.add_metric([], view.dead_letters_total)
+        yield dead
+        failures = GaugeMetricFamily(
+            "coral2_task_failures", "task runs failed for good, kept", labels=["task"]
+        )
+        for task, n in sorted(view.failures_by_task.items()):
+            failures.add_metric([task], n)
+        yield failures
+        pool = store.vnipool.query()
+        vnis = GaugeMetricFamily("coral2_vni_pool", "VNIs by status", labels=["status"])
+        vnis.add_metric(["free"], len(decode_idset(pool["free"])) if pool["free"] else 0)
+        vnis.add_metric(["reserved"], sum(len(v) for v in pool["jobs"].values()))
+        vnis.add_metric(["quarantined"], sum(len(q["vnis"]) for q in pool["quarantine"].values()))
+        yield vnis
+        silent = 0
+        if self.nodes and view.node_workers is not None:
+            silent = sum(1 for n in self.nodes if n not in view.node_workers)
+        yield _gauge("coral2_node_workers_silent", "computes with no node worker connected", silent)
+        held = sum(
+            1 for r in store.jobs.records() if r.hwcoll is not None and not r.hwcoll.released
+        )
+        yield _gauge("coral2_hwcoll_reservations", "hardware-collective reservations held", held)
+        rabbit = settings.rabbit
+        timeouts = {
+            "Setup": rabbit.setup_timeout,
+            "PreRun": rabbit.prerun_timeout,
+            "PostRun": rabbit.postrun_timeout,
+        }
+        flags = pipeline_flags(view, settings.pipeline.resend_after, self.nodes, timeouts)
+        yield _gauge("coral2_status", "status verdict: 0 OK, 1 WARNING, 2 CRITICAL", verdict(flags))
+
+
+def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
+    gauge = GaugeMetricFamily(name, documentation)
+    gauge.add_metric([], value)
+    return gauge
+
+
+def _queue_depths(store: Store, settings: Settings, nodes: list[str] | None) -> dict[str, int]:
+    queues = settings.pipeline.queues
+    names = [queues.lifecycle, queues.timeouts, queues.housekeeping]
+    depths = queue_lengths(store, names + [f"{queues.node_prefix}{n}" for n in nodes or []])
+    out = {name: depths.get(name, 0) for name in names}
+    out["node"] = sum(v for k, v in depths.items() if k not in out)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until SIGTERM/SIGINT."""
+    if not 0 < args.port < 65536:
+        raise CommandError(f"--port must be between 1 and 65535, got {args.port}")
+    settings = settings_of(args)
+    store = Store.from_url(settings.store_url, settings.pipeline.key_prefix)
+    REGISTRY.register(PipelineCollector(settings, store))
+    try:
+        start_http_server(args.port, addr=args.address)
+    except OSError as exc:
+        raise CommandError(f"cannot listen on {args.address}:{args.port}: {exc.strerror}") from exc
+    print(f"serving metrics at http://{args.address}:{args.port}/metrics", flush=True)
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    try:
+        while not done.wait(3600):
+            time.sleep(0)
+    except KeyboardInterrupt:
+        pass
+    return 0

@@ -1,0 +1,91 @@
+"""``coral2-pipeline exporter`` serves the pipeline's state at /metrics in Prometheus's
+text format, read afresh at each scrape: jobs by state and the oldest in each, queue
+depths, the outbox, failures by task, the verdict of ``status``; and ``coral2_up 0``,
+not an error page, while Redis is down."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from pipeline.sim.children import die_with_parent
+from pipeline.sim.redis_server import RedisServer, free_port
+from pipeline.store import JobRecord, OutboxMessage, Store
+
+
+@pytest.fixture
+def exporter(tmp_path: Path) -> Iterator[tuple[str, Store, RedisServer]]:
+    redis_server = RedisServer(tmp_path).start()
+    prefix = f"ex-{uuid.uuid4().hex[:6]}"
+    store = Store.from_url(redis_server.url, prefix)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CORAL2_PIPELINE_")}
+    env["CORAL2_PIPELINE_PIPELINE__BROKER_URL"] = redis_server.url
+    env["CORAL2_PIPELINE_PIPELINE__KEY_PREFIX"] = prefix
+    argv = [sys.executable, "-m", "pipeline.cli", "exporter", "--port", str(port)]
+    with (tmp_path / "exporter.log").open("wb") as log:
+        proc = subprocess.Popen(die_with_parent(argv), env=env, stdout=log, stderr=log)
+    url = f"http://127.0.0.1:{port}/metrics"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            httpx.get(url, timeout=5)
+            break
+        except httpx.TransportError:
+            assert proc.poll() is None, (tmp_path / "exporter.log").read_text()
+            assert time.monotonic() < deadline, "the exporter never served"
+            time.sleep(0.1)
+    yield url, store, redis_server
+    proc.terminate()
+    proc.wait(timeout=30)
+    store.close()
+    redis_server.stop()
+
+
+def scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    text = httpx.get(url, timeout=30).text
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def test_a_scrape_shows_what_the_store_holds(exporter: tuple[str, Store, RedisServer]) -> None:
+    url, store, _ = exporter
+    now = time.time()
+    store.jobs.create(JobRecord(jobid=1, state="Proposal:DriverWait", observed_at=now - 120))
+    store.jobs.create(JobRecord(jobid=2, state="PreRun:ready", observed_at=now - 10))
+    store.jobs.create(JobRecord(jobid=3, state="PreRun:ready", observed_at=now - 30))
+    store.outbox.append(OutboxMessage("memo", 1, {"id": 1, "memo": {"rabbits": "rabbit1"}}))
+    failure = {"task": "dws.setup", "jobid": 1, "reason": "boom", "time": now}
+    store.client.hset(store.keys.failures, "t1", json.dumps(failure))
+    store.client.rpush("lifecycle", b"m1", b"m2")
+    metrics = scrape(url)
+    assert metrics[("coral2_up", ())] == 1
+    assert metrics[("coral2_jobs", (("state", "PreRun:ready"),))] == 2
+    assert metrics[("coral2_jobs", (("state", "Proposal:DriverWait"),))] == 1
+    assert metrics[("coral2_job_oldest_seconds", (("state", "PreRun:ready"),))] >= 30
+    assert metrics[("coral2_job_oldest_seconds", (("state", "Proposal:DriverWait"),))] >= 120
+    assert metrics[("coral2_outbox_backlog", ())] == 1
+    assert metrics[("coral2_queue_messages", (("queue", "lifecycle"),))] == 2
+    assert metrics[("coral2_task_failures", (("task", "dws.setup"),))] == 1
+    assert metrics[("coral2_status", ())] == 2  # no watcher, no beat: CRITICAL
+
+
+def test_a_scrape_while_redis_is_down_says_so(exporter: tuple[str, Store, RedisServer]) -> None:
+    url, _, redis_server = exporter
+    redis_server.stop()
+    metrics = scrape(url)
+    assert metrics[("coral2_up", ())] == 0
+    assert ("coral2_jobs", ()) not in metrics
