@@ -190,6 +190,11 @@ def _keep_running(system: SimulatedSystem, console: Console) -> None:
     system._spawn("flower", [*argv, "--address=127.0.0.1", f"--port={port}"])
     assert system.kube is not None
     console.print(f"Flower:     http://127.0.0.1:{port}/  (user admin, password {password})")
+    metrics = free_port()  # the exporter, as the monitoring user
+    system.process_env["exporter"] = system.role_env("monitoring")
+    exporter = [sys.executable, "-m", "pipeline.cli", "exporter", "--port", str(metrics)]
+    system._spawn("exporter", exporter)
+    console.print(f"metrics:    http://127.0.0.1:{metrics}/metrics")
     config = system.workdir / "kubeconfig"
     config.write_text(kubeconfig(system.kube.url))
     console.print(f"API server: {system.kube.url}   Redis: {system.redis_url}")
