@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -172,15 +173,34 @@ def test_only_the_leader_enqueues_and_a_standby_takes_over(
         tb.join(timeout=10)
 
 
-def test_the_watcher_survives_an_api_server_restart(store: Store) -> None:
+@dataclass
+class Served:
+    """A watcher of an API server over a store of its own, which a test may stop and
+    start again on the same port."""
+
+    kstore: KubeStore
+    server: KubeApiServer
+    port: int
+    api: client.ApiClient
+    dws: DwsClient
+    rec: Recorder
+    watcher: Watcher
+
+
+def served(store: Store) -> Served:
     kstore = KubeStore()
     server = KubeApiServer(store=kstore).start()
     port = int(server.url.rsplit(":", 1)[1])
     api = client.ApiClient(client.Configuration(host=server.url))
     dws = DwsClient(api, outage_budget_s=0.5)
     rec = Recorder()
-    watcher = Watcher(store, dws, rec, lease_s=1.0)
-    with running(watcher):
+    return Served(kstore, server, port, api, dws, rec, Watcher(store, dws, rec, lease_s=1.0))
+
+
+def test_the_watcher_survives_an_api_server_restart(store: Store) -> None:
+    it = served(store)
+    kstore, server, port, api, dws, rec = it.kstore, it.server, it.port, it.api, it.dws, it.rec
+    with running(it.watcher):
         dws.create_workflow(wf("fluxjob-41"))
         wait_for(lambda: rec.jobs() == [41], "the first observe")
         server.stop()
@@ -196,14 +216,9 @@ def test_the_watcher_survives_an_api_server_restart(store: Store) -> None:
 def test_a_workflow_deleted_while_no_watch_ran_is_observed_after_the_relist(
     store: Store,
 ) -> None:
-    kstore = KubeStore()
-    server = KubeApiServer(store=kstore).start()
-    port = int(server.url.rsplit(":", 1)[1])
-    api = client.ApiClient(client.Configuration(host=server.url))
-    dws = DwsClient(api, outage_budget_s=0.5)
-    rec = Recorder()
-    watcher = Watcher(store, dws, rec, lease_s=1.0)
-    with running(watcher):
+    it = served(store)
+    kstore, server, port, api, dws, rec = it.kstore, it.server, it.port, it.api, it.dws, it.rec
+    with running(it.watcher):
         dws.create_workflow(wf("fluxjob-43"))
         wait_for(lambda: rec.jobs() == [43], "the first observe")
         store.watch.unmark(43)  # that observe ran
