@@ -12,7 +12,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: venv demo test lint typecheck contracts unit bench chaos flux redis kubectl clean help
+.PHONY: venv demo test lint typecheck contracts unit bench chaos flux redis kubectl promtool clean help
 
 help:
 	@echo "make demo | test | bench | chaos | flux | lint | venv | clean"
@@ -41,6 +41,13 @@ kubectl:
 	{ $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubernetes-client >/dev/null; } \
 	  || { echo "make: could not install kubectl (need root or sudo and Debian's apt); install it by hand and retry" >&2; exit 1; }
 
+# promtool: the tests check the shipped alert rules with Prometheus's own tool.
+promtool:
+	@command -v promtool >/dev/null && exit 0; \
+	echo "make: promtool missing; installing Debian's prometheus with apt-get (its service is not started)"; \
+	{ $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; } \
+	  || { echo "make: could not install promtool (need root or sudo and Debian's apt); install it by hand and retry" >&2; exit 1; }
+
 demo: venv redis
 	$(BIN)/coral2-pipeline demo $(DEMO_ARGS)
 
@@ -56,7 +63,7 @@ contracts: venv
 
 # the real-Flux tier's Flux is built (or found in its cache) before the suite starts, so no
 # test's time limit covers a cold build
-unit: venv redis kubectl flux
+unit: venv redis kubectl promtool flux
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 
 test: lint typecheck contracts unit
