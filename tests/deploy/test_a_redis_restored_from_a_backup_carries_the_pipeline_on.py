@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 import redis
 
 from pipeline.clients.k8s import DwsClient
@@ -37,10 +39,16 @@ def until(check: object, what: str) -> None:
 def backup(url: str, to: Path, redis_dir: Path) -> None:
     """BGSAVE, wait for it, copy the snapshot: Redis serves all along."""
     client = redis.Redis.from_url(url)
-    before = client.lastsave()
-    client.bgsave()
-    until(lambda: client.lastsave() != before, "BGSAVE did not finish")
-    until(lambda: client.info("persistence")["rdb_bgsave_in_progress"] == 0, "BGSAVE runs")
+    snapshot = redis_dir / "dump.rdb"
+    assert not snapshot.exists()
+    client.bgsave(schedule=True)  # after an append-only file rewrite, if one runs
+
+    def saved() -> bool:
+        info = client.info("persistence")
+        return snapshot.exists() and info["rdb_bgsave_in_progress"] == 0
+
+    until(saved, "BGSAVE did not finish")
+    assert client.info("persistence")["rdb_last_bgsave_status"] == "ok"
     shutil.copy(redis_dir / "dump.rdb", to)
     client.close()
 
@@ -67,10 +75,20 @@ def restore(backup_file: Path, redis_dir: Path) -> RedisServer:
     return server.start()
 
 
+@pytest.fixture
+def servers() -> Iterator[list[RedisServer]]:
+    """The Redis servers a test starts, stopped after it however it ends."""
+    started: list[RedisServer] = []
+    yield started
+    for server in started:
+        server.stop()
+
+
 def test_the_job_in_flight_ends_after_redis_is_restored(
-    tmp_path: Path, kube: tuple[KubeApiServer, DwsClient]
+    tmp_path: Path, kube: tuple[KubeApiServer, DwsClient], servers: list[RedisServer]
 ) -> None:
     first = RedisServer(tmp_path / "redis", aof=True)
+    servers.append(first)
     (tmp_path / "redis").mkdir()
     first.start()
     for name in ("app1", "app2"):
@@ -89,6 +107,7 @@ def test_the_job_in_flight_ends_after_redis_is_restored(
     shutil.rmtree(tmp_path / "redis")
 
     second = restore(tmp_path / "backup.rdb", tmp_path / "redis-restored")
+    servers.append(second)
     app = eager_app(tmp_path / "app2", second.url, kube[0].url, **ENV)
     store = store_of_app(app)
     assert store.vnipool.holding(JOBID) == held  # the job in flight is back
@@ -99,4 +118,3 @@ def test_the_job_in_flight_ends_after_redis_is_restored(
     entries, _ = store.ledger.scan(100)
     assert entries == []
     store.close()
-    second.stop()
