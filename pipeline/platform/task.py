@@ -32,7 +32,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 from functools import cache, cached_property
 from typing import Any
 
@@ -247,7 +247,10 @@ class PipelineTask(Task):  # type: ignore[misc]
             countdown = max(min(self.retry_cap_s, self.retry_base_s * 2**retries), exc.delay_s)
             log.warning("%s: %s; retry in %.1fs", self.name, exc, countdown, extra=extra)
             resend_after_s = self.settings.pipeline.resend_after
-            self._settle(until=time.time() + countdown + resend_after_s)
+            now = time.time()
+            with suppress(StoreUnavailable):  # first, a clock step moves every due time
+                self.store.deadlines.rebase(now)
+            self._settle(until=now + countdown + resend_after_s)
             raise self.retry(exc=exc, countdown=countdown) from exc
         except PermanentError as exc:
             log.error("%s: %s", self.name, exc, extra=extra)

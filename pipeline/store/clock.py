@@ -11,6 +11,9 @@ pipeline not running), moves every due time by as much, in the same Redis step, 
 anything is written under the new clock. Time the pipeline did not see is not counted
 against a node or a Workflow.
 
+A task that retries postpones its ledger resend after such a check too
+(``pipeline.platform.task``), in the round trip that releases its lock.
+
 Small moves within the grace are ordinary (sweeps a second apart, hosts a few
 milliseconds apart, calls racing each other): the clock only moves forward on them.
 """
