@@ -16,6 +16,7 @@ from kubernetes import client
 from pipeline.clients.k8s import DwsClient
 from pipeline.services.watcher import Watcher
 from pipeline.sim.kube.api import KubeApiServer
+from pipeline.sim.kube.resources import DWS, TYPES
 from pipeline.sim.kube.store import KubeStore
 from pipeline.store import Store
 
@@ -223,7 +224,8 @@ def test_a_workflow_deleted_while_no_watch_ran_is_observed_after_the_relist(
         wait_for(lambda: rec.jobs() == [43], "the first observe")
         store.watch.unmark(43)  # that observe ran
         server.stop()
-        dws.delete("workflows", "fluxjob-43")  # its DELETED event goes with the old server
+        workflows = TYPES[(DWS, "workflows")]
+        kstore.delete(workflows, "default", "fluxjob-43")  # its DELETED event: never seen
         kstore.restart()  # the watch cache starts afresh: the watch resumes with 410
         server = KubeApiServer(port=port, store=kstore).start()
         wait_for(lambda: rec.jobs() == [43, 43], "an observe of the job whose Workflow went")
