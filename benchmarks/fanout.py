@@ -12,9 +12,7 @@ simulated clientmount service), and the job manager's prolog waits on the verdic
 from __future__ import annotations
 
 import argparse
-import json
 import time
-import urllib.request
 from typing import Any
 
 import redis
@@ -62,8 +60,8 @@ def bench_fanout(nodes: int) -> dict[str, float]:
         }
         released = times["prolog-finishjob-manager.prolog"] - times["alloc"]
         pushes = _pushes(client) - before
-        with urllib.request.urlopen(sim.kube.url + REQUESTS_PATH, timeout=10) as answer:
-            agents: dict[str, int] = json.load(answer)
+        assert sim.kube is not None
+        agents: dict[str, int] = sim.kube.sim(REQUESTS_PATH)
         from_nodes = sum(n for agent, n in agents.items() if agent not in OURS)
         client.close()
     return {"seconds": released, "pushes_per_node": pushes / nodes, "from_nodes": from_nodes}

@@ -190,7 +190,7 @@ def bench_lifecycle(
         ceiling = Ceiling()
         ceiling.measure(system)
         threads_before, rss_before = system.footprint("worker")
-        clock = TransitionClock(system.kube.url).start()
+        clock = TransitionClock(system.kube.api()).start()
         before = _task_count(system)
         cpu_before = system.cpu_seconds()
         ids, elapsed, _ = _run(system, jobs, in_flight, directive, 0.0)
@@ -205,7 +205,7 @@ def bench_lifecycle(
         live_ids: list[int] = []
         live: list[float] = []
         if live_jobs:
-            live_clock = TransitionClock(system.kube.url).start()
+            live_clock = TransitionClock(system.kube.api()).start()
             live_ids, _, (since, until) = _run(system, live_jobs, in_flight, directive, runtime_s)
             live_clock.stop()
             live = [ms for at, ms in live_clock.timeline if since <= at <= until]

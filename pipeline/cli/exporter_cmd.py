@@ -9,7 +9,10 @@ Redis user is enough) and answers with ``prometheus-client``'s text format:
 - ``coral2_outbox_backlog``: outbox entries Flux has not taken yet;
 - ``coral2_ledger_pending``: sent tasks without an outcome;
 - ``coral2_deadletters_total``: messages ever set aside as dead letters;
-- ``coral2_task_failures{task}``: task runs failed for good (the failures kept);
+- ``coral2_task_failures_kept{task}``: task runs failed for good, the failures kept (it
+  falls as they are cleared); ``coral2_task_failures_total{task}``: ever;
+- ``coral2_transition_seconds{state}``: a histogram of the time from DWS marking a state
+  ready to our move out of it (every worker adds to it in Redis);
 - ``coral2_vni_pool{status}``: VNIs free, reserved and quarantined;
 - ``coral2_node_workers_silent``: computes that need a node worker and have none connected;
 - ``coral2_hwcoll_reservations``: hardware-collective reservations tracked jobs hold;
@@ -27,7 +30,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from prometheus_client import start_http_server
-from prometheus_client.core import REGISTRY, CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import (
+    REGISTRY,
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
 
 from pipeline.cli.common import CommandError, settings_of
@@ -103,11 +112,26 @@ class PipelineCollector(Collector):
         dead.add_metric([], view.dead_letters_total)
         yield dead
         failures = GaugeMetricFamily(
-            "coral2_task_failures", "task runs failed for good, kept", labels=["task"]
+            "coral2_task_failures_kept", "task runs failed for good, kept", labels=["task"]
         )
         for task, n in sorted(view.failures_by_task.items()):
             failures.add_metric([task], n)
         yield failures
+        total = CounterMetricFamily(
+            "coral2_task_failures", "task runs failed for good, ever", labels=["task"]
+        )
+        for task, n in sorted(store.metrics.failures_total().items()):
+            total.add_metric([task], n)
+        yield total
+        transitions = HistogramMetricFamily(
+            "coral2_transition_seconds",
+            "from DWS marking a state ready to our move out of it",
+            labels=["state"],
+        )
+        for state, histogram in store.metrics.transitions().items():
+            buckets = [(_bound(b), n) for b, n in histogram.buckets]
+            transitions.add_metric([state], buckets, sum_value=histogram.sum)
+        yield transitions
         pool = store.vnipool.query()
         vnis = GaugeMetricFamily("coral2_vni_pool", "VNIs by status", labels=["status"])
         vnis.add_metric(["free"], len(decode_idset(pool["free"])) if pool["free"] else 0)
@@ -130,6 +154,10 @@ class PipelineCollector(Collector):
         }
         flags = pipeline_flags(view, settings.pipeline.resend_after, self.nodes, timeouts)
         yield _gauge("coral2_status", "status verdict: 0 OK, 1 WARNING, 2 CRITICAL", verdict(flags))
+
+
+def _bound(bound: float) -> str:
+    return "+Inf" if bound == float("inf") else f"{bound:g}"
 
 
 def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:

@@ -36,6 +36,12 @@ def register(sub: Any) -> None:
         help="a role and the file of its password; repeat for each role",
     )
     parser.add_argument(
+        "--admin-password-file",
+        metavar="FILE",
+        help="a user admin that may do anything (ACL LOAD, CONFIG, BGSAVE, BGREWRITEAOF), "
+        "with the password of FILE (mode 0600): the operator's, no service's",
+    )
+    parser.add_argument(
         "--nodes",
         metavar="HOSTLIST",
         help="one user node-<host> per node of HOSTLIST, each reaching its own queue only",
@@ -90,8 +96,14 @@ def _node_users(hosts: list[str], directory: str, make: bool) -> dict[str, tuple
 
 def run(args: argparse.Namespace) -> int:
     """Print the file; exit 0."""
-    if not args.password_file and args.nodes is None:
-        raise CommandError("give --password-file ROLE=FILE for each role, --nodes for nodes")
+    if not args.password_file and args.nodes is None and args.admin_password_file is None:
+        raise CommandError(
+            "give --password-file ROLE=FILE for each role, --nodes for nodes, "
+            "--admin-password-file for the operator"
+        )
+    admin = None
+    if args.admin_password_file is not None:
+        admin = _read(args.admin_password_file, "--admin-password-file")
     passwords = dict(_password(item) for item in args.password_file)
     nodes: dict[str, tuple[list[str], str]] = {}
     if args.nodes is not None:
@@ -102,5 +114,5 @@ def run(args: argparse.Namespace) -> int:
         except HostlistError as exc:
             raise CommandError(f"--nodes: {exc}") from exc
         nodes = _node_users(hosts, args.node_passwords, args.make_missing)
-    print(acl_file(settings_of(args), passwords, nodes=nodes), end="")
+    print(acl_file(settings_of(args), passwords, nodes=nodes, admin=admin), end="")
     return 0

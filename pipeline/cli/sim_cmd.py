@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import signal
+import ssl
 import sys
 import threading
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from pipeline.cli.common import CommandError, load_mapping
 from pipeline.sim.dws import admission as dws_admission
@@ -16,6 +19,7 @@ from pipeline.sim.dws.fixtures import install_cluster
 from pipeline.sim.dws.nnf_context import Faults, WorkflowFaults
 from pipeline.sim.kube.api import KubeApiServer
 from pipeline.sim.kube.discovery import kubeconfig
+from pipeline.sim.kube.rbac import MASTERS, Authorizer
 
 
 def register(sub: Any) -> None:
@@ -41,6 +45,29 @@ def register(sub: Any) -> None:
         "--kubeconfig",
         metavar="FILE",
         help="write a kubeconfig for kubectl to FILE once the server listens",
+    )
+    kube.add_argument(
+        "--token-auth-file",
+        metavar="FILE",
+        help="authenticate requests by bearer token, as kube-apiserver's flag of that name "
+        '(CSV: token,user,uid,"group1,group2"); a request without a known token is refused '
+        "401, a user in system:masters may do anything (default: anyone may)",
+    )
+    kube.add_argument(
+        "--rbac",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="enforce the RBAC roles and bindings of this manifest (repeatable; needs "
+        "--token-auth-file); --kubeconfig then names the file's first system:masters user",
+    )
+    kube.add_argument(
+        "--tls-cert-file",
+        metavar="FILE",
+        help="serve HTTPS with this certificate (PEM), as kube-apiserver's flag of that name",
+    )
+    kube.add_argument(
+        "--tls-private-key-file", metavar="FILE", help="the certificate's private key (PEM)"
     )
     kube.add_argument(
         "--with-dws",
@@ -157,6 +184,36 @@ def run_clientmountd(args: argparse.Namespace) -> int:
     return 0
 
 
+def _authorizer(args: argparse.Namespace) -> Authorizer | None:
+    if args.rbac and not args.token_auth_file:
+        raise CommandError("--rbac needs --token-auth-file: RBAC authorizes users a token names")
+    if not args.token_auth_file:
+        return None
+    try:
+        return Authorizer.from_files(args.token_auth_file, args.rbac)
+    except (OSError, ValueError, yaml.YAMLError, KeyError) as exc:
+        raise CommandError(f"cannot read --token-auth-file or --rbac: {exc}") from exc
+
+
+def _tls(args: argparse.Namespace) -> ssl.SSLContext | None:
+    if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
+        raise CommandError("--tls-cert-file and --tls-private-key-file go together")
+    if not args.tls_cert_file:
+        return None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(args.tls_cert_file, args.tls_private_key_file)
+    except (OSError, ssl.SSLError) as exc:
+        raise CommandError(f"cannot use --tls-cert-file/--tls-private-key-file: {exc}") from exc
+    return context
+
+
+def _admin_token(authorizer: Authorizer | None) -> str | None:
+    if authorizer is None:
+        return None
+    return next((t for t, u in authorizer.tokens.items() if MASTERS in u.groups), None)
+
+
 def run_kube_api(args: argparse.Namespace) -> int:
     """Serve until SIGINT/SIGTERM."""
     if args.latency < 0 or args.reconcilers < 1:
@@ -164,8 +221,10 @@ def run_kube_api(args: argparse.Namespace) -> int:
     for flag in ("api_fault_rate", "workflow_fault_rate"):
         if not 0 <= getattr(args, flag) <= 1:
             raise CommandError(f"--{flag.replace('_', '-')} must be between 0 and 1")
+    authorizer = _authorizer(args)
+    tls = _tls(args)
     try:
-        server = KubeApiServer(args.host, args.port).start()
+        server = KubeApiServer(args.host, args.port, authorizer=authorizer, tls=tls).start()
     except OSError as exc:
         raise CommandError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from exc
     if args.api_fault_rate:
@@ -177,7 +236,9 @@ def run_kube_api(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())  # before the URL: callers may stop us
     if args.kubeconfig:
         try:
-            Path(args.kubeconfig).write_text(kubeconfig(server.url))
+            ca = Path(args.tls_cert_file).read_bytes() if args.tls_cert_file else None
+            text = kubeconfig(server.url, token=_admin_token(authorizer), ca_pem=ca)
+            Path(args.kubeconfig).write_text(text)
         except OSError as exc:
             server.stop()
             raise CommandError(

@@ -96,6 +96,36 @@ def _memory_flags(memory: tuple[int, int] | None) -> list[Flag]:
     return []
 
 
+#: Connections to Redis per node worker (its blocking read, and one for the rest), and
+#: what the management side holds at most, with headroom.
+CONNECTIONS_PER_NODE = 2
+MANAGEMENT_CONNECTIONS = 500
+
+
+def _client_flags(clients: tuple[int, int] | None, nodes: list[str] | None) -> list[Flag]:
+    if clients is None:
+        return []
+    connected, limit = clients
+    need = CONNECTIONS_PER_NODE * len(nodes or ()) + MANAGEMENT_CONNECTIONS
+    if nodes and limit < need:
+        why = (
+            f"Redis accepts at most {limit} clients, and the node workers of {len(nodes)} "
+            f"computes and the management side need {need}: set maxclients {need} or more "
+            f"and redis-server's LimitNOFILE= at least 32 above it (Redis lowers maxclients "
+            "to the file-descriptor limit less 32, saying so only in its log; "
+            "deploy/redis/)"
+        )
+        return [Flag(WARNING, why)]
+    if connected > MEMORY_HIGH * limit:
+        why = (
+            f"Redis has {connected} of its {limit} clients connected: past it every new "
+            "connection is refused (a node worker that reconnects cannot); raise maxclients "
+            "and redis-server's LimitNOFILE="
+        )
+        return [Flag(WARNING, why)]
+    return []
+
+
 #: How long a Workflow may wait on DWS in one state, without a change, before status
 #: flags it (s), for the states whose own timeout (``rabbit.<state>_timeout``) is off.
 STATE_LATE_S = 600.0
@@ -188,6 +218,7 @@ def pipeline_flags(
                 )
                 flags.append(Flag(CRITICAL, why))
     flags += _memory_flags(view.memory)
+    flags += _client_flags(view.clients, nodes)
     if view.latest_dead_letters:
         latest = view.latest_dead_letters[0]
         why = (

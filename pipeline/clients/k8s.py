@@ -69,6 +69,20 @@ class DwsClient(KubeClient):
         attempts: int = 5,
         current: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
+        """:meth:`move_desired_state`'s Workflow."""
+        return self.move_desired_state(
+            name, desired, expected_state=expected_state, attempts=attempts, current=current
+        )[0]
+
+    def move_desired_state(
+        self,
+        name: str,
+        desired: str,
+        *,
+        expected_state: str | None,
+        attempts: int = 5,
+        current: dict[str, Any] | None = None,
+    ) -> tuple[dict[str, Any], bool]:
         """Move ``desiredState`` to ``desired`` if ``status.state`` is ``expected_state``.
 
         ``expected_state=None`` accepts any state (Teardown may be asked from
@@ -79,16 +93,18 @@ class DwsClient(KubeClient):
         conflict (DWS wrote the status meanwhile) the Workflow is read again
         and checked again, up to ``attempts`` times. A Workflow in another
         state raises Conflict; one already asking for ``desired`` is returned
-        unchanged. ``current``: the Workflow as just read (the copy the
-        decision was made on); the first attempt starts from it instead of
-        reading it again. Without it, one JSON Patch first tries the move,
-        guarded by ``test``s that ``status.state`` and ``desiredState`` are
-        both ``expected_state`` (the API server applies all or nothing); only
-        a Workflow found elsewhere costs the read.
+        unchanged. Returns the Workflow and whether this call moved it.
+
+        ``current``: the Workflow as just read (the copy the decision was made
+        on); the first attempt starts from it instead of reading it again.
+        Without it, one JSON Patch first tries the move, guarded by ``test``s
+        that ``status.state`` and ``desiredState`` are both ``expected_state``
+        (the API server applies all or nothing); only a Workflow found
+        elsewhere costs the read.
         """
         if current is None and expected_state is not None:
             try:  # the common case in one request: both fields still at the expected state
-                return self.json_patch("workflows", name, _move(expected_state, desired))
+                return self.json_patch("workflows", name, _move(expected_state, desired)), True
             except Invalid:
                 pass  # elsewhere (or refused): read it, and decide as below
         known = current  # the copy the caller decided on: used once, read afresh after
@@ -96,7 +112,7 @@ class DwsClient(KubeClient):
             current, known = known or self.get_workflow(name), None
             asked = current.get("spec", {}).get("desiredState")
             if asked == desired:
-                return current
+                return current, False
             state = current.get("status", {}).get("state", "")
             if expected_state is not None and state != expected_state:
                 raise Conflict(
@@ -112,7 +128,7 @@ class DwsClient(KubeClient):
                 "spec": {"desiredState": desired},
             }
             try:
-                return self.patch("workflows", name, body)
+                return self.patch("workflows", name, body), True
             except Conflict:
                 if attempt == attempts - 1:
                     raise

@@ -41,11 +41,20 @@ USER_AGENT = "coral2-pipeline"
 
 
 def api_client(
-    *, host: str | None = None, kubeconfig: str | None = None, user_agent: str = USER_AGENT
+    *,
+    host: str | None = None,
+    kubeconfig: str | None = None,
+    user_agent: str = USER_AGENT,
+    token: str | None = None,
 ) -> client.ApiClient:
-    """Return an ApiClient for ``host`` (plain URL) or a kubeconfig (default locations if None)."""
+    """Return an ApiClient for ``host`` (plain URL, with a bearer ``token`` if given) or a
+    kubeconfig (default locations if None)."""
     if host:
-        api = client.ApiClient(client.Configuration(host=host))
+        configuration = client.Configuration(host=host)
+        if token:
+            configuration.api_key = {"authorization": token}
+            configuration.api_key_prefix = {"authorization": "Bearer"}
+        api = client.ApiClient(configuration)
     else:
         try:
             api = config.new_client_from_config(  # type: ignore[no-untyped-call]

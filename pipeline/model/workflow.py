@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from pipeline.model.jobid import encode_f58
@@ -44,3 +46,28 @@ def workflow_body(
             "wlmID": "flux",
         },
     }
+
+
+def k8s_time(stamp: object) -> float | None:
+    """A Kubernetes Time or MicroTime (RFC 3339) in epoch seconds; None when missing or
+    unreadable."""
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def ready_since(workflow: Mapping[str, Any] | None, state: str) -> float | None:
+    """When DWS marked ``workflow`` ready in ``state`` (``status.readyChange``, epoch s);
+    None when it is not ready in that state."""
+    status = (workflow or {}).get("status") or {}
+    if status.get("state") != state or status.get("ready") is not True:
+        return None
+    return k8s_time(status.get("readyChange"))
+
+
+def state_of(workflow: Mapping[str, Any] | None) -> str:
+    """``status.state`` ("" when it has none yet)."""
+    return str(((workflow or {}).get("status") or {}).get("state") or "")

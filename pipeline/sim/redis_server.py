@@ -42,6 +42,7 @@ class RedisServer:
         login: tuple[str, str] | None = None,
         maxmemory: str = "1gb",
         config: Path | None = None,
+        nofile: int | None = None,
     ) -> None:
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="coral2-redis-"))
         self.log = log
@@ -50,6 +51,7 @@ class RedisServer:
         self.login = login  # (user, password) that may PING, with an ACL file
         self.maxmemory = maxmemory  # as production runs it: bounded, and nothing evicted
         self.config = config  # a redis.conf to start from (the flags here override it)
+        self.nofile = nofile  # its file-descriptor limit, as a unit's LimitNOFILE= sets it
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process: subprocess.Popen[bytes] | None = None
@@ -85,6 +87,9 @@ class RedisServer:
                 *(["--aclfile", str(self.aclfile)] if self.aclfile else []),
             ]
         )
+        if self.nofile is not None:  # util-linux's prlimit, as a unit's LimitNOFILE= does
+            prlimit = shutil.which("prlimit") or "prlimit"
+            argv = [prlimit, f"--nofile={self.nofile}:{self.nofile}", "--", *argv]
         if self.log is not None:
             with self.log.open("ab") as out:
                 self.process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)

@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import functools
 import gc
-import json
 import os
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +27,6 @@ from typing import Any
 from celery import Celery
 
 from pipeline.clients.k8s import DwsClient
-from pipeline.clients.kube import api_client
 from pipeline.errors import ConfigError
 from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.jgf import containment_path
@@ -47,17 +44,10 @@ from pipeline.sim.flux.hold import StoreHold
 from pipeline.sim.flux.jobmanager import JobManager
 from pipeline.sim.keys import demo_signers
 from pipeline.sim.kube.api import FAULTS_PATH, RESTART_PATH
+from pipeline.sim.kube.identities import KubeEndpoint, with_identities
 from pipeline.sim.redis_server import RedisServer, free_port
 from pipeline.sim.users import DemoUsers
 from pipeline.store import Store
-
-
-@dataclass(frozen=True)
-class KubeEndpoint:
-    """Where the simulated API server (a subprocess) listens."""
-
-    url: str
-
 
 #: The cluster name of the simulated resource graph (dws2jgf --cluster-name).
 CLUSTER = "demo"
@@ -108,6 +98,9 @@ class SimulatedSystem:
     workflow_fault_rate: float = 0.0
     slow_mounts: tuple[float, float] | None = None
     fault_seed: int = 1
+    #: the API server authenticates by token and enforces our RBAC rules for the pipeline's
+    #: ServiceAccount, as a site's does (:mod:`pipeline.sim.kube.identities`)
+    rbac: bool = True
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="coral2-demo-")))
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     process_names: list[str] = field(default_factory=list)
@@ -146,7 +139,9 @@ class SimulatedSystem:
             env["CORAL2_PIPELINE_PIPELINE__OBSERVE_ONLY"] = "true"
         if self.redis_url:
             env["CORAL2_PIPELINE_PIPELINE__BROKER_URL"] = self.redis_url
-        if self.kube is not None:
+        if self.kube is not None and self.kube.pipeline_kubeconfig is not None:
+            env["CORAL2_PIPELINE_PIPELINE__KUBECONFIG"] = str(self.kube.pipeline_kubeconfig)
+        elif self.kube is not None:
             env["CORAL2_PIPELINE_PIPELINE__API_HOST"] = self.kube.url
         return env
 
@@ -158,8 +153,10 @@ class SimulatedSystem:
     def _popen(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
         with (self.workdir / f"{name}.log").open("ab") as log:  # the child keeps its own fd
             env = self.env()
-            if name == "node-worker":
+            if name == "node-worker":  # a compute node has no Kubernetes identity
                 env.update(self.node_env)
+                env.pop("CORAL2_PIPELINE_PIPELINE__KUBECONFIG", None)
+                env.pop("CORAL2_PIPELINE_PIPELINE__API_HOST", None)
             env.update(self.process_env.get(name, {}))
             if name != "kube-api":
                 env.update(self.clock_env)
@@ -186,17 +183,13 @@ class SimulatedSystem:
         """Restart the API server over its objects (``KubeApiServer.restart``): down for
         ``down_s``, every connection cut, its watch cache afresh. Returns once it serves."""
         assert self.kube is not None
-        body = json.dumps({"down_s": down_s}).encode()
-        request = urllib.request.Request(self.kube.url + RESTART_PATH, data=body, method="PUT")
-        with urllib.request.urlopen(request, timeout=30) as answer:
-            before = json.loads(answer.read())["restarts"]
+        before = self.kube.sim(RESTART_PATH, {"down_s": down_s}, timeout=30)["restarts"]
         deadline = time.monotonic() + down_s + 60
         while time.monotonic() < deadline:
             time.sleep(0.2)
             try:
-                with urllib.request.urlopen(self.kube.url + RESTART_PATH, timeout=5) as answer:
-                    if json.loads(answer.read())["restarts"] > before:
-                        return
+                if self.kube.sim(RESTART_PATH, timeout=5)["restarts"] > before:
+                    return
             except OSError:
                 continue
         raise RuntimeError(f"the API server did not come back within {down_s + 60:.0f} s")
@@ -271,7 +264,7 @@ class SimulatedSystem:
             self._start_fabric()
         self._start_kube()
         assert self.kube is not None
-        self.dws = DwsClient(api_client(host=self.kube.url))
+        self.dws = DwsClient(self.kube.api())
         celery = [sys.executable, "-m", "celery", "-A", "pipeline.app"]
         for index in range(self.workers):
             self._spawn(
@@ -333,25 +326,24 @@ class SimulatedSystem:
             argv.append("--no-mount-agent")
         argv += ["--api-fault-rate", str(self.api_fault_rate), "--fault-seed", str(self.fault_seed)]
         argv += ["--workflow-fault-rate", str(self.workflow_fault_rate)]
+        kube = KubeEndpoint(f"http://127.0.0.1:{port}")
+        if self.rbac:  # as a site runs it: TLS, tokens, and our RBAC rules for our account
+            kube = with_identities(port, self.workdir / "kube")
+            argv += kube.server_args()
         self._spawn("kube-api", argv)
-        url = f"http://127.0.0.1:{port}"
         log = self.workdir / "kube-api.log"
         deadline = time.monotonic() + 60
-        while not log.exists() or url not in log.read_text(errors="replace").splitlines():
+        while not log.exists() or kube.url not in log.read_text(errors="replace").splitlines():
             if self.processes[-1].poll() is not None or time.monotonic() > deadline:
                 raise ConfigError(f"the simulated API server did not start; see {log}")
             time.sleep(0.02)
-        self.kube = KubeEndpoint(url)
+        self.kube = kube
 
     def end_api_faults(self) -> dict[str, int]:
         """Answer every API request from now on; return the faults drawn so far, by code
         ("0": a broken watch)."""
         assert self.kube is not None
-        request = urllib.request.Request(
-            self.kube.url + FAULTS_PATH, data=b'{"rate": 0}', method="PUT"
-        )
-        with urllib.request.urlopen(request, timeout=10) as answer:
-            drawn: dict[str, int] = json.loads(answer.read())["drawn"]
+        drawn: dict[str, int] = self.kube.sim(FAULTS_PATH, {"rate": 0})["drawn"]
         return drawn
 
     def wait_for_watcher(self, timeout_s: float = 30) -> None:
@@ -382,6 +374,10 @@ class SimulatedSystem:
                 f"--sim-slow-mounts={share}={seconds}",
                 f"--sim-fault-seed={self.fault_seed}",
             ]
+        if self.kube is not None and self.kube.dws_kubeconfig is not None:  # DWS's identity
+            self.process_env["clientmountd"] = {
+                "CORAL2_PIPELINE_PIPELINE__KUBECONFIG": str(self.kube.dws_kubeconfig)
+            }
         self._spawn("clientmountd", mountd)
         self._spawn("node-worker", [*argv, "--sim-clientmountd-apart"])
         queue = settings.pipeline.queues.node_prefix + computes[-1]

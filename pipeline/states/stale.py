@@ -10,9 +10,10 @@ Teardown is done (dropping Flux's finalizer, which nothing else will).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from enum import StrEnum
 from typing import Any
+
+from pipeline.model.workflow import k8s_time
 
 TEARDOWN = "Teardown"
 
@@ -28,13 +29,7 @@ class Step(StrEnum):
 
 def created_at(workflow: Mapping[str, Any]) -> float | None:
     """``metadata.creationTimestamp`` in epoch seconds (None when missing or unreadable)."""
-    stamp = (workflow.get("metadata") or {}).get("creationTimestamp")
-    if not isinstance(stamp, str):
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
+    return k8s_time((workflow.get("metadata") or {}).get("creationTimestamp"))
 
 
 def stale_since(

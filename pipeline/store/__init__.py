@@ -23,6 +23,7 @@ from pipeline.store.jobs import JobStore
 from pipeline.store.keys import Keys
 from pipeline.store.ledger import Entry, Ledger
 from pipeline.store.marks import Holding, JobLocks, Marks
+from pipeline.store.metrics import Metrics
 from pipeline.store.outbox import Delivery, Outbox, OutboxMessage, Seal
 from pipeline.store.releases import Releases, Verdict
 from pipeline.store.resource_log import ResourceLog
@@ -50,6 +51,7 @@ __all__ = [
     "Keys",
     "Ledger",
     "Marks",
+    "Metrics",
     "Outbox",
     "OutboxMessage",
     "RabbitsTold",
@@ -89,6 +91,11 @@ class Store:
     def dead_letters(self) -> DeadLetters:
         """Messages set aside: no process could decode or deliver them."""
         return DeadLetters(self.client, self.keys.prefix)
+
+    @cached_property
+    def metrics(self) -> Metrics:
+        """Counters every process adds to: transitions, failures."""
+        return Metrics(self.client, self.keys)
 
     @cached_property
     def jobs(self) -> JobStore:

@@ -157,3 +157,18 @@ class Keys:
     def tally_meta(self, jobid: int) -> str:
         """Hash of the job's node-work facts the answers read without its lock."""
         return f"{self.prefix}:tally:{jobid}"
+
+    def transitions(self, state: str) -> str:
+        """Hash of the transition histogram out of ``state``: bucket index → count, and
+        ``sum`` (s)."""
+        return f"{self.prefix}:metrics:transition:{state}"
+
+    @property
+    def transition_states(self) -> str:
+        """Set of the states with a transition histogram."""
+        return f"{self.prefix}:metrics:transition-states"
+
+    @property
+    def failures_total(self) -> str:
+        """Hash task name → runs failed for good, ever (never cleared)."""
+        return f"{self.prefix}:metrics:failures-total"

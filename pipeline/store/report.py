@@ -112,6 +112,7 @@ class PipelineView:
     dead_letters_total: int = 0  # ever set aside
     latest_dead_letters: list[DeadLetter] = field(default_factory=list)  # newest first
     memory: tuple[int, int] | None = None  # Redis's (used_memory, maxmemory) in bytes
+    clients: tuple[int, int] | None = None  # Redis's (connected_clients, maxclients)
     #: the nodes whose node worker holds a connection to Redis (None: CLIENT LIST refused)
     node_workers: set[str] | None = None
     #: state → when the job in it the longest was last seen changing (epoch s)
@@ -190,6 +191,7 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
         raise store_errors(exc) from exc
     kept, total = store.dead_letters.counts()
     memory = _memory(client)
+    clients = _clients(client)
     connected = node_workers(client)
     stalest = sorted(
         ((j, states.get(j), last[j][1] or None) for j in jobids),
@@ -230,6 +232,7 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
         dead_letters_total=total,
         latest_dead_letters=store.dead_letters.latest(min(limit, 3)) if kept else [],
         memory=memory,
+        clients=clients,
         node_workers=connected,
         oldest_by_state=oldest,
         failures_by_task=dict(by_task),
@@ -260,6 +263,17 @@ def _memory(client: redis.Redis) -> tuple[int, int] | None:
     except redis.RedisError:
         return None
     return int(info.get("used_memory", 0)), int(info.get("maxmemory", 0))
+
+
+def _clients(client: redis.Redis) -> tuple[int, int] | None:
+    """Redis's (connected_clients, maxclients); None when this user may not read ``INFO``."""
+    try:
+        info: Any = client.info("clients")
+    except redis.RedisError:
+        return None
+    if "maxclients" not in info:  # Redis before 7.0 does not say
+        return None
+    return int(info.get("connected_clients", 0)), int(info["maxclients"])
 
 
 def _tick(raw: Any) -> tuple[float, str] | None:

@@ -26,6 +26,14 @@ log = logging.getLogger("coral2_pipeline.store.runs")
 ATTEMPTS_TTL_S = 7 * 24 * 3600
 
 
+#: The failure, and the task's total counted once per message.
+_RECORD_FAILURE = """
+if redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) == 1 then
+  redis.call('HINCRBY', KEYS[2], ARGV[3], 1)
+end
+"""
+
+
 class TaskRuns:
     """The run bookkeeping of task messages."""
 
@@ -104,8 +112,12 @@ class TaskRuns:
             raise store_errors(exc) from exc
 
     def record_failure(self, task_id: str, entry: dict[str, Any]) -> None:
-        """Record a permanent failure of message ``task_id`` in ``<prefix>:failures``."""
+        """Record a permanent failure of message ``task_id`` in ``<prefix>:failures``, and
+        count it once in the task's total (a message recorded again is not counted again)."""
+        keys = [self.keys.failures, self.keys.failures_total]
         try:
-            self.client.hset(self.keys.failures, task_id, json.dumps(entry))
+            self.client.eval(
+                _RECORD_FAILURE, 2, *keys, task_id, json.dumps(entry), str(entry.get("task"))
+            )
         except redis.RedisError as exc:
             raise store_errors(exc) from exc

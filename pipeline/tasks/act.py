@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from typing import Any, NoReturn, assert_never
@@ -27,6 +28,7 @@ from pipeline.errors import (
     VniError,
 )
 from pipeline.model.job import JobRecord
+from pipeline.model.workflow import ready_since, state_of
 from pipeline.states.actions import (
     Action,
     ArmDeadline,
@@ -125,6 +127,13 @@ class _Performer:
         current, self.known = self.known, None
         return current
 
+    def _count_transition(self, state: str, workflow: dict[str, Any] | None) -> None:
+        """Count the time from DWS marking ``state`` ready to our move out of it, when the
+        copy the move started from shows it (the transition histogram)."""
+        ready = ready_since(workflow, state)
+        if ready is not None:
+            self.store.metrics.observe_transition(state, time.time() - ready)
+
     def _exists(self) -> bool:
         """Whether the Workflow is there to stay: one being deleted counts as gone (its
         children go first, so a child's 404 means the same)."""
@@ -199,9 +208,12 @@ class _Performer:
                 with suppress(NotFound):
                     dws.remove_finalizer(name, current=self._current())
             case DeleteWorkflow():
+                current = self._current()
                 with suppress(NotFound):
-                    dws.remove_finalizer(name, current=self._current())
-                dws.delete_workflow(name)
+                    current = current or dws.get_workflow(name)
+                    dws.remove_finalizer(name, current=current)
+                if dws.delete_workflow(name):
+                    self._count_transition("Teardown", current)
             case DisableComputes(nodes):
                 store.systemstatus.disable(list(nodes))  # until the journal shows the undrain
                 dws.patch_system_status({"data": {"nodes": dict.fromkeys(nodes, "Disabled")}})
@@ -250,9 +262,11 @@ class _Performer:
         if_gone: tuple[Action, ...] | None,
     ) -> None:
         try:
-            self.dws.patch_desired_state(
+            moved, now = self.dws.move_desired_state(
                 self.name, desired, expected_state=expected, current=self._current()
             )
+            if now:  # the answer still shows the state it moved out of, ready
+                self._count_transition(expected or state_of(moved), moved)
         except NotFound as exc:
             self._instead(if_gone, exc)
         except Conflict as exc:

@@ -1,11 +1,10 @@
 """``coral2-pipeline exporter`` serves the pipeline's state at /metrics in Prometheus's
 text format, read afresh at each scrape: jobs by state and the oldest in each, queue
-depths, the outbox, failures by task, the verdict of ``status``; and ``coral2_up 0``,
-not an error page, while Redis is down."""
+depths, the outbox, failures by task (kept and ever), the transition histogram, the
+verdict of ``status``; and ``coral2_up 0``, not an error page, while Redis is down."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -69,7 +68,10 @@ def test_a_scrape_shows_what_the_store_holds(exporter: tuple[str, Store, RedisSe
     store.jobs.create(JobRecord(jobid=3, state="PreRun:ready", observed_at=now - 30))
     store.outbox.append(OutboxMessage("memo", 1, {"id": 1, "memo": {"rabbits": "rabbit1"}}))
     failure = {"task": "dws.setup", "jobid": 1, "reason": "boom", "time": now}
-    store.client.hset(store.keys.failures, "t1", json.dumps(failure))
+    store.runs.record_failure("t1", failure)
+    store.runs.record_failure("t1", failure)  # the same message again: counted once
+    store.metrics.observe_transition("Setup", 0.3)
+    store.metrics.observe_transition("Setup", 7.0)
     store.client.rpush("lifecycle", b"m1", b"m2")
     metrics = scrape(url)
     assert metrics[("coral2_up", ())] == 1
@@ -79,7 +81,14 @@ def test_a_scrape_shows_what_the_store_holds(exporter: tuple[str, Store, RedisSe
     assert metrics[("coral2_job_oldest_seconds", (("state", "Proposal:DriverWait"),))] >= 120
     assert metrics[("coral2_outbox_backlog", ())] == 1
     assert metrics[("coral2_queue_messages", (("queue", "lifecycle"),))] == 2
-    assert metrics[("coral2_task_failures", (("task", "dws.setup"),))] == 1
+    assert metrics[("coral2_task_failures_kept", (("task", "dws.setup"),))] == 1
+    assert metrics[("coral2_task_failures_total", (("task", "dws.setup"),))] == 1
+    setup = ("state", "Setup")
+    assert metrics[("coral2_transition_seconds_bucket", (("le", "0.25"), setup))] == 0
+    assert metrics[("coral2_transition_seconds_bucket", (("le", "0.5"), setup))] == 1
+    assert metrics[("coral2_transition_seconds_bucket", (("le", "+Inf"), setup))] == 2
+    assert metrics[("coral2_transition_seconds_count", (setup,))] == 2
+    assert metrics[("coral2_transition_seconds_sum", (setup,))] == pytest.approx(7.3)
     assert metrics[("coral2_status", ())] == 2  # no watcher, no beat: CRITICAL
 
 

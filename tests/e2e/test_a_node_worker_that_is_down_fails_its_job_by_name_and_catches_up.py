@@ -5,9 +5,7 @@ when it comes back."""
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -29,8 +27,7 @@ def system() -> Iterator[SimulatedSystem]:
 
 def requests_by_agent(system: SimulatedSystem) -> dict[str, int]:
     assert system.kube is not None
-    with urllib.request.urlopen(system.kube.url + REQUESTS_PATH, timeout=10) as answer:
-        counts: dict[str, int] = json.load(answer)
+    counts: dict[str, int] = system.kube.sim(REQUESTS_PATH)
     return counts
 
 

@@ -31,7 +31,6 @@ from pipeline.sim.demo.metrics import PIPELINE_DRIVEN, TransitionClock, leaks, p
 from pipeline.sim.demo.outage import rabbit_outage
 from pipeline.sim.demo.sweep import BUSY_ENV, sweep_busy_nodes
 from pipeline.sim.flux.job import FluxJob
-from pipeline.sim.kube.discovery import kubeconfig
 from pipeline.sim.redis_server import free_port
 from pipeline.sim.system import SimulatedSystem
 
@@ -195,8 +194,7 @@ def _keep_running(system: SimulatedSystem, console: Console) -> None:
     exporter = [sys.executable, "-m", "pipeline.cli", "exporter", "--port", str(metrics)]
     system._spawn("exporter", exporter)
     console.print(f"metrics:    http://127.0.0.1:{metrics}/metrics")
-    config = system.workdir / "kubeconfig"
-    config.write_text(kubeconfig(system.kube.url))
+    config = system.kube.admin_kubeconfig
     console.print(f"API server: {system.kube.url}   Redis: {system.redis_url}")
     console.print(f"kubectl:    export KUBECONFIG={config}; kubectl get storages -A")
     console.print(f"logs:       {system.workdir}")
@@ -222,7 +220,7 @@ def _run(
     held for a rabbit whose ssds were allocated and freed before they went down
     (``match error``, docs/performance.md), where it must hold it in SCHED."""
     assert system.kube is not None
-    clock = TransitionClock(system.kube.url).start()
+    clock = TransitionClock(system.kube.api()).start()
     started = time.monotonic()
     outage, outage_problem = rabbit_outage(system)
     mix = batch(jobs)
@@ -242,7 +240,36 @@ def _run(
     report.leaks = leaks(system) + [f"process {p} died" for p in system.alive()]
     report.hwcoll = fabric_summary(system, report.jobids)
     report.unexpected += system.acl_denials()
+    report.unexpected += [f"the API server refused: {m}" for m in system.kube.rbac()[1]]
     return report
+
+
+def demo_system(
+    mapping: RabbitMapping, *, config: str | None, real_flux: bool = False
+) -> SimulatedSystem:
+    """The demo's system, not started: every process as production runs it (signing, a
+    Redis user per role, RBAC), Slingshot, node workers, the fabric manager."""
+    return SimulatedSystem(
+        mapping,
+        observe_only=False,
+        with_flux=not real_flux,
+        node_workers=True,
+        slingshot=True,
+        signing=True,
+        acl=True,
+        config=config,
+        # a real test instance runs its owner's jobs only: no busy user's job
+        cxi_busy={} if real_flux else {BUSY_UID: BUSY_S},
+        extra_env={**BUSY_ENV, "CORAL2_PIPELINE_HWCOLL__RELEASE_RETRY": "1"},
+        hwcoll_min_nodes=HWCOLL_MIN_NODES,
+    )
+
+
+def run_batch(
+    system: SimulatedSystem, console: Console, jobs: int = 24, *, sweep: bool = True
+) -> Report:
+    """The demo's run on a started system (quiet): the outage, the batch, the sweep."""
+    return _run(system, console, jobs, quiet=True, sweep=sweep)
 
 
 def run_lifecycle_demo(
@@ -266,22 +293,7 @@ def run_lifecycle_demo(
     previous = signal.signal(signal.SIGTERM, interrupted)
     try:
         with ExitStack() as stack:
-            system = stack.enter_context(
-                SimulatedSystem(
-                    mapping,
-                    observe_only=False,
-                    with_flux=not real,
-                    node_workers=True,
-                    slingshot=True,
-                    signing=True,
-                    acl=True,
-                    config=config,
-                    # a real test instance runs its owner's jobs only: no busy user's job
-                    cxi_busy={} if real else {BUSY_UID: BUSY_S},
-                    extra_env={**BUSY_ENV, "CORAL2_PIPELINE_HWCOLL__RELEASE_RETRY": "1"},
-                    hwcoll_min_nodes=HWCOLL_MIN_NODES,
-                )
-            )
+            system = stack.enter_context(demo_system(mapping, config=config, real_flux=real))
             found: dict[str, str] = {}
             if real:
                 from pipeline.sim.demo.real import start_real_flux

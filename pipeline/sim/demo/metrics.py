@@ -7,7 +7,9 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from pipeline.clients.k8s import NNF_GROUP, NNF_VERSIONS, DwsClient, api_client
+from kubernetes.client import ApiClient
+
+from pipeline.clients.k8s import NNF_GROUP, NNF_VERSIONS, DwsClient
 from pipeline.sim.system import SimulatedSystem
 
 STATES = ("Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown")
@@ -28,8 +30,8 @@ class TransitionClock:
     """Watches Workflows: from the event where DWS shows a state ready to the event carrying
     our next desiredState patch (or our delete, after Teardown), per state, in ms."""
 
-    def __init__(self, url: str) -> None:
-        self.dws = DwsClient(api_client(host=url))
+    def __init__(self, api: ApiClient) -> None:
+        self.dws = DwsClient(api)
         self.ready_at: dict[tuple[str, str], float] = {}
         self.samples: dict[str, list[float]] = defaultdict(list)
         self.timeline: list[tuple[float, float]] = []  # (monotonic time of our patch, ms)

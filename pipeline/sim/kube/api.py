@@ -15,6 +15,8 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import ssl
+import sys
 import threading
 import time
 from collections import Counter
@@ -24,6 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pipeline.sim.kube.discovery import discovery, table, unknown_fields, wants_table
+from pipeline.sim.kube.rbac import Authorizer
 from pipeline.sim.kube.resources import ApiError
 from pipeline.sim.kube.routes import Fault, RandomFaults, Route, Routes, apply
 from pipeline.sim.kube.store import KubeStore
@@ -35,6 +38,9 @@ FAULTS_PATH = "/sim/faults"
 #: PUT ``{"down_s": 3}`` here restarts the server (:meth:`KubeApiServer.restart`), at once;
 #: GET answers ``{"restarts": N}``, how many restarts it has come back from
 RESTART_PATH = "/sim/restart"
+#: GET here answers what RBAC allowed each user so far, ``{"used": {user: [[api group,
+#: resource, verb], ...]}}``, and the message of each request it refused (``"refused"``)
+RBAC_PATH = "/sim/rbac"
 #: Longest request line or header line, and most header lines, a request may have.
 _MAX_LINE = 65536
 _MAX_HEADERS = 100
@@ -132,6 +138,17 @@ class _Handler(BaseHTTPRequestHandler):
                 chaos.rate = float(json.loads(raw or b"{}").get("rate", 0.0))
             self._send(200, {"drawn": {} if chaos is None else chaos.drawn})
             return
+        if method == "GET" and self.path == RBAC_PATH:
+            authorizer = self.server.authorizer
+            used = {} if authorizer is None else authorizer.used_by_user()
+            self._send(
+                200,
+                {
+                    "used": {user: sorted(map(list, rules)) for user, rules in used.items()},
+                    "refused": [] if authorizer is None else authorizer.refused(),
+                },
+            )
+            return
         if method == "GET" and self.path == RESTART_PATH:
             self._send(200, {"restarts": self.server.restarts})
             return
@@ -144,11 +161,17 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             parts = urlsplit(self.path)
+            authorizer = self.server.authorizer
+            user = None
+            if authorizer is not None:
+                user = authorizer.authenticate(self.headers.get("Authorization"))
             if method == "GET" and (about := discovery(parts.path)) is not None:
                 self._send(200, about)
                 return
             fault = routes.take_fault(method)
             route = routes.route(parts.path, parts.query)
+            if authorizer is not None and user is not None:
+                authorizer.authorize(user, route.request(method))
             chaos = self.server.chaos
             if fault is None and chaos is not None:
                 drawn = chaos.draw(method, method == "GET" and route.is_watch)
@@ -227,8 +250,15 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], routes: Routes) -> None:
+    def __init__(
+        self, address: tuple[str, int], routes: Routes, tls: ssl.SSLContext | None = None
+    ) -> None:
         super().__init__(address, _Handler)
+        if tls is not None:  # the handshake happens in the request's thread, not in accept
+            self.socket = tls.wrap_socket(
+                self.socket, server_side=True, do_handshake_on_connect=False
+            )
+        self.tls = tls
         self.routes = routes
         self.stopping = False
         self.chaos: RandomFaults | None = None  # faults at random, for HTTP clients only
@@ -236,8 +266,15 @@ class _Server(ThreadingHTTPServer):
         self._agents_lock = threading.Lock()
         self.restart: Any = None  # KubeApiServer.restart, for RESTART_PATH
         self.restarts = 0
+        self.authorizer: Authorizer | None = None  # None: every request is allowed
         self._open: set[socket.socket] = set()
         self._open_lock = threading.Lock()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet about a client that failed its TLS handshake or left; loud otherwise."""
+        if isinstance(sys.exc_info()[1], ssl.SSLError | ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._open_lock:
@@ -267,14 +304,25 @@ class KubeApiServer:
     """The simulated API server; use as a context manager or call start/stop."""
 
     def __init__(
-        self, host: str = "127.0.0.1", port: int = 0, store: KubeStore | None = None
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        store: KubeStore | None = None,
+        authorizer: Authorizer | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.store = store or KubeStore()
         self.routes = Routes(self.store)
-        self._server = _Server((host, port), self.routes)
+        self._server = _Server((host, port), self.routes, tls)
+        self._server.authorizer = authorizer
         self._server.restart = self.restart
         self._thread: threading.Thread | None = None
         self.restarts = 0
+
+    @property
+    def authorizer(self) -> Authorizer | None:
+        """Who may do what over HTTP (:mod:`pipeline.sim.kube.rbac`); None: anyone anything."""
+        return self._server.authorizer
 
     def requests_by_agent(self) -> dict[str, int]:
         """How many requests each User-Agent made so far."""
@@ -283,9 +331,9 @@ class KubeApiServer:
 
     @property
     def url(self) -> str:
-        """``http://host:port``."""
+        """``http://host:port`` (``https://`` when it serves TLS)."""
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"{'https' if self._server.tls else 'http'}://{host!s}:{port}"
 
     def start(self) -> KubeApiServer:
         """Serve in a background thread."""
@@ -308,7 +356,7 @@ class KubeApiServer:
         meantime are refused (in-process clients' too), and the watch cache starts afresh
         at the latest resourceVersion, so a watch resumed from before gets 410 Expired."""
         host, port = self._server.server_address[:2]
-        chaos, agents = self._server.chaos, self._server.agents
+        chaos, agents, authorizer = self._server.chaos, self._server.agents, self.authorizer
         self.routes.down = True
         self.stop()
         self._server.cut_connections()
@@ -316,11 +364,12 @@ class KubeApiServer:
         self.store.restart()
         while True:  # the port may linger a moment in the kernel
             try:
-                self._server = _Server((str(host), int(port)), self.routes)
+                self._server = _Server((str(host), int(port)), self.routes, self._server.tls)
                 break
             except OSError:
                 time.sleep(0.1)
         self._server.chaos, self._server.agents = chaos, agents
+        self._server.authorizer = authorizer
         self._server.restart = self.restart
         self.routes.down = False
         self.restarts += 1

@@ -13,6 +13,7 @@ inside of ``spec`` and ``status`` open.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from collections.abc import Iterable
@@ -306,12 +307,18 @@ def wants_table(accept: str) -> bool:
     return "as=Table" in first and "v=v1" in first
 
 
-def kubeconfig(url: str, namespace: str = "default") -> str:
-    """A kubeconfig for ``kubectl`` (or the official client) to reach the server at ``url``."""
+def kubeconfig(
+    url: str, namespace: str = "default", token: str | None = None, ca_pem: bytes | None = None
+) -> str:
+    """A kubeconfig for ``kubectl`` (or the official client) to reach the server at ``url``,
+    as the user of ``token`` (none: anonymous, for a server that authenticates nobody),
+    trusting ``ca_pem`` for an ``https://`` URL."""
+    user = f'{{token: "{token}"}}' if token else "{}"
+    ca = f"    certificate-authority-data: {base64.b64encode(ca_pem).decode()}\n" if ca_pem else ""
     return (
         "apiVersion: v1\nkind: Config\n"
-        f'clusters:\n- name: coral2-sim\n  cluster:\n    server: "{url}"\n'
-        "users:\n- name: admin\n  user: {}\n"
+        f'clusters:\n- name: coral2-sim\n  cluster:\n    server: "{url}"\n{ca}'
+        f"users:\n- name: admin\n  user: {user}\n"
         "contexts:\n- name: coral2-sim\n  context:\n    cluster: coral2-sim\n    user: admin\n"
         f"    namespace: {namespace}\n"
         "current-context: coral2-sim\n"

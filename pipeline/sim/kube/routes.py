@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from pipeline.sim.kube.patch import PatchError, json_patch, merge_patch
+from pipeline.sim.kube.rbac import Request, request_of
 from pipeline.sim.kube.resources import TYPES, ApiError, ResourceType
 from pipeline.sim.kube.store import KubeStore
 
@@ -105,6 +106,18 @@ class Route:
     def is_watch(self) -> bool:
         """A watch of a collection (served as a stream, over HTTP only)."""
         return self.name is None and self.query.get("watch") in ("true", "1")
+
+    def request(self, method: str) -> Request:
+        """What ``method`` on this path asks, in RBAC's terms."""
+        return request_of(
+            method,
+            group=self.rtype.group,
+            resource=self.rtype.plural,
+            namespace=self.ns,
+            name=self.name,
+            status=self.is_status,
+            watch=self.is_watch,
+        )
 
 
 class Routes:
