@@ -16,16 +16,23 @@ rotated or switched off alone:
   nothing to delete, no kombu binding, no script.
 * ``monitoring`` — ``coral2-pipeline status`` and ``deadletters``, a Redis
   exporter: read-only commands on every key.
+* ``flower`` — ``coral2-pipeline flower``: the monitoring role's reads, and what
+  kombu needs to receive the workers' events: its binding to the ``celeryev``
+  exchange (three keys, by kombu's script), a pattern subscription to that exchange's
+  channel, and a publish on the workers' control channel (the receiver's wake-up
+  broadcast). Flower holds no key, so the workers refuse every control command it
+  sends; they obey only commands signed with the management key.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
+from urllib.parse import urlparse
 
 from pipeline.settings import Settings
 
-ROLES = ("management", "watcher", "bridge", "node", "monitoring")
+ROLES = ("management", "watcher", "bridge", "node", "monitoring", "flower")
 
 #: What a full member of the pipeline may not do: administer Redis.
 NO_ADMIN = "+@all -@admin -@dangerous +info +client|setname +client|id +client|list"
@@ -41,6 +48,12 @@ NODE_COMMANDS = (
     "+brpop +blpop +lpush +rpush +multi +exec +discard +watch +unwatch "
     "+hset +hget +hdel +zadd +zrem +zrange +set +get +setex +publish +incrby +ltrim"
 )
+
+
+def broker_db(url: str) -> int:
+    """The Redis database number of a ``redis://`` or ``sentinel://`` broker URL."""
+    path = urlparse(url.split(";", 1)[0].strip()).path.strip("/")
+    return int(path) if path.isdigit() else 0
 
 
 def node_user(host: str) -> str:
@@ -88,6 +101,20 @@ def rules(role: str, settings: Settings, hosts: Iterable[str] = ()) -> str:
     if role == "monitoring":
         # CLIENT LIST: which node workers are connected (status)
         return f"%R~* {CONNECTION} +@read -@dangerous +info +scan +client|list"
+    if role == "flower":
+        db = broker_db(settings.pipeline.broker_url)
+        # kombu binds the event receiver's queue to the celeryev exchange (SADD and ZADD by
+        # its script) and PSUBSCRIBEs the exchange's channel (Redis takes a pattern only
+        # when the ACL names it literally); the receiver wakes the workers up with an
+        # (unsigned, so refused) broadcast on the control channel
+        return (
+            f"resetchannels &/{db}.celeryev/* &/{db}.celeryev/worker.* &/{db}.celery.pidbox "
+            f"%R~* ~_kombu.binding.celeryev ~_kombu.binding_permanent.celeryev "
+            f"~_kombu.binding_deadlines {CONNECTION} "
+            "+@read -@dangerous +info +scan +client|list "
+            "+psubscribe +punsubscribe +evalsha +script|load +script|exists +multi +exec "
+            "+sadd +srem +zadd +time +publish"
+        )
     raise ValueError(f"unknown role {role!r}; the roles are {', '.join(ROLES)}")
 
 

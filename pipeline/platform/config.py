@@ -71,7 +71,9 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # sixth of the worker's CPU per job with nobody listening. Flower turns them on
         # while it runs (its enable_events option, on by default); by hand:
         # `celery -A pipeline.app control enable_events`, or start a worker with -E.
-        "worker_send_task_events": False,
+        # ``[pipeline] task_events``: on from start, for a monitor that may not ask (Flower
+        # without the management key, coral2-pipeline flower)
+        "worker_send_task_events": settings.pipeline.task_events,
         "result_expires": 3600,
         "broker_connection_retry_on_startup": True,
         "task_queues": [

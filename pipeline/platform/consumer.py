@@ -61,6 +61,18 @@ class Consumer(CeleryConsumer):  # type: ignore[misc]
         message.ack_log_error(log, self.connection_errors)
 
     def on_decode_error(self, message: Any, exc: Exception) -> None:
+        info = getattr(message, "delivery_info", None) or {}
+        if info.get("exchange") == self.app.conf.control_exchange + ".pidbox":
+            # a control command it may not obey (unsigned, as Flower's wake-up; or signed
+            # by a node): refused and logged; no work is lost, so no dead letter
+            log.warning(
+                "refused a control command (%s, claimed signer %r): %s",
+                message.content_type,
+                claimed_signer(message.body) if signed(self.app) else None,
+                exc,
+            )
+            self._drop(message)
+            return
         self._set_aside(message, f"cannot decode it ({message.content_type}): {exc}")
         self._drop(message)
 

@@ -11,10 +11,13 @@ its raw bytes and the signer it claimed, and nothing of it runs.
 reads the envelope (base64 and a separator, no deserializer), finds the
 certificate the envelope names, verifies the signature over the body's
 bytes, and only then accepts the body — and only JSON in Celery's
-protocol-2 shape ``[args, kwargs, embed]`` (a list, a dict, a dict). Every
-other content type (pickle, yaml, msgpack), shape (protocol 1, "hybrid"
-bodies) or encoding is refused before any deserializer runs, whoever signed
-it. Celery's own ``SecureSerializer`` decodes whatever content type the
+protocol-2 shape ``[args, kwargs, embed]`` (a list, a dict, a dict), or a
+remote-control command or its reply (a JSON object) signed by the management
+side: ``celery inspect`` and ``control`` work with the management key, and
+no node's key and no unsigned sender (Flower holds no key) can command a
+worker. Every other content type (pickle, yaml, msgpack), shape (protocol 1,
+"hybrid" bodies) or encoding is refused before any deserializer runs,
+whoever signed it. Celery's own ``SecureSerializer`` decodes whatever content type the
 signed envelope names (``force=True``), so a body signed by any trusted key
 could run pickle.
 
@@ -216,7 +219,7 @@ class StrictSerializer:
         ]
         return base64.b64encode(SEPARATOR.join(fields)).decode("ascii")
 
-    def deserialize(self, data: Any) -> list[Any]:
+    def deserialize(self, data: Any) -> Any:
         envelope = unpack(data)
         trusted = self._trust.find(envelope.signer)
         if trusted is None:
@@ -238,6 +241,8 @@ class StrictSerializer:
             body = loads(envelope.body.decode(UTF8))  # type: ignore[no-untyped-call]
         except (UnicodeError, ValueError) as exc:
             raise Refused(f"the body {who!r} signed is not JSON: {exc}") from exc
+        if isinstance(body, dict) and trusted.role == MANAGEMENT:
+            return body  # a remote-control command or its reply (a task is refused later)
         if not (
             isinstance(body, list)
             and len(body) == 3
@@ -245,12 +250,17 @@ class StrictSerializer:
             and isinstance(body[1], dict)
             and isinstance(body[2], dict)
         ):
-            raise Refused(
-                f"the body {who!r} signed is not Celery's protocol-2 [args, kwargs, embed] "
-                "(protocol 1 and other shapes are refused)"
-            )
+            raise Refused(not_protocol_2(who))
         embed = {**body[2], SIGNER: trusted.role, SIGNER_NAME: trusted.name}
         return [body[0], body[1], embed]
+
+
+def not_protocol_2(who: str) -> str:
+    """Why a task body of another shape is refused."""
+    return (
+        f"the body {who!r} signed is not Celery's protocol-2 [args, kwargs, embed] "
+        "(protocol 1 and other shapes are refused)"
+    )
 
 
 def signing_config(pipeline: PipelineSettings) -> dict[str, Any]:
@@ -281,9 +291,13 @@ def refusal(message: Any) -> str | None:
     """Why a signed message must not run, or None. Read before its task is looked up."""
     headers = message.headers if isinstance(message.headers, dict) else {}
     try:
-        _args, kwargs, embed = message.decode()
+        body = message.decode()
     except Exception as exc:  # the serializer's Refused, kombu's ContentDisallowed, ...
         return f"cannot decode it ({message.content_type}): {exc}"
+    if not isinstance(body, list):  # a JSON object the management key signed
+        who = claimed_signer(message.body) or MANAGEMENT
+        return f"cannot decode it ({message.content_type}): {not_protocol_2(who)}"
+    _args, kwargs, embed = body
     name = headers.get("task")
     said = embed.get(CLAIM)
     if said != {"task": name, "id": headers.get("id")}:

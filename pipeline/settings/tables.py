@@ -260,6 +260,14 @@ class PipelineSettings(_Table):
             "worker; keep it above the task time limit (300 s) in production"
         ),
     )
+    task_events: bool = Field(
+        default=False,
+        description=(
+            "the management workers send task events (received, started, succeeded...) "
+            "from start, for Flower (coral2-pipeline flower), which may not ask for them; "
+            "costs the worker 10-20 % more CPU per job"
+        ),
+    )
     resend_after: float = Field(
         default=120.0,
         gt=0,

@@ -158,6 +158,7 @@ class SimulatedSystem:
                 env.pop("CORAL2_PIPELINE_PIPELINE__KUBECONFIG", None)
                 env.pop("CORAL2_PIPELINE_PIPELINE__API_HOST", None)
             env.update(self.process_env.get(name, {}))
+            env = {k: v for k, v in env.items() if v != ""}  # "" in process_env: unset
             if name != "kube-api":
                 env.update(self.clock_env)
             return subprocess.Popen(

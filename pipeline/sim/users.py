@@ -12,10 +12,8 @@ from typing import Any
 
 import redis
 
-from pipeline.platform.acl import acl_file
+from pipeline.platform.acl import ROLES, acl_file
 from pipeline.settings import Settings
-
-ROLES = ("management", "watcher", "bridge", "node", "monitoring")
 
 
 @dataclass(frozen=True)

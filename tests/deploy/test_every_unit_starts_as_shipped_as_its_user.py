@@ -1,6 +1,7 @@
 """Every shipped unit starts as systemd would start it: its ExecStart, from the package
 installed at the documented prefix with the system's Python, as its User= (a uid of its
-own), reading its own 0600 settings and Redis password, in its StateDirectory=; it tells
+own), reading its own 0600 settings and Redis password, in its StateDirectory=, with its
+EnvironmentFile=; it tells
 systemd it is ready, pings the watchdog, and stops cleanly on SIGTERM. A unit whose
 settings its user cannot read exits 3, which the unit does not restart. (The bridge's
 unit needs a Flux instance: the real-Flux tier runs its command.)"""
@@ -21,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.platform.acl import acl_file, node_user
+from pipeline.platform.pki import write_private
 from pipeline.settings import load_settings
 from pipeline.sim.demo.model import sample_path
 from pipeline.sim.kube.api import KubeApiServer
@@ -46,8 +48,21 @@ pytestmark = [
 
 KEY_PREFIX = "units"
 #: the unit users, each a uid of its own; the Redis role each speaks as
-USERS = {"coral2-worker": 61001, "coral2-beat": 61002, "coral2-watch": 61003, "root": 0}
-ROLES = {"coral2-worker": "management", "coral2-beat": "management", "coral2-watch": "watcher"}
+USERS = {
+    "coral2-worker": 61001,
+    "coral2-beat": 61002,
+    "coral2-watch": 61003,
+    "coral2-flower": 61004,
+    "root": 0,
+}
+ROLES = {
+    "coral2-worker": "management",
+    "coral2-beat": "management",
+    "coral2-watch": "watcher",
+    "coral2-flower": "flower",
+}
+#: what each EnvironmentFile= holds (systemd reads it as root: mode 0600, root's)
+ENVIRONMENT_FILES = {"flower.env": "FLOWER_BASIC_AUTH=admin:a-password\n"}
 HOST = socket.gethostname()
 
 
@@ -99,7 +114,7 @@ def site() -> Iterator[Site]:
     shutil.copy(sample_path("sample-rabbitmapping.json"), etc / "rabbitmapping.json")
     (etc / "rabbitmapping.json").chmod(0o644)
     settings = load_settings(env={"CORAL2_PIPELINE_PIPELINE__KEY_PREFIX": KEY_PREFIX})
-    passwords = {role: secrets.token_urlsafe(16) for role in ("management", "watcher")}
+    passwords = {role: secrets.token_urlsafe(16) for role in ("management", "watcher", "flower")}
     node_password = secrets.token_urlsafe(16)
     admin = secrets.token_urlsafe(16)
     aclfile = root / "users.acl"
@@ -124,6 +139,10 @@ def start(unit: Unit, site: Site, notify: NotifySocket) -> subprocess.Popen[byte
     argv = command(unit, site.root, HOST)
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
     env.update(NOTIFY_SOCKET=str(notify.path), WATCHDOG_USEC="2000000")
+    if environment := unit.one("EnvironmentFile"):  # read as systemd does, before dropping
+        path = Path(f"{site.root}{environment}")
+        write_private(path, ENVIRONMENT_FILES[path.name].encode())
+        env.update(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
     if state := unit.one("StateDirectory"):
         directory = site.root / "var" / "lib" / state
         directory.mkdir(parents=True, exist_ok=True)

@@ -12,14 +12,13 @@ import pytest
 
 RULES = Path(__file__).resolve().parents[2] / "deploy" / "prometheus"
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("promtool") is None, reason="needs promtool (make test installs it)"
-)
-
 
 def promtool(*argv: str) -> subprocess.CompletedProcess[str]:
+    binary = shutil.which("promtool")
+    if binary is None:
+        pytest.fail("promtool is not installed: run `make test` (it installs it)")
     return subprocess.run(
-        ["promtool", *argv], capture_output=True, text=True, cwd=RULES, check=False, timeout=120
+        [binary, *argv], capture_output=True, text=True, cwd=RULES, check=False, timeout=120
     )
 
 

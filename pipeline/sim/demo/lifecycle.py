@@ -183,10 +183,18 @@ def _print(console: Console, report: Report) -> None:
 
 def _keep_running(system: SimulatedSystem, console: Console) -> None:
     port = free_port()
-    argv = [sys.executable, "-m", "celery", "-A", "pipeline.app", "flower"]
+    argv = [sys.executable, "-m", "pipeline.cli", "flower", "--"]
     password = secrets.token_urlsafe(12)  # Flower's UI and API behind basic auth
-    system.process_env["flower"] = {"FLOWER_BASIC_AUTH": f"admin:{password}"}
+    # as a site runs it: no key (the signing settings unset), its own Redis user
+    unsigned = dict.fromkeys((k for k in system.extra_env if "SECURITY" in k or "SITE_CA" in k), "")
+    system.process_env["flower"] = {
+        **unsigned,
+        **system.role_env("flower"),
+        "FLOWER_BASIC_AUTH": f"admin:{password}",
+    }
     system._spawn("flower", [*argv, "--address=127.0.0.1", f"--port={port}"])
+    assert system.app is not None  # the harness holds the management key: it may ask
+    system.app.control.enable_events()
     assert system.kube is not None
     console.print(f"Flower:     http://127.0.0.1:{port}/  (user admin, password {password})")
     metrics = free_port()  # the exporter, as the monitoring user

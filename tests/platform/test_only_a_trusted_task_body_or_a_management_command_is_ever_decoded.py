@@ -1,9 +1,10 @@
 """Over every message shape (protocol 2, protocol 1, hybrids, other JSON), every content
 type the envelope may name, and each role's key (management, a node, a key nobody
 trusts): the signed serializer hands a body on only when a trusted key signed a JSON
-protocol-2 body, stamped with that key's role and name; everything else is refused
-before any deserializer runs. And a node's answer passes the consumer's check only for
-the node its key names."""
+protocol-2 body, stamped with that key's role and name, or when the management key
+signed a JSON object (a remote-control command or its reply, which the task consumer
+then refuses as a task); everything else is refused before any deserializer runs. And
+a node's answer passes the consumer's check only for the node its key names."""
 
 from __future__ import annotations
 
@@ -107,7 +108,7 @@ def is_proto2(value: Any) -> bool:
     content_type=st.sampled_from(CONTENT_TYPES),
     role=st.sampled_from([MANAGEMENT, NODE, "untrusted"]),
 )
-def test_a_body_is_handed_on_only_when_trusted_json_protocol_2(
+def test_a_body_is_handed_on_only_when_trusted_json_protocol_2_or_a_management_object(
     serializer: StrictSerializer,
     signers: dict[str, tuple[Path, Path]],
     shape: Any,
@@ -116,7 +117,12 @@ def test_a_body_is_handed_on_only_when_trusted_json_protocol_2(
 ) -> None:
     key, cert = signers[role]
     data = envelope(key, cert, json.dumps(shape).encode(), content_type)
-    expected = role != "untrusted" and content_type == "application/json" and is_proto2(shape)
+    json_body = content_type == "application/json"
+    command = role == MANAGEMENT and json_body and isinstance(shape, dict)
+    expected = role != "untrusted" and json_body and is_proto2(shape)
+    if command:
+        assert serializer.deserialize(data) == shape
+        return
     if not expected:
         with pytest.raises(Refused):
             serializer.deserialize(data)

@@ -1,0 +1,87 @@
+"""``coral2-pipeline flower``: Flower, the Celery monitor, with no private key.
+
+Flower shows the workers and their tasks from the events the workers send (``[pipeline]
+task_events = true`` on the workers). It runs with settings that hold no signing key —
+the monitoring side's — and asks nothing of the workers: their remote control obeys only
+messages signed with the management key, and a monitoring host must hold no key that
+can make a worker act. So Flower's own ``enable_events`` is off, and its pages that
+inspect or control workers answer nothing.
+
+It refuses to start without authentication: ``FLOWER_BASIC_AUTH`` (``user:password``,
+from an ``EnvironmentFile=`` of mode 0600, never the command line) or Flower's
+``--auth`` with an OAuth provider after ``--``. Its Redis user is the ``flower`` role
+(``coral2-pipeline redis-acl``): the monitoring role's reads, and the event channel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from pipeline.cli.common import add_verbose, settings_of, setup_logging
+from pipeline.errors import ConfigError
+from pipeline.platform.systemd import notify, watchdog_interval
+
+
+def register(sub: Any) -> None:
+    """Add the subcommand to ``sub``."""
+    parser = sub.add_parser(
+        "flower",
+        help="run Flower, the Celery monitor, behind authentication and with no key",
+        description=(
+            "Run Flower on the pipeline's broker from the workers' task events. Needs "
+            "FLOWER_BASIC_AUTH=user:password in its environment (or -- --auth=... with "
+            "an OAuth provider). Arguments after -- go to 'celery flower' (e.g. -- "
+            "--address=127.0.0.1 --port=5555)."
+        ),
+    )
+    add_verbose(parser)
+    parser.add_argument("celery", nargs=argparse.REMAINDER, help="-- then celery flower options")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until SIGTERM."""
+    level = setup_logging(args.verbose)
+    extra = list(args.celery)
+    extra = extra[1:] if extra[:1] == ["--"] else extra
+    if not os.environ.get("FLOWER_BASIC_AUTH") and not any(
+        a.startswith(("--auth", "--basic-auth", "--basic_auth")) for a in extra
+    ):
+        raise ConfigError(
+            "Flower would serve without authentication: set FLOWER_BASIC_AUTH=user:password "
+            "in its environment (an EnvironmentFile= of mode 0600), or give -- --auth=... "
+            "with an OAuth provider"
+        )
+    settings = settings_of(args)
+    if settings.pipeline.security_key is not None:
+        raise ConfigError(
+            "Flower runs without a signing key: give it the monitoring side's settings "
+            "(no pipeline.security_key); it reads events and sends the workers nothing"
+        )
+    from pipeline.platform.app import create_app
+
+    app = create_app(settings)
+    # kombu's own Redis transport: Flower's broker page knows it by its URL scheme, and
+    # Flower consumes no task queue
+    app.conf.broker_transport = None
+    _supervised()
+    app.start(["flower", "--enable_events=False", f"--logging={level.lower()}", *extra])
+    return 0
+
+
+def _supervised() -> None:
+    """Under systemd: READY=1 once Flower's loop runs (it listens before), and WATCHDOG=1
+    from that loop, so a loop that stops turning stops the pings."""
+    from tornado import ioloop
+
+    loop = ioloop.IOLoop.current()  # the loop Flower runs (its IOLoop.instance())
+    loop.add_callback(notify, "READY=1", "STATUS=Flower serving")
+    interval = watchdog_interval()
+    if interval is not None:
+
+        def ping() -> None:
+            notify("WATCHDOG=1")
+
+        ioloop.PeriodicCallback(ping, interval * 1000).start()
