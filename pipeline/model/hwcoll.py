@@ -106,7 +106,10 @@ def links(listing: Mapping[str, Any]) -> list[str]:
 
 
 #: Keys whose values are session tokens wherever they appear (an environment, an answer).
-SECRET_KEYS = frozenset({"FI_CXI_COLL_MCAST_TOKEN", "sessionToken"})
+#: The keys whose values are secrets wherever they appear: the fabric manager's session
+#: token (in the job's environment and its reservation) and a Workflow's token (in the
+#: variables the prolog hands the job, as flux-coral2 passes DW_WORKFLOW_TOKEN)
+SECRET_KEYS = frozenset({"FI_CXI_COLL_MCAST_TOKEN", "sessionToken", "DW_WORKFLOW_TOKEN"})
 
 
 def redact(value: Any) -> Any:

@@ -29,6 +29,7 @@
 from __future__ import annotations
 
 import logging
+import random
 import time
 import uuid
 from collections.abc import Callable
@@ -102,6 +103,21 @@ def store_of(app: Celery) -> Store:
     return _store(settings.store_url, p.key_prefix, p.security_key, p.security_cert_store)
 
 
+#: Tasks too frequent or too plain for a job's timeline (the Workflow's states are in it)
+QUIET_TASKS = frozenset({"dws.observe"})
+
+#: The tasks that serve a request of Flux's, and how the job's timeline names it.
+FLUX_REQUESTS = {
+    "dws.create": "dws.create: a #DW job submitted",
+    "dws.setup": "dws.setup: the job allocated, Setup asked",
+    "dws.post_run": "dws.post_run: the job's tasks ended, PostRun asked",
+    "dws.teardown": "dws.teardown: the job's epilog, Teardown asked",
+    "dws.abort": "dws.abort: Flux gave the epilog up",
+    "job.run": "the job entered RUN (alloc)",
+    "job.cleanup": "the job entered CLEANUP",
+}
+
+
 def dispatch(
     app: Celery, store: Store, name: str, kwargs: dict[str, Any], *, queue: str | None = None
 ) -> str:
@@ -113,6 +129,8 @@ def dispatch(
     was sent, and nothing is sent behind its back later.
     """
     task_id = str(uuid.uuid4())
+    if name in FLUX_REQUESTS and isinstance(kwargs.get("jobid"), int):
+        store.timeline.note(kwargs["jobid"], "flux", FLUX_REQUESTS[name])
     resend_after_s = settings_of(app).pipeline.resend_after
     store.ledger.note(
         task_id, name, kwargs, now=time.time(), resend_after_s=resend_after_s, queue=queue
@@ -232,6 +250,7 @@ class PipelineTask(Task):  # type: ignore[misc]
             self.record_failure(jobid, reason)
             taken = Holding(lock_jobid, token) if lock_jobid is not None and token else None
             self._settle(taken)
+            self._timeline(jobid, f"{self.name} run {attempt}: {reason}")
             return None
         guard: AbstractContextManager[Holding | None] = (
             self.store.locks.held(lock_jobid, ttl_s=LOCK_TTL_S, token=token)
@@ -244,8 +263,12 @@ class PipelineTask(Task):  # type: ignore[misc]
                 self._settle(holding)  # lock release and ledger in one round trip
         except TemporaryError as exc:
             retries = self.request.retries
-            countdown = max(min(self.retry_cap_s, self.retry_base_s * 2**retries), exc.delay_s)
+            # equal jitter: half the backoff, plus up to as much again at random, so tasks
+            # that failed together (a Redis or API-server outage) do not retry together
+            backoff = min(self.retry_cap_s, self.retry_base_s * 2**retries)
+            countdown = max(backoff / 2 + random.uniform(0, backoff / 2), exc.delay_s)
             log.warning("%s: %s; retry in %.1fs", self.name, exc, countdown, extra=extra)
+            self._timeline(jobid, f"{self.name} run {attempt}: retry in {countdown:.1f} s: {exc}")
             resend_after_s = self.settings.pipeline.resend_after
             now = time.time()
             with suppress(StoreUnavailable):  # first, a clock step moves every due time
@@ -257,13 +280,20 @@ class PipelineTask(Task):  # type: ignore[misc]
             self.store.runs.failed(self.request.id or "eager")
             self.record_failure(jobid, str(exc))
             self._settle()
+            self._timeline(jobid, f"{self.name} run {attempt}: failed: {exc}")
             return None
-        except Exception:
+        except Exception as exc:
             # An unexpected error (a bug) is counted and leaves the ledger entry: the
             # message is sent again later, ever more rarely, until max_attempts drops it.
             self.store.runs.failed(self.request.id or "eager")
+            self._timeline(jobid, f"{self.name} run {attempt}: error: {type(exc).__name__}")
             raise
+        self._timeline(jobid, f"{self.name} run {attempt}: done")
         return result
+
+    def _timeline(self, jobid: Any, what: str) -> None:
+        if isinstance(jobid, int) and self.name not in QUIET_TASKS:
+            self.store.timeline.note(jobid, "task", what)
 
 
 def pipeline_task(name: str, **options: Any) -> Callable[[Callable[..., Any]], Any]:

@@ -30,6 +30,7 @@ from pipeline.store.resource_log import ResourceLog
 from pipeline.store.runs import TaskRuns
 from pipeline.store.systemstatus import SystemStatusSync
 from pipeline.store.tally import Counted, Tally
+from pipeline.store.timeline import Timeline
 from pipeline.store.told import RabbitsTold
 from pipeline.store.vnipool import VniPool
 from pipeline.store.watch import Checkpoint, WatchState
@@ -61,6 +62,7 @@ __all__ = [
     "SystemStatusSync",
     "Tally",
     "TaskRuns",
+    "Timeline",
     "Verdict",
     "VniPool",
     "WatchState",
@@ -91,6 +93,11 @@ class Store:
     def dead_letters(self) -> DeadLetters:
         """Messages set aside: no process could decode or deliver them."""
         return DeadLetters(self.client, self.keys.prefix)
+
+    @cached_property
+    def timeline(self) -> Timeline:
+        """Each job's timeline (``coral2-pipeline job show``)."""
+        return Timeline(self.client, self.keys)
 
     @cached_property
     def metrics(self) -> Metrics:

@@ -172,3 +172,7 @@ class Keys:
     def failures_total(self) -> str:
         """Hash task name → runs failed for good, ever (never cleared)."""
         return f"{self.prefix}:metrics:failures-total"
+
+    def timeline(self, jobid: int) -> str:
+        """Stream of what happened to the job (``coral2-pipeline job show``)."""
+        return f"{self.prefix}:timeline:{jobid}"

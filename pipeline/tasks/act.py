@@ -9,6 +9,7 @@ performed instead), or a duplicate hook that finds the Workflow moved on.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -27,6 +28,7 @@ from pipeline.errors import (
     TemporaryError,
     VniError,
 )
+from pipeline.model.hwcoll import redact
 from pipeline.model.job import JobRecord
 from pipeline.model.workflow import ready_since, state_of
 from pipeline.states.actions import (
@@ -129,10 +131,17 @@ class _Performer:
 
     def _count_transition(self, state: str, workflow: dict[str, Any] | None) -> None:
         """Count the time from DWS marking ``state`` ready to our move out of it, when the
-        copy the move started from shows it (the transition histogram)."""
+        copy the move started from shows it (the transition histogram), and put the state
+        in the job's timeline."""
         ready = ready_since(workflow, state)
-        if ready is not None:
-            self.store.metrics.observe_transition(state, time.time() - ready)
+        if ready is None or workflow is None:
+            return
+        now = time.time()
+        self.store.metrics.observe_transition(state, now - ready)
+        elapsed = (workflow.get("status") or {}).get("elapsedTimeLastState")
+        took = f" after {elapsed}" if elapsed else ""
+        line = f"{state} ready{took}; moved on {(now - ready) * 1000:.0f} ms later"
+        self.store.timeline.note(self.jobid, "dws", line, at=ready)
 
     def _exists(self) -> bool:
         """Whether the Workflow is there to stay: one being deleted counts as gone (its
@@ -169,7 +178,10 @@ class _Performer:
             if isinstance(action, SendOnce):
                 sends.append((OutboxMessage(action.kind, self.jobid, action.payload), action.mark))
                 if index + 1 == len(actions) or not isinstance(actions[index + 1], SendOnce):
-                    self.store.outbox.append_all_once(self.jobid, sends)
+                    appended = self.store.outbox.append_all_once(self.jobid, sends)
+                    for (message, _mark), entry in zip(sends, appended, strict=True):
+                        if entry is not None:  # sent now, not by an earlier run
+                            self.store.timeline.note(self.jobid, "sent", sent_line(message))
                     sends = []
                 continue
             self.one(action)
@@ -225,7 +237,9 @@ class _Performer:
                 with suppress(NotFound):
                     dws.patch_storage(rabbit, body)
             case SendOnce(kind, payload, mark):
-                store.outbox.append_once(OutboxMessage(kind, self.jobid, payload), mark)
+                message = OutboxMessage(kind, self.jobid, payload)
+                if store.outbox.append_once(message, mark) is not None:
+                    store.timeline.note(self.jobid, "sent", sent_line(message))
             case ArmDeadline(kind, after_s, token):
                 timeouts.arm(store, self.jobid, kind, after_s, token)
             case DisarmDeadline(kind):
@@ -281,6 +295,13 @@ class _Performer:
                 raise _Stop(done=True) from exc  # a duplicate: the Workflow has moved on
             # still asked for ``expected``: it kept changing under the patch; try again later
             raise TemporaryError(f"job {self.jobid}: {exc}") from exc
+
+
+def sent_line(message: OutboxMessage) -> str:
+    """A message to Flux, in one line of a job's timeline, its secrets redacted."""
+    payload = redact({k: v for k, v in message.payload.items() if k != "id"})
+    text = json.dumps(payload, sort_keys=True, default=str)
+    return f"{message.kind} {text[:300]}{'…' if len(text) > 300 else ''}"
 
 
 def perform(

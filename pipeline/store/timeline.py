@@ -1,0 +1,75 @@
+"""Each job's timeline: what happened to it, when, in the order it happened — for
+``coral2-pipeline job show``.
+
+``<prefix>:timeline:<jobid>`` is a Redis stream of entries ``at`` (epoch s), ``source``
+(``flux``: a request or event from Flux; ``dws``: a state of its Workflow; ``task``: a
+run of one of our tasks; ``sent``: a message to Flux) and ``what`` (one line, with no
+secret in it). It keeps the newest :data:`MAX_ENTRIES` and expires ``retention`` after
+its latest entry, as the job's record does.
+
+A timeline is a record for people: writing it never fails the work it describes (a
+Redis error is logged and the entry dropped), and a run done twice may show twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from pipeline.store.connection import store_errors
+from pipeline.store.keys import Keys
+
+log = logging.getLogger("coral2_pipeline.timeline")
+
+#: The newest entries kept per job (a job retried for hours keeps its latest).
+MAX_ENTRIES = 1000
+SOURCES = ("flux", "dws", "task", "sent")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One thing that happened to a job."""
+
+    at: float
+    source: str
+    what: str
+
+
+class Timeline:
+    """The timelines of every job."""
+
+    def __init__(self, client: redis.Redis, keys: Keys, retention_s: float = 7 * 86400) -> None:
+        self.client, self.keys = client, keys
+        self.retention_s = retention_s
+
+    def note(self, jobid: int, source: str, what: str, at: float | None = None) -> None:
+        """Add an entry to ``jobid``'s timeline (best effort, see the module docstring)."""
+        key = self.keys.timeline(jobid)
+        fields = {"at": f"{time.time() if at is None else at:.6f}", "source": source, "what": what}
+        try:
+            with self.client.pipeline(transaction=False) as pipe:
+                pipe.xadd(key, fields, maxlen=MAX_ENTRIES, approximate=True)  # type: ignore[arg-type]
+                pipe.expire(key, int(self.retention_s))
+                pipe.execute()
+        except redis.RedisError as exc:
+            log.warning("job %s: timeline entry %r dropped: %s", jobid, what, store_errors(exc))
+
+    def read(self, jobid: int) -> list[Entry]:
+        """``jobid``'s timeline, oldest first (by when each thing happened)."""
+        try:
+            raw: Any = self.client.xrange(self.keys.timeline(jobid))
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        entries = []
+        for _id, fields in raw:
+            text = {k.decode(): v.decode(errors="replace") for k, v in fields.items()}
+            try:
+                at = float(text.get("at", ""))
+            except ValueError:
+                continue
+            entries.append(Entry(at, text.get("source", "?"), text.get("what", "")))
+        return sorted(entries, key=lambda e: e.at)
