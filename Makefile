@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "make: Python 3.11 or newer is required ($(PYTHON) is $$($(PYTHON) -V))" >&2; exit 1; }
 	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV) || { echo "make: cannot create a virtualenv; on Debian: apt-get install python3-venv" >&2; exit 1; }
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[management,dev]'
 	@touch $(STAMP)
 
 # redis-server: the tests and the demo start their own on a free loopback port.

@@ -8,59 +8,67 @@ a traceback: every command raises :class:`~pipeline.errors.PipelineError`
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from pipeline import __version__
-from pipeline.cli import (
-    breakdown_cmd,
-    celery_cmd,
-    deadletters_cmd,
-    demo_cmd,
-    dws2jgf_cmd,
-    exporter_cmd,
-    flower_cmd,
-    flux_bridge_cmd,
-    flux_prolog_cmd,
-    getrabbit_cmd,
-    hook_cmd,
-    job_cmd,
-    node_cert_cmd,
-    node_worker_cmd,
-    rabbitmapping_cmd,
-    redis_acl_cmd,
-    resource_cmd,
-    sim_cmd,
-    slingshot_cmd,
-    status_cmd,
-    watch_cmd,
-)
 from pipeline.cli.common import CommandError
 from pipeline.errors import ConfigError, PipelineError, StoreUnavailable, Unavailable
 
-COMMANDS = (
-    dws2jgf_cmd,
-    getrabbit_cmd,
-    rabbitmapping_cmd,
-    status_cmd,
-    job_cmd,
-    exporter_cmd,
-    flower_cmd,
-    deadletters_cmd,
-    resource_cmd,
-    node_cert_cmd,
-    redis_acl_cmd,
-    slingshot_cmd,
-    breakdown_cmd,
-    hook_cmd,
-    demo_cmd,
-    sim_cmd,
-    watch_cmd,
-    celery_cmd,
-    node_worker_cmd,
-    flux_bridge_cmd,
-    flux_prolog_cmd,
+#: Each command module, and the subcommands it registers. A compute node installs the
+#: package without the management extra (``coral2-pipeline[node]``): a module that needs
+#: a package only the management side has (the Kubernetes client, Flower, httpx,
+#: prometheus-client) registers its subcommands as a refusal that names the extra.
+COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("dws2jgf_cmd", ("dws2jgf",)),
+    ("getrabbit_cmd", ("getrabbit",)),
+    ("rabbitmapping_cmd", ("rabbitmapping",)),
+    ("status_cmd", ("status",)),
+    ("job_cmd", ("job",)),
+    ("exporter_cmd", ("exporter",)),
+    ("flower_cmd", ("flower",)),
+    ("deadletters_cmd", ("deadletters",)),
+    ("resource_cmd", ("resource",)),
+    ("node_cert_cmd", ("node-cert",)),
+    ("redis_acl_cmd", ("redis-acl",)),
+    ("slingshot_cmd", ("slingshot",)),
+    ("breakdown_cmd", ("breakdown",)),
+    ("hook_cmd", ("hook",)),
+    ("demo_cmd", ("demo",)),
+    ("sim_cmd", ("sim",)),
+    ("watch_cmd", ("watch",)),
+    ("celery_cmd", ("worker", "beat")),
+    ("node_worker_cmd", ("node-worker",)),
+    ("flux_bridge_cmd", ("flux-bridge",)),
+    ("flux_prolog_cmd", ("flux-prolog",)),
 )
+#: The packages of the ``management`` extra.
+MANAGEMENT_PACKAGES = frozenset({"kubernetes", "httpx", "flower", "prometheus_client"})
+
+
+def _register(sub: Any, module_name: str, commands: tuple[str, ...]) -> None:
+    try:
+        module = importlib.import_module(f"pipeline.cli.{module_name}")
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "").split(".")[0]
+        if missing not in MANAGEMENT_PACKAGES:
+            raise
+        for command in commands:
+            stub = sub.add_parser(command, help=f"(needs the management extra: no {missing})")
+            stub.set_defaults(func=functools.partial(_needs_management, missing))
+        return
+    module.register(sub)
+
+
+def _needs_management(missing: str, args: argparse.Namespace) -> int:
+    raise ConfigError(
+        f"this command needs {missing}, which this install lacks (a compute node's "
+        "coral2-pipeline[node]): install coral2-pipeline[management] on the management side"
+    )
+
 
 #: Exit statuses (docs/operations.md): a unit restarts on 1 and 4, never on 2 or 3, as
 #: flux-coral2's dws unit never restarts on its 2 and 3.
@@ -86,8 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="TOML settings file (default: $CORAL2_PIPELINE_CONFIG, else built-in defaults)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in COMMANDS:
-        module.register(sub)
+    for module_name, commands in COMMANDS:
+        _register(sub, module_name, commands)
     return parser
 
 

@@ -108,12 +108,13 @@ def system_python() -> str | None:
     return None
 
 
-def install(python: str, prefix: Path, source: Path) -> None:
+def install(python: str, prefix: Path, source: Path, extra: str = "management") -> None:
     """Install the package at ``prefix`` as a site would: a venv of ``python`` and
-    ``pip install`` of the source tree."""
+    ``pip install`` of the source tree with ``extra`` (``management``, or ``node`` on a
+    compute node)."""
     subprocess.run([python, "-m", "venv", str(prefix)], check=True, capture_output=True)
     pip = [str(prefix / "bin" / "pip"), "install", "-q", "--disable-pip-version-check"]
-    subprocess.run([*pip, str(source)], check=True, capture_output=True, timeout=900)
+    subprocess.run([*pip, f"{source}[{extra}]"], check=True, capture_output=True, timeout=900)
 
 
 def reachable_by_others(path: Path) -> bool:
