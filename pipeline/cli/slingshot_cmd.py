@@ -142,6 +142,8 @@ def run_clean(args: argparse.Namespace) -> int:
             freed.append(f58)
     if freed:
         print(f"{args.node}: confirmed clean for {', '.join(sorted(freed))}")
+    if not answer["destroyed"] and not freed:
+        print(f"{args.node}: clean, no CXI service of the pool's VNIs, no quarantine waiting on it")
     return 0
 
 

@@ -99,8 +99,9 @@ def rules(role: str, settings: Settings, hosts: Iterable[str] = ()) -> str:
             raise ValueError("a node user needs the nodes it serves")
         return f"resetchannels {node_keys(settings, hosts)} {CONNECTION} {NODE_COMMANDS}"
     if role == "monitoring":
-        # CLIENT LIST: which node workers are connected (status)
-        return f"%R~* {CONNECTION} +@read -@dangerous +info +scan +client|list"
+        # CLIENT LIST: which node workers are connected (status); MULTI/EXEC: reads taken
+        # together (the VNI pool's), which need no write
+        return f"%R~* {CONNECTION} +@read -@dangerous +info +scan +client|list +multi +exec"
     if role == "flower":
         db = broker_db(settings.pipeline.broker_url)
         # kombu binds the event receiver's queue to the celeryev exchange (SADD and ZADD by
