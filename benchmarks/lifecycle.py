@@ -94,8 +94,17 @@ def mapping(rabbits: int = 16, per_rabbit: int = 16) -> RabbitMapping:
 
 
 def _task_count(system: SimulatedSystem) -> int:
-    assert system.store is not None
-    return sum(1 for _ in system.store.client.scan_iter(f"{system.prefix}:attempts:*", count=1000))
+    """Every task run the management workers counted since they started: each worker's
+    own counters (``celery inspect stats``, its ``total``), asked over remote control with
+    the management key. A worker that does not answer is an error, not a zero."""
+    assert system.app is not None
+    stats = system.app.control.inspect(timeout=30).stats() or {}
+    if len(stats) < system.workers:
+        raise RuntimeError(
+            f"{system.workers - len(stats)} of {system.workers} workers did not answer "
+            "inspect stats: the task count would be wrong"
+        )
+    return sum(sum(worker.get("total", {}).values()) for worker in stats.values())
 
 
 def _ceiling(system: SimulatedSystem, tasks: int) -> float:
@@ -199,6 +208,8 @@ def bench_lifecycle(
             for name, seconds in system.cpu_seconds().items()
         }
         tasks = _task_count(system) - before
+        if tasks <= 0:
+            raise RuntimeError(f"the workers counted {tasks} task runs for {jobs} jobs")
         clock.stop()
         samples = clock.all_samples()
         ceiling.measure(system)

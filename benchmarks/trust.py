@@ -1,6 +1,7 @@
 """The cost of one identity per node: issuing a node's key and certificate, loading the
 management side's store of a whole machine's node certificates (each checked against the
-site CA), and verifying then decoding one signed answer.
+site CA), and verifying then decoding one signed answer; and what signing a whole
+machine's node messages costs the management side with an RSA key and with an EC key.
 
 ``python -m benchmarks.trust [--nodes 11136] [--issue 50]``
 """
@@ -13,11 +14,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from celery.security.certificate import Certificate
-from celery.security.key import PrivateKey
 from cryptography import x509
 
 from pipeline.platform.pki import CertificateAuthority, make_ca
+from pipeline.platform.signer_keys import SigningKey, VerifyingCertificate
 from pipeline.platform.signing import MANAGEMENT, NODE, StrictSerializer, TrustStore
 
 #: El Capitan's compute nodes.
@@ -49,8 +49,8 @@ def bench_trust(nodes: int = NODES, issue: int = 50, messages: int = 2000) -> di
         load_s = time.perf_counter() - start
         trust.add_directory(str(mgmt_cert), MANAGEMENT)
         node = (
-            PrivateKey((issued / "node0.key").read_text()),
-            Certificate((issued / "node0.crt").read_text()),
+            SigningKey((issued / "node0.key").read_text()),
+            VerifyingCertificate((issued / "node0.crt").read_text()),
         )
         serializer = StrictSerializer(node, trust, "sha256")
         body = [[], {"jobid": 1, "node": "node0", "task_id": "t"}, {"coral2_claim": {}}]
@@ -59,7 +59,29 @@ def bench_trust(nodes: int = NODES, issue: int = 50, messages: int = 2000) -> di
         for _ in range(messages):
             serializer.deserialize(signed)
         verify_us = (time.perf_counter() - start) / messages * 1e6
-    return {"issue_s": per_node, "load_s": load_s, "verify_us": verify_us, "nodes": nodes}
+        sign_us = {kind: _sign_us(ca, work, kind, trust, messages) for kind in ("rsa", "ec")}
+    return {
+        "issue_s": per_node,
+        "load_s": load_s,
+        "verify_us": verify_us,
+        "nodes": nodes,
+        "sign_rsa_us": sign_us["rsa"],
+        "sign_ec_us": sign_us["ec"],
+    }
+
+
+def _sign_us(
+    ca: CertificateAuthority, work: Path, kind: str, trust: TrustStore, messages: int
+) -> float:
+    """µs to sign one node message with a management key of ``kind``."""
+    key, cert = ca.issue(work, f"management-{kind}", key_type=kind)
+    pair = (SigningKey(key.read_text()), VerifyingCertificate(cert.read_text()))
+    serializer = StrictSerializer(pair, trust, "sha256")
+    body = [[], {"jobid": 1, "hostname": "node0", "vnis": [1024]}, {"coral2_claim": {}}]
+    start = time.perf_counter()
+    for _ in range(messages):
+        serializer.serialize(body)
+    return (time.perf_counter() - start) / messages * 1e6
 
 
 def main() -> None:
@@ -71,6 +93,12 @@ def main() -> None:
     print(f"issue one node's key and certificate: {r['issue_s'] * 1000:.0f} ms")
     print(f"load {r['nodes']:.0f} node certificates, checked against the CA: {r['load_s']:.2f} s")
     print(f"verify and decode one node answer: {r['verify_us']:.0f} µs")
+    for kind in ("rsa", "ec"):
+        us = r[f"sign_{kind}_us"]
+        print(
+            f"sign one node message, {kind.upper()} management key: {us:.0f} µs "
+            f"({us * r['nodes'] / 1e6:.2f} s for {r['nodes']:.0f} nodes)"
+        )
 
 
 if __name__ == "__main__":

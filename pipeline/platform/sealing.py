@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import glob
+import os
 from pathlib import Path
-from typing import Any
 
-from celery.security.certificate import FSCertStore
-from celery.security.key import PrivateKey
 from celery.security.utils import get_digest_algorithm
 
 from pipeline.errors import ConfigError
+from pipeline.platform.signer_keys import SigningKey, VerifyingCertificate
 from pipeline.settings import PipelineSettings
 from pipeline.settings.secrets import check_private
 
@@ -31,7 +31,7 @@ DIGEST = get_digest_algorithm("sha256")
 class KeySeal:
     """Signs with the process's key; accepts what a trusted certificate verifies."""
 
-    def __init__(self, key: Any, trusted: list[Any]) -> None:
+    def __init__(self, key: SigningKey, trusted: list[VerifyingCertificate]) -> None:
         self._key = key
         self._trusted = trusted
 
@@ -49,7 +49,7 @@ class KeySeal:
             try:
                 certificate.verify(data, raw, DIGEST)
                 return None
-            except Exception:  # celery's SecurityError: not this certificate's
+            except ValueError:  # not this certificate's (or it has expired)
                 continue
         return "no trusted certificate verifies its signature"
 
@@ -64,9 +64,12 @@ def seal_from(key_path: str | None, cert_store: str | None) -> KeySeal | None:
     if key_path is None or cert_store is None:
         return None
     check_private(key_path, "pipeline.security_key")
+    pattern = os.path.join(cert_store, "*") if os.path.isdir(cert_store) else cert_store
     try:
-        key = PrivateKey(Path(key_path).read_text())
-        trusted = list(FSCertStore(cert_store).itercerts())
-    except Exception as exc:  # cryptography's and celery's errors on a bad key or cert
+        key = SigningKey(Path(key_path).read_text())
+        trusted = [VerifyingCertificate(Path(p).read_text()) for p in sorted(glob.glob(pattern))]
+    except Exception as exc:  # cryptography's errors on a bad key or cert, a key type
         raise ConfigError(f"outbox signing: {exc}") from exc
+    if not trusted:
+        raise ConfigError(f"outbox signing: no certificate in {cert_store}")
     return KeySeal(key, trusted)

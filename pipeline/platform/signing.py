@@ -53,16 +53,15 @@ from pathlib import Path
 from typing import Any
 
 from celery import Celery
-from celery.security.certificate import Certificate
-from celery.security.key import PrivateKey
 from celery.security.utils import get_digest_algorithm
 from celery.signals import before_task_publish
 from cryptography import x509
 from cryptography.x509.oid import NameOID
-from kombu.serialization import registry
+from kombu.serialization import disable_insecure_serializers, registry
 from kombu.utils.json import dumps, loads
 
 from pipeline.errors import ConfigError
+from pipeline.platform.signer_keys import SigningKey, VerifyingCertificate
 from pipeline.settings import PipelineSettings
 from pipeline.settings.secrets import check_private
 
@@ -134,7 +133,7 @@ class Trusted:
 
     role: str
     name: str
-    certificate: Certificate
+    certificate: VerifyingCertificate
 
 
 def common_name(certificate: x509.Certificate) -> str:
@@ -156,20 +155,20 @@ class TrustStore:
         pattern = os.path.join(path, "*") if os.path.isdir(path) else path
         for file in sorted(glob.glob(pattern)):
             try:
-                cert = Certificate(Path(file).read_text())
-            except Exception as exc:  # celery's and cryptography's errors on a bad PEM
+                cert = VerifyingCertificate(Path(file).read_text())
+            except Exception as exc:  # cryptography's errors on a bad PEM, a key type
                 raise ConfigError(f"{file}: not a PEM certificate: {exc}") from exc
             if cert.has_expired():
                 raise ConfigError(f"{file}: the certificate has expired; issue a new one")
             if ca is not None:
                 try:
-                    cert._cert.verify_directly_issued_by(ca)
+                    cert.x509.verify_directly_issued_by(ca)
                 except Exception as exc:  # cryptography: wrong issuer, bad signature
                     raise ConfigError(
                         f"{file}: not issued by the site CA (pipeline.site_ca_certificate): "
                         f"{exc or type(exc).__name__}"
                     ) from exc
-            self._by_id[cert.get_id()] = Trusted(role, common_name(cert._cert), cert)
+            self._by_id[cert.get_id()] = Trusted(role, common_name(cert.x509), cert)
 
     def find(self, signer: str) -> Trusted | None:
         """The trusted certificate of ``signer`` (an envelope's signer id), or None."""
@@ -189,17 +188,17 @@ class StrictSerializer:
 
     def __init__(
         self,
-        default: tuple[PrivateKey, Certificate],
+        default: tuple[SigningKey, VerifyingCertificate],
         trust: TrustStore,
         digest: str,
-        keys: Mapping[str, tuple[PrivateKey, Certificate]] | None = None,
+        keys: Mapping[str, tuple[SigningKey, VerifyingCertificate]] | None = None,
     ) -> None:
         self._default = default
         self._keys = dict(keys or {})
         self._trust = trust
         self._digest = get_digest_algorithm(digest)
 
-    def _signing_key(self, data: Any) -> tuple[PrivateKey, Certificate]:
+    def _signing_key(self, data: Any) -> tuple[SigningKey, VerifyingCertificate]:
         if self._keys and isinstance(data, list | tuple) and len(data) == 3:
             kwargs = data[1]
             node = kwargs.get("node") if isinstance(kwargs, dict) else None
@@ -228,7 +227,7 @@ class StrictSerializer:
             )
         try:
             trusted.certificate.verify(envelope.body, envelope.signature, self._digest)
-        except Exception as exc:  # celery's SecurityError: a bad signature
+        except ValueError as exc:  # a bad signature, an expired certificate
             raise Refused(f"its signature does not verify against {envelope.signer!r}") from exc
         who = trusted.name or envelope.signer
         if envelope.content_type != JSON or envelope.content_encoding != UTF8:
@@ -329,11 +328,12 @@ def _load_ca(pipeline: PipelineSettings) -> x509.Certificate | None:
         raise ConfigError(f"pipeline.site_ca_certificate: {exc}") from exc
 
 
-def _pair(key: str, certificate: str, what: str) -> tuple[PrivateKey, Certificate]:
+def _pair(key: str, certificate: str, what: str) -> tuple[SigningKey, VerifyingCertificate]:
     check_private(key, what)
     try:
-        return PrivateKey(Path(key).read_text()), Certificate(Path(certificate).read_text())
-    except Exception as exc:  # cryptography's and celery's errors on a bad key or cert
+        signing = SigningKey(Path(key).read_text())
+        return signing, VerifyingCertificate(Path(certificate).read_text())
+    except Exception as exc:  # cryptography's errors on a bad key or cert, a key type
         raise ConfigError(f"message signing: {key}, {certificate}: {exc}") from exc
 
 
@@ -353,8 +353,7 @@ def secure(
         if path is not None and not Path(path).exists():
             raise ConfigError(f"pipeline.{name} {path!r}: No such file or directory")
     key, cert = pipeline.security_key, str(pipeline.security_certificate)
-    keys: dict[str, tuple[PrivateKey, Certificate]] = {}
-    paths = (key, cert)
+    keys: dict[str, tuple[SigningKey, VerifyingCertificate]] = {}
     if HOST in key or HOST in cert:
         hosts = list(hosts)
         if not hosts:
@@ -367,18 +366,14 @@ def secure(
                 key.replace(HOST, host), cert.replace(HOST, host), "pipeline.security_key"
             )
         default = keys[hosts[0]]
-        paths = (key.replace(HOST, hosts[0]), cert.replace(HOST, hosts[0]))
     else:
         default = _pair(key, cert, "pipeline.security_key")
     trust = TrustStore()
     trust.add_directory(str(pipeline.security_cert_store), MANAGEMENT)
     if pipeline.security_node_cert_store is not None and not node:
         trust.add_directory(pipeline.security_node_cert_store, NODE, _load_ca(pipeline))
-    try:
-        # Celery's checks; disables pickle & co. for the process
-        app.setup_security(allowed_serializers=["json"], key=paths[0], cert=paths[1])
-    except Exception as exc:  # celery's errors on a bad key or cert
-        raise ConfigError(f"message signing: {exc}") from exc
+    if app.conf.task_serializer != "auth" or list(app.conf.accept_content) != ["auth"]:
+        raise ConfigError("message signing needs task_serializer auth and accept_content [auth]")
     serializer = StrictSerializer(default, trust, app.conf.security_digest, keys)
     registry.register(  # type: ignore[no-untyped-call]
         "auth",
@@ -387,4 +382,7 @@ def secure(
         content_type="application/data",
         content_encoding="utf-8",
     )
+    # what Celery's setup_security does, with keys of any type: no decoder but JSON and
+    # ours for the process (pickle & co. are refused), signed messages only
+    disable_insecure_serializers(allowed=["json", "auth"])  # type: ignore[no-untyped-call]
     before_task_publish.connect(claim, weak=False, dispatch_uid="coral2-pipeline-claim")

@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from celery.security.certificate import Certificate
-from celery.security.key import PrivateKey
 from cryptography.hazmat.primitives import hashes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipeline.platform.signer_keys import SigningKey, VerifyingCertificate
 from pipeline.platform.signing import (
     CLAIM,
     MANAGEMENT,
@@ -81,13 +80,13 @@ def serializer(signers: dict[str, tuple[Path, Path]]) -> StrictSerializer:
     trust.add_directory(str(signers["_stores"][0]), MANAGEMENT)
     trust.add_directory(str(signers["_stores"][1]), NODE)
     key, cert = signers[MANAGEMENT]
-    pair = (PrivateKey(key.read_text()), Certificate(cert.read_text()))
+    pair = (SigningKey(key.read_text()), VerifyingCertificate(cert.read_text()))
     return StrictSerializer(pair, trust, "sha256")
 
 
 def envelope(key: Path, cert: Path, body: bytes, content_type: str) -> str:
-    signer = Certificate(cert.read_text()).get_id().encode()
-    signature = PrivateKey(key.read_text()).sign(body, hashes.SHA256())
+    signer = VerifyingCertificate(cert.read_text()).get_id().encode()
+    signature = SigningKey(key.read_text()).sign(body, hashes.SHA256())
     fields = [base64.b64encode(signer), base64.b64encode(signature), content_type.encode()]
     return base64.b64encode(b"\x00\x01".join([*fields, b"utf-8", body])).decode()
 

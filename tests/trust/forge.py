@@ -14,18 +14,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from celery.security.certificate import Certificate
-from celery.security.key import PrivateKey
 from cryptography.hazmat.primitives import hashes
+
+from pipeline.platform.signer_keys import SigningKey, VerifyingCertificate
 
 SEPARATOR = b"\x00\x01"
 
 
 def envelope(key: Path, cert: Path, body: bytes, content_type: str, encoding: str) -> str:
-    """``body`` signed with ``key``, as Celery's auth serializer packs it, with whatever
-    content type the signer names."""
-    private = PrivateKey(key.read_text())
-    signer = Certificate(cert.read_text()).get_id().encode()
+    """``body`` signed with ``key`` (any kind our signer takes), as Celery's auth
+    serializer packs it, with whatever content type the signer names."""
+    private = SigningKey(key.read_text())
+    signer = VerifyingCertificate(cert.read_text()).get_id().encode()
     fields = [
         base64.b64encode(signer),
         base64.b64encode(private.sign(body, hashes.SHA256())),
