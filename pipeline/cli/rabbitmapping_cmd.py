@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from pipeline.cli.common import CommandError, settings_of
@@ -48,11 +49,15 @@ def run(args: argparse.Namespace) -> int:
     except NotFound:
         raise CommandError("the cluster has no SystemConfiguration 'default'") from None
     storages, _ = dws.list_objects("storages")
-    servers: list[dict[str, Any]] = []
-    if not args.ignore_external_allocations:
-        servers, _ = dws.list_objects("servers", all_namespaces=True)
+    # every Server: those of other workload managers hold capacity, and all of them
+    # explain a Storage's free space (status.capacity) against its drives' total
+    servers, _ = dws.list_objects("servers", all_namespaces=True)
     mapping = build_mapping(
-        config, storages, servers, ignore_external_allocations=args.ignore_external_allocations
+        config,
+        storages,
+        servers,
+        ignore_external_allocations=args.ignore_external_allocations,
+        warn=lambda line: print(f"coral2-pipeline rabbitmapping: warning: {line}", file=sys.stderr),
     )
     RabbitMapping.model_validate(mapping)  # what getrabbit and dws2jgf will read
     print(json.dumps(mapping, indent=args.indent, sort_keys=not args.nosort))

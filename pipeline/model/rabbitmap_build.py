@@ -4,9 +4,14 @@
    hostlist is the unique hostlist of its ``computesAccess``; each compute maps
    to it. A compute under two rabbits is an error.
 2. Storages: every compute a Storage lists in ``status.access.computes`` must
-   map to that rabbit; each such compute sets the rabbit's capacity to
-   ``status.capacity`` (0 or missing: the largest seen so far). Rabbits left
-   without a capacity get the largest of all.
+   map to that rabbit. A rabbit's total capacity is the sum of its drives'
+   ``status.devices[].capacity``, as flux-coral2 computes it since its #497 and
+   #501 (``status.capacity`` is the space nnf-sos has not allocated, not the
+   total); a Storage that lists no drive capacity gives ``status.capacity`` (0 or
+   missing: the largest seen so far). Rabbits left without a capacity get the
+   largest of all. When the drives' total, less what every Server holds on the
+   rabbit, is not ``status.capacity``, one warning line says so, and the drives'
+   total is used.
 3. Unless told to ignore them, Servers not made by Flux (not ``fluxjob-*``)
    hold ``allocationSize * allocationCount`` on their rabbits: subtracted,
    floored at 0.
@@ -14,7 +19,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pipeline.errors import RabbitMappingError
@@ -33,8 +38,11 @@ def build_mapping(
     servers: Iterable[Mapping[str, Any]] = (),
     *,
     ignore_external_allocations: bool = False,
+    warn: Callable[[str], None] = lambda line: None,
 ) -> dict[str, Any]:
-    """The rabbitmapping document (``{"computes": …, "rabbits": …}``)."""
+    """The rabbitmapping document (``{"computes": …, "rabbits": …}``); ``warn`` gets each
+    warning, one line."""
+    servers = list(servers)
     computes: dict[str, str] = {}
     hostlists: dict[str, list[str]] = {}
     for node in _items(system_configuration, "spec", "storageNodes"):
@@ -64,9 +72,10 @@ def build_mapping(
                     f"Mismatch: rabbit {rabbit} claims to be connected to {name} but "
                     f"systemconfiguration gives {computes.get(name)}"
                 )
-            seen = int(status.get("capacity") or 0)
+            seen = _total(status) or int(status.get("capacity") or 0)
             largest = max(largest, seen)
             capacity[rabbit] = seen or largest
+        _check_free(rabbit, status, servers, warn)
     for rabbit in hostlists:
         if not capacity.get(rabbit):
             capacity[rabbit] = largest
@@ -88,3 +97,44 @@ def build_mapping(
             for rabbit, names in hostlists.items()
         },
     }
+
+
+def _total(status: Mapping[str, Any]) -> int:
+    """The sum of the drives' capacities (0: no drive lists one)."""
+    return sum(int(d.get("capacity") or 0) for d in _items(status, "devices"))
+
+
+def _held(servers: Iterable[Mapping[str, Any]], rabbit: str) -> int:
+    """What every Server (Flux's and others') holds on ``rabbit``."""
+    held = 0
+    for server in servers:
+        for aset in _items(server, "spec", "allocationSets"):
+            size = int(aset.get("allocationSize") or 0)
+            for entry in _items(aset, "storage"):
+                if str(entry.get("name") or "") == rabbit:
+                    held += size * int(entry.get("allocationCount") or 1)
+    return held
+
+
+#: How far the drives' total less the allocations may be from ``status.capacity``
+#: before it is worth a warning (filesystem and LVM overhead).
+SLACK = 0.01
+
+
+def _check_free(
+    rabbit: str,
+    status: Mapping[str, Any],
+    servers: Iterable[Mapping[str, Any]],
+    warn: Callable[[str], None],
+) -> None:
+    total, free = _total(status), int(status.get("capacity") or 0)
+    if not total or not free:
+        return
+    held = _held(servers, rabbit)
+    if abs(total - held - free) > SLACK * total:
+        tib = 2**40
+        warn(
+            f"rabbit {rabbit}: its drives add up to {total / tib:.2f} TiB and Servers hold "
+            f"{held / tib:.2f} TiB, but status.capacity says {free / tib:.2f} TiB free; "
+            "using the drives' total"
+        )

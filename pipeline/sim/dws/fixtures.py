@@ -27,11 +27,31 @@ def storage_object(rabbit: str) -> dict[str, Any]:
     }
 
 
+#: Drives per rabbit, as nnf-sos reports them in ``status.devices``.
+DRIVES = 16
+
+
 def storage_status(rabbit: str, capacity: int, computes: list[str]) -> dict[str, Any]:
-    """Return the status of a healthy rabbit with ``computes`` on PCIe."""
+    """Return the status of a healthy rabbit with ``computes`` on PCIe: ``capacity`` free
+    (``status.capacity``, which nnf-sos keeps as the space not allocated) on
+    :data:`DRIVES` drives whose ``capacity`` adds up to it (none allocated yet)."""
+    share, rest = divmod(capacity, DRIVES)
+    devices = [
+        {
+            "slot": str(slot + 1),
+            "model": "KIOXIA KCM7DRJE3T84",
+            "serialNumber": f"{rabbit}-{slot + 1:02d}",
+            "firmwareVersion": "1TCRS104",
+            "capacity": share + (rest if slot == 0 else 0),
+            "wearLevel": 2,
+            "status": "Ready",
+        }
+        for slot in range(DRIVES)
+    ]
     return {
         "type": "NVMe",
         "capacity": capacity,
+        "devices": devices,
         "status": "Ready",
         "message": "",
         "rebootRequired": False,
