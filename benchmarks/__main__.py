@@ -13,6 +13,7 @@ from benchmarks import (
     lifecycle,
     nodeconn,
     platform,
+    redis_scale,
     trust,
     vnipool,
 )
@@ -154,6 +155,15 @@ def main() -> None:
         "lifecycle, saturated: CPU ms per task against a no-op's, same run",
         lifecycle.task_cpu_line(f),
         "",
+    )
+    r = redis_scale.bench_redis_scale()
+    table.add_row(
+        "Redis at whole-machine scale: commands per xfs job; memory per job in flight; "
+        f"{redis_scale.IN_FLIGHT:,} jobs in flight and the node workers of "
+        f"{redis_scale.NODES:,} computes",
+        f"{r['total_per_job']:.0f} commands; {r['bytes_per_job'] / 1024:.1f} KiB; "
+        f"{r['in_flight_mib']:.0f} MiB and {r['node_workers_mib']:.0f} MiB",
+        "maxmemory 4gb holds it",
     )
     console.print(table)
 

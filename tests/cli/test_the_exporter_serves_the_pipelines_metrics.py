@@ -20,6 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from pipeline.sim.children import die_with_parent
 from pipeline.sim.redis_server import RedisServer, free_port
 from pipeline.store import JobRecord, OutboxMessage, Store
+from tests.http_service import wait_until_served
 
 
 @pytest.fixture
@@ -35,15 +36,7 @@ def exporter(tmp_path: Path) -> Iterator[tuple[str, Store, RedisServer]]:
     with (tmp_path / "exporter.log").open("wb") as log:
         proc = subprocess.Popen(die_with_parent(argv), env=env, stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}/metrics"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            httpx.get(url, timeout=5)
-            break
-        except httpx.TransportError:
-            assert proc.poll() is None, (tmp_path / "exporter.log").read_text()
-            assert time.monotonic() < deadline, "the exporter never served"
-            time.sleep(0.1)
+    wait_until_served(url, proc, tmp_path / "exporter.log")
     yield url, store, redis_server
     proc.terminate()
     proc.wait(timeout=30)

@@ -19,6 +19,7 @@ import pytest
 
 from pipeline.sim.keys import demo_signers
 from pipeline.sim.redis_server import free_port
+from tests.http_service import wait_until_served
 from tests.signed_worker import SignedWorker, signed_worker, spawn
 
 AUTH = ("admin", "flower-password")
@@ -39,15 +40,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         argv = ["flower", "--", "--address=127.0.0.1", f"--port={port}"]
         flower = spawn(argv, env, work / "flower.log")
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                httpx.get(url, timeout=5)
-                break
-            except httpx.TransportError:
-                assert flower.poll() is None, (work / "flower.log").read_text()
-                assert time.monotonic() < deadline, "Flower never served"
-                time.sleep(0.2)
+        wait_until_served(url, flower, work / "flower.log")
         yield Site(worker, url)
         flower.terminate()
         flower.wait(timeout=60)
