@@ -10,14 +10,12 @@ to the task, whose own retry takes over — never a tight loop.
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import Sequence
 from typing import Any
 
-from kubernetes.client.exceptions import ApiException
-from urllib3.exceptions import HTTPError as Urllib3Error
-
 from pipeline.clients.kube import DWS_VERSIONS, KubeClient, WatchEvent, api_client
-from pipeline.errors import ApiVersionNotFound, Conflict, Invalid
+from pipeline.errors import ApiVersionNotFound, Conflict, Invalid, NotFound
 from pipeline.model.workflow import DWS_GROUP, WLM_FINALIZER, WORKFLOW_LABEL
 
 NNF_GROUP = "nnf.cray.hpe.com"
@@ -28,27 +26,38 @@ class DwsClient(KubeClient):
     """Typed access to the DWS custom resources of one namespace."""
 
     def probe_version(self, configured: str | None = None) -> str:
-        """Pick the first DWS version serving storages, systemstatuses and systemconfigurations."""
+        """Speak the newest DWS version the API server serves for storages, systemstatuses
+        and systemconfigurations (``configured`` first), as flux-coral2's #445 probes.
+
+        A version answered 404 is not served: the next is tried. Any other failure (the
+        server unreachable or failing, this account refused) is raised as it is, so an
+        outage is retried rather than taken for a missing version."""
         candidates = ([configured] if configured else []) + [
             v for v in DWS_VERSIONS if v != configured
         ]
         for version in candidates:
             try:
                 for plural in ("storages", "systemstatuses", "systemconfigurations"):
-                    self.custom.list_namespaced_custom_object(
-                        DWS_GROUP,
-                        version,
-                        "default",
-                        plural,
-                        limit=2,
-                        _request_timeout=self.request_timeout_s,
+                    self._call(
+                        functools.partial(
+                            self.custom.list_namespaced_custom_object,
+                            DWS_GROUP,
+                            version,
+                            "default",
+                            plural,
+                            limit=2,
+                            _request_timeout=self.request_timeout_s,
+                        )
                     )
-            except (ApiException, Urllib3Error, OSError):
+            except NotFound:
                 continue
             self.version = version
             return version
         raise ApiVersionNotFound(
-            f"could not find suitable API version for {DWS_GROUP} (out of {candidates})"
+            f"could not find suitable API version for {DWS_GROUP} (out of {candidates}): "
+            "the API server serves none of them for storages, systemstatuses and "
+            "systemconfigurations; install a DWS release that serves one, or set "
+            "rabbit.dws_api_version to one it serves"
         )
 
     # --- Workflows -------------------------------------------------------------

@@ -182,9 +182,13 @@ def reprs(kwargs: dict[str, Any]) -> dict[str, str]:
 def _dws(
     host: str | None, kubeconfig: str | None, namespace: str, version: str | None
 ) -> DwsClient:
-    return DwsClient(
+    """The process's DWS client, speaking the newest version the API server serves (probed
+    once; an outage raises and the next task probes again)."""
+    client = DwsClient(
         api_client(host=host, kubeconfig=kubeconfig), namespace=namespace, version=version
     )
+    client.probe_version(version)
+    return client
 
 
 class PipelineTask(Task):  # type: ignore[misc]

@@ -124,9 +124,29 @@ def test_watch_yields_changes_and_raises_gone_when_too_old() -> None:
 def test_version_probing_picks_a_served_version_or_says_which_were_tried(dws: DwsClient) -> None:
     assert dws.probe_version() == "v1alpha7"
     assert dws.probe_version("v1alpha6") == "v1alpha6"
-    unreachable = DwsClient(client.ApiClient(client.Configuration(host="http://127.0.0.1:1")))
-    with pytest.raises(
-        ApiVersionNotFound,
-        match=r"could not find suitable API version for dataworkflowservices.github.io \(out of",
-    ):
+
+
+def test_version_probing_speaks_the_version_the_server_serves() -> None:
+    with KubeApiServer(versions={G: ("v1alpha6",)}) as server:
+        older = DwsClient(client.ApiClient(client.Configuration(host=server.url)))
+        assert older.probe_version() == "v1alpha6"
+        assert older.version == "v1alpha6"
+
+
+def test_a_server_serving_no_version_we_speak_is_one_clear_refusal() -> None:
+    with KubeApiServer(versions={G: ("v1alpha3",)}) as server:
+        ancient = DwsClient(client.ApiClient(client.Configuration(host=server.url)))
+        with pytest.raises(
+            ApiVersionNotFound,
+            match=r"could not find suitable API version for dataworkflowservices.github.io "
+            r"\(out of \['v1alpha7', 'v1alpha6'\]\): the API server serves none of them",
+        ):
+            ancient.probe_version()
+
+
+def test_an_unreachable_server_is_an_outage_not_a_missing_version() -> None:
+    unreachable = DwsClient(
+        client.ApiClient(client.Configuration(host="http://127.0.0.1:1")), outage_budget_s=0.2
+    )
+    with pytest.raises(Unavailable):
         unreachable.probe_version()

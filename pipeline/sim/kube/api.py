@@ -41,6 +41,9 @@ RESTART_PATH = "/sim/restart"
 #: GET here answers what RBAC allowed each user so far, ``{"used": {user: [[api group,
 #: resource, verb], ...]}}``, and the message of each request it refused (``"refused"``)
 RBAC_PATH = "/sim/rbac"
+#: The largest body kube-apiserver decodes for a write (twice etcd's limit: JSON is
+#: larger than the protobuf it stores).
+MAX_REQUEST_BYTES = 3 * 1024 * 1024
 #: Longest request line or header line, and most header lines, a request may have.
 _MAX_LINE = 65536
 _MAX_HEADERS = 100
@@ -119,6 +122,10 @@ class _Handler(BaseHTTPRequestHandler):
         # keep-alive stream, where it would be parsed as the next request
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if length > MAX_REQUEST_BYTES:  # kube-apiserver's limit on a write's body
+            message = f"Request entity too large: limit is {MAX_REQUEST_BYTES}"
+            self._send(413, ApiError(413, "RequestEntityTooLarge", message).status())
+            return
         if not self.path.startswith("/sim/"):
             self.server.count(self.headers.get("User-Agent") or "")
         try:
@@ -310,9 +317,10 @@ class KubeApiServer:
         store: KubeStore | None = None,
         authorizer: Authorizer | None = None,
         tls: ssl.SSLContext | None = None,
+        versions: dict[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.store = store or KubeStore()
-        self.routes = Routes(self.store)
+        self.routes = Routes(self.store, versions)
         self._server = _Server((host, port), self.routes, tls)
         self._server.authorizer = authorizer
         self._server.restart = self.restart

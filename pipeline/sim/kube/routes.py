@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+from pipeline.sim.kube.discovery import VERSIONS
 from pipeline.sim.kube.patch import PatchError, json_patch, merge_patch
 from pipeline.sim.kube.rbac import Request, request_of
 from pipeline.sim.kube.resources import TYPES, ApiError, ResourceType
@@ -123,8 +124,12 @@ class Route:
 class Routes:
     """The API over one :class:`KubeStore`, with a queue of injected faults."""
 
-    def __init__(self, store: KubeStore) -> None:
+    def __init__(
+        self, store: KubeStore, versions: dict[str, tuple[str, ...]] | None = None
+    ) -> None:
         self.store = store
+        #: the versions served of each API group, as its CRDs list them (the discovery's)
+        self.versions = versions or VERSIONS
         self.faults: deque[Fault] = deque()
         self.fault_lock = threading.Lock()
         self.down = False  # restarting: in-process clients are refused as HTTP ones are
@@ -148,7 +153,10 @@ class Routes:
         match = _CUSTOM.match(path) or _CORE.match(path)
         rtype = None
         if match is not None:
-            rtype = TYPES.get((match.groupdict().get("group") or "", match["plural"]))
+            group = match.groupdict().get("group") or ""
+            rtype = TYPES.get((group, match["plural"]))
+            if group and match["version"] not in self.versions.get(group, ()):
+                rtype = None  # a version the CRD does not serve: as an unknown path
         if match is None or rtype is None:
             raise ApiError(
                 404, "NotFound", f"the server could not find the requested resource ({path})"

@@ -63,6 +63,16 @@ class Event:
         return encoded
 
 
+#: etcd's default largest request (``--max-request-bytes``): an object whose encoding is
+#: larger cannot be stored, and kube-apiserver answers with etcd's own error (a 500).
+ETCD_MAX_BYTES = 1536 * 1024
+
+
+def _fits(obj: dict[str, Any]) -> None:
+    if len(json.dumps(obj)) > ETCD_MAX_BYTES:
+        raise ApiError(500, "InternalError", "etcdserver: request is too large")
+
+
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -216,6 +226,7 @@ class KubeStore:
             if not rtype.namespaced:
                 obj["metadata"].pop("namespace")
             obj["metadata"].pop("deletionTimestamp", None)
+            _fits(obj)
             self._store(rtype, key, obj)
             self._emit("ADDED", rtype, ns, obj)
             return json_copy(obj) if copy else obj
@@ -288,6 +299,7 @@ class KubeStore:
                 self._store(rtype, key, None)
                 self._emit("DELETED", rtype, ns, obj)
                 return json_copy(obj) if copy else obj
+            _fits(obj)
             self._store(rtype, key, obj)
             self._emit("MODIFIED", rtype, ns, obj)
             return json_copy(obj) if copy else obj
