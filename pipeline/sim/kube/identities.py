@@ -15,16 +15,17 @@ no token over plain HTTP, so a server that authenticates serves TLS.) Three user
 from __future__ import annotations
 
 import datetime
+import http.client
 import ipaddress
 import json
 import secrets
 import ssl
 import tempfile
-import urllib.request
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -81,16 +82,27 @@ class KubeEndpoint:
         ]
 
     def sim(self, path: str, body: dict[str, Any] | None = None, timeout: float = 10) -> Any:
-        """GET (or PUT ``body`` to) one of the simulator's own paths; its JSON answer."""
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(
-            self.url + path, data=data, method="GET" if body is None else "PUT"
-        )
-        context = None
-        if self.tls_cert is not None:
+        """GET (or PUT ``body`` to) one of the simulator's own paths; its JSON answer. The
+        connection is closed however the request ends (a server restarting may cut it in
+        the middle of its TLS handshake)."""
+        parts = urlsplit(self.url)
+        host, port = parts.hostname or "127.0.0.1", parts.port
+        connection: http.client.HTTPConnection
+        if parts.scheme == "https":
             context = ssl.create_default_context(cafile=str(self.tls_cert))
-        with urllib.request.urlopen(request, timeout=timeout, context=context) as answer:
-            return json.loads(answer.read())
+            connection = http.client.HTTPSConnection(host, port, timeout=timeout, context=context)
+        else:
+            connection = http.client.HTTPConnection(host, port, timeout=timeout)
+        try:
+            data = None if body is None else json.dumps(body).encode()
+            connection.request("GET" if body is None else "PUT", path, body=data)
+            answer = connection.getresponse()
+            raw = answer.read()
+            if answer.status >= 400:
+                raise OSError(f"{path}: HTTP {answer.status}: {raw[:200]!r}")
+            return json.loads(raw)
+        finally:
+            connection.close()
 
     def rbac(self) -> tuple[dict[str, set[tuple[str, str, str]]], list[str]]:
         """What RBAC allowed each user so far (``(api group, resource, verb)``), and the
