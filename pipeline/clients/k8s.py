@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +25,33 @@ NNF_VERSIONS = ("v1alpha11", "v1alpha10", "v1alpha9", "v1alpha8")
 
 class DwsClient(KubeClient):
     """Typed access to the DWS custom resources of one namespace."""
+
+    #: probe the served version before the first request (:meth:`probe_lazily`)
+    _probe_first: bool = False
+    _probe_from: str | None = None
+    _probing: bool = False
+
+    def probe_lazily(self, configured: str | None = None) -> DwsClient:
+        """Probe the served version (:meth:`probe_version`) just before the first request
+        this client makes, not now: a process that never calls the API server never
+        probes it. A probe that fails is made again before the next request; requests of
+        other threads wait for it."""
+        self._probe_first, self._probe_from = True, configured
+        self._probe_lock = threading.RLock()
+        return self
+
+    def _before_first_call(self) -> None:
+        if not self._probe_first:
+            return
+        with self._probe_lock:  # reentrant: the probe's own requests pass
+            if not self._probe_first or self._probing:
+                return
+            self._probing = True
+            try:
+                self.probe_version(self._probe_from)
+                self._probe_first = False
+            finally:
+                self._probing = False
 
     def probe_version(self, configured: str | None = None) -> str:
         """Speak the newest DWS version the API server serves for storages, systemstatuses

@@ -127,7 +127,11 @@ class KubeClient:
         self.api.close()  # type: ignore[no-untyped-call]
 
     # --- plumbing ------------------------------------------------------------
+    def _before_first_call(self) -> None:
+        """Run before this client's first request (a subclass probes its API version)."""
+
     def _call(self, fn: Callable[[], Any], *, retry: bool = True) -> Any:
+        self._before_first_call()
         deadline = time.monotonic() + self.outage_budget_s
         delay = 0.05
         while True:

@@ -183,12 +183,11 @@ def _dws(
     host: str | None, kubeconfig: str | None, namespace: str, version: str | None
 ) -> DwsClient:
     """The process's DWS client, speaking the newest version the API server serves (probed
-    once; an outage raises and the next task probes again)."""
+    before its first request; an outage raises and the next request probes again)."""
     client = DwsClient(
         api_client(host=host, kubeconfig=kubeconfig), namespace=namespace, version=version
     )
-    client.probe_version(version)
-    return client
+    return client.probe_lazily(version)
 
 
 class PipelineTask(Task):  # type: ignore[misc]

@@ -185,6 +185,8 @@ class SimulatedSystem:
         ``down_s``, every connection cut, its watch cache afresh. Returns once it serves."""
         assert self.kube is not None
         before = self.kube.sim(RESTART_PATH, {"down_s": down_s}, timeout=30)["restarts"]
+        if self.dws is not None:  # its pooled connections are cut: close them, not leak them
+            self.dws.close()
         deadline = time.monotonic() + down_s + 60
         while time.monotonic() < deadline:
             time.sleep(0.2)

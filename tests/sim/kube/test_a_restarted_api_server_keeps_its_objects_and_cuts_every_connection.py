@@ -19,12 +19,12 @@ from pipeline.errors import TemporaryError
 from pipeline.sim.kube.api import RESTART_PATH, KubeApiServer
 from pipeline.sim.kube.local import local_dws_client
 
-PLURAL = {"group": "dataworkflowservices.github.io", "version": "v1alpha2", "plural": "workflows"}
+PLURAL = {"group": "dataworkflowservices.github.io", "version": "v1alpha7", "plural": "workflows"}
 
 
 def workflow(name: str) -> dict[str, object]:
     return {
-        "apiVersion": "dataworkflowservices.github.io/v1alpha2",
+        "apiVersion": "dataworkflowservices.github.io/v1alpha7",
         "kind": "Workflow",
         "metadata": {"name": name, "namespace": "default"},
         "spec": {
