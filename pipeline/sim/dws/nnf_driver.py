@@ -9,11 +9,13 @@ the way nnf does, and renders faults in the formats DWS reports them in.
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Iterable
 from contextlib import suppress
 from typing import Any
 
-from pipeline.clients.k8s import WORKFLOW_LABEL
+from pipeline.clients.k8s import WORKFLOW_LABEL, DwsClient
 from pipeline.errors import AlreadyExists, NotFound
 from pipeline.model.directives import (
     Copy,
@@ -154,6 +156,7 @@ def _check_servers(ctx: Context, index: int, d: JobDW | CreatePersistent) -> Non
         },
         status=True,
     )
+    refresh_free(ctx.dws, used)
 
 
 def _setup(ctx: Context, index: int, d: Directive) -> None:
@@ -188,6 +191,47 @@ def _env(ctx: Context) -> dict[str, str]:
     if persistents:
         env["DW_PERSISTENTS"] = ",".join(persistents)
     return env
+
+
+#: One refresh of the rabbits' free space at a time: each reads every Servers afresh, so
+#: the last one to write has seen every allocation made or freed before it.
+_FREE_LOCK = threading.Lock()
+
+
+def refresh_free(dws: DwsClient, rabbits: Iterable[str]) -> None:
+    """Set each rabbit's ``status.capacity`` to its free space, as nnf-sos keeps it: its
+    drives' total less what the Servers of every Workflow hold there (an allocation
+    counts while its status shows a size on that rabbit)."""
+    with _FREE_LOCK:
+        servers, _ = dws.list_objects("servers")
+        for rabbit in sorted(set(rabbits)):
+            try:
+                storage = dws.get("storages", rabbit)
+            except NotFound:
+                continue
+            devices = (storage.get("status") or {}).get("devices") or []
+            total = sum(int(d.get("capacity") or 0) for d in devices)
+            if not total:
+                continue
+            held = 0
+            for server in servers:
+                allocated = {
+                    s.get("label"): s.get("storage") or {}
+                    for s in (server.get("status") or {}).get("allocationSets") or []
+                }
+                for aset in (server.get("spec") or {}).get("allocationSets") or []:
+                    entry = allocated.get(aset.get("label"), {}).get(rabbit) or {}
+                    if int(entry.get("allocationSize") or 0) <= 0:
+                        continue
+                    count = sum(
+                        int(e.get("allocationCount") or 1)
+                        for e in aset.get("storage") or []
+                        if e.get("name") == rabbit
+                    )
+                    held += int(aset.get("allocationSize") or 0) * count
+            free = max(total - held, 0)
+            if int((storage.get("status") or {}).get("capacity") or 0) != free:
+                dws.patch("storages", rabbit, {"status": {"capacity": free}}, status=True)
 
 
 def _teardown(ctx: Context, index: int, d: Directive) -> None:
@@ -229,6 +273,7 @@ def _teardown(ctx: Context, index: int, d: Directive) -> None:
                 {"status": {"allocationSets": emptied}},
                 status=True,
             )
+            refresh_free(ctx.dws, [r for s in emptied for r in s["storage"]])
 
 
 def work(ctx: Context, entry: dict[str, Any], latency_s: float) -> dict[str, Any] | None:
