@@ -31,7 +31,7 @@ from typing import Any
 
 from celery.beat import PersistentScheduler
 
-from pipeline.errors import StoreUnavailable
+from pipeline.errors import PipelineError, StoreUnavailable
 from pipeline.platform.systemd import notify, watchdog_interval
 from pipeline.platform.task import settings_of
 from pipeline.store import Store
@@ -69,8 +69,8 @@ class LeaderScheduler(PersistentScheduler):  # type: ignore[misc]
         try:
             leading = self.lease.hold(self.holder, self.lease_s)
             if leading:
-                self.store.client.set(self.store.keys.beat_tick, f"{time.time():.3f} {self.holder}")
-        except (StoreUnavailable, OSError) as exc:
+                self.lease.note(self.store.keys.beat_tick, f"{time.time():.3f} {self.holder}")
+        except (PipelineError, OSError) as exc:  # Redis down or refusing: never the process
             log.warning("beat: cannot reach Redis for the lease: %s", exc)
             leading = False
         if leading != self.leading:

@@ -64,6 +64,13 @@ class Lease:
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
 
+    def note(self, key: str, value: str) -> None:
+        """Write ``value`` at ``key``: what the holder did last (beat's tick)."""
+        try:
+            self.client.set(key, value)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
     def resign(self, holder: str) -> None:
         """Give the lease up at once if ``holder`` has it."""
         try:
