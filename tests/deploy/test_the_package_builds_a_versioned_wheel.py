@@ -28,12 +28,16 @@ def test_the_wheel_is_versioned_and_holds_its_data(tmp_path: Path) -> None:
         "pipeline/data/sample-cluster.toml",
         "pipeline/data/sample-rabbitmapping.json",
         "pipeline/data/clockstep.c",
+        "pipeline/data/k8s-rbac.yaml",
         "pipeline/py.typed",
         "node_worker/app.py",
         "beat_schedules/schedule.py",
     ):
         assert data in names, data
     assert not [n for n in names if n.startswith("tests/")]
+    # the RBAC rules the demo enforces are those deploy/k8s ships (a link in the tree)
+    rbac = zipfile.ZipFile(wheel).read("pipeline/data/k8s-rbac.yaml")
+    assert rbac == (REPO / "deploy" / "k8s" / "coral2-pipeline.yaml").read_bytes()
 
 
 def test_the_command_reports_the_version() -> None:
