@@ -67,10 +67,9 @@ def test_a_rabbit_jobs_story_is_told_in_order(system: SimulatedSystem) -> None:
     assert [e["at"] for e in told["timeline"]] == sorted(e["at"] for e in told["timeline"])
     assert "task: dws.create run 1: done" in whats
     assert told["pending"] == {"to_flux": [], "tasks": [], "deadlines": {}}
-    assert told["slingshot"]["nodes"] == {
-        "compute01": "services gone",
-        "compute02": "services gone",
-    }
+    nodes = told["slingshot"]["nodes"]
+    assert len(nodes) == 2  # the job's two computes
+    assert set(nodes.values()) == {"services gone"}
     assert told["workflow"] == f"fluxjob-{job.id}"
 
 

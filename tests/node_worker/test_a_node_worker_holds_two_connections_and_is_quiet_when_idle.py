@@ -49,7 +49,13 @@ def node(
                 assert proc.poll() is None, Path(work / "node.log").read_text()
                 assert time.monotonic() < deadline, "the node worker never read its queue"
                 time.sleep(0.1)
-            time.sleep(1.0)  # its start: the one sweep of the unacked index, its bindings
+            # its start (the one sweep of the unacked index, its bindings) uses a connection
+            # of its own: wait until it is closed, however long a loaded machine takes
+            steady = 0
+            while steady < 50:
+                assert time.monotonic() < deadline + 60, "the node worker's start never ended"
+                steady = steady + 1 if connections(proc.pid, server.port) <= 2 else 0
+                time.sleep(0.02)
             yield server, proc.pid, env
         finally:
             proc.terminate()
