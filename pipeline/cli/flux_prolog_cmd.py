@@ -6,9 +6,11 @@ entering RUN (``[job-manager.prolog] command``), with ``FLUX_JOB_ID`` set, and
 starts the job only once it exits 0. It blocks on the job's verdict in Redis
 (``pipeline.store.releases``) — no polling — and exits 0 when the pipeline
 releases the job. When the pipeline fails the job it has already raised an
-exception naming the cause, which makes Flux cancel this prolog; if that
-exception does not arrive within ``--grace`` seconds (the bridge is down), it
-prints the cause and exits 1, and perilog fails the job.
+exception naming the cause, which makes Flux cancel this prolog: the prolog
+waits while that exception is still in the outbox (the bridge is down or
+behind), so that the job fails with the pipeline's reason; if Flux has not
+cancelled it ``--grace`` seconds after the exception was delivered, it prints
+the cause and exits 1, and perilog fails the job.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from typing import Any
 from pipeline.cli.common import CommandError, settings_of
 from pipeline.errors import InputError
 from pipeline.model.jobid import decode_jobid
+
+#: How often a failed job's prolog looks whether the pipeline's exception was delivered (s).
+POLL_S = 0.5
 
 
 def register(sub: Any) -> None:
@@ -49,8 +54,8 @@ def register(sub: Any) -> None:
         type=float,
         default=10.0,
         metavar="S",
-        help="after a failure verdict, wait S seconds for Flux to cancel the prolog "
-        "before exiting 1 (default 10)",
+        help="after a failure verdict, once the pipeline's exception is delivered, wait "
+        "S seconds for Flux to cancel the prolog before exiting 1 (default 10)",
     )
     parser.set_defaults(func=run)
 
@@ -74,8 +79,15 @@ def run(args: argparse.Namespace) -> int:
 
     settings = settings_of(args)
     store = Store.from_url(settings.store_url, settings.pipeline.key_prefix)
+    deadline = time.monotonic() + args.timeout if args.timeout else None
     try:
         verdict = store.releases.wait(jobid, args.timeout or None)
+        if verdict is not None and verdict.status != 0:
+            # Flux cancels us once the pipeline's exception lands
+            while store.exceptions_on_their_way(jobid):
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
+                time.sleep(POLL_S)
     finally:
         store.close()
     if verdict is None:
@@ -87,6 +99,6 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if verdict.status == 0:
         return 0
-    time.sleep(args.grace)  # Flux cancels us once the pipeline's exception lands
+    time.sleep(args.grace)
     print(f"flux-prolog: {verdict.note}", file=sys.stderr)
     return 1

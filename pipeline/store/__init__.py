@@ -184,6 +184,13 @@ class Store:
         """Verdicts on jobs held in the job-manager prolog."""
         return Releases(self.client, self.keys)
 
+    def exceptions_on_their_way(self, jobid: int) -> list[str]:
+        """The outbox entries of the job's exceptions not yet delivered to Flux: a
+        failed job's held prolog waits for them, since the first to land cancels it
+        with the pipeline's own reason."""
+        sent = self.marks.sent(jobid, "exception:")
+        return self.outbox.undelivered(sorted(sent.values()))
+
     def close(self) -> None:
         """Close the Redis connections (a command-line tool that is done)."""
         self.client.close()

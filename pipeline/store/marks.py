@@ -15,18 +15,22 @@
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import redis
 
 from pipeline.errors import StoreUnavailable, TemporaryError
 from pipeline.store.connection import store_errors
 from pipeline.store.keys import Keys
+
+_STREAM_ID = re.compile(r"\d+-\d+")
 
 log = logging.getLogger("coral2_pipeline.store.locks")
 
@@ -100,6 +104,20 @@ class Marks:
             return bool(self.client.hexists(self.keys.marks(jobid), name))
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
+
+    def sent(self, jobid: int, prefix: str) -> dict[str, str]:
+        """The job's marks named ``prefix…`` set by a once-only outbox append, each with
+        its entry's id (marks set otherwise hold no id and are left out)."""
+        try:
+            marks: Any = self.client.hgetall(self.keys.marks(jobid))
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        out: dict[str, str] = {}
+        for raw_name, raw_value in marks.items():
+            name, value = raw_name.decode(), raw_value.decode()
+            if name.startswith(prefix) and _STREAM_ID.fullmatch(value):
+                out[name] = value
+        return out
 
     def clear(self, jobid: int, name: str) -> None:
         """Remove the mark (used when a job's record is deleted)."""

@@ -87,9 +87,11 @@ class Delivery:
 _APPEND_ONCE = """
 local out = {}
 for i = 1, #ARGV, 5 do
-  if redis.call('hsetnx', KEYS[1], ARGV[i + 3], '1') == 1 then
-    out[#out + 1] = redis.call('xadd', KEYS[2], '*',
+  if redis.call('hexists', KEYS[1], ARGV[i + 3]) == 0 then
+    local id = redis.call('xadd', KEYS[2], '*',
       'kind', ARGV[i], 'jobid', ARGV[i + 1], 'payload', ARGV[i + 2], 'sig', ARGV[i + 4])
+    redis.call('hset', KEYS[1], ARGV[i + 3], id)
+    out[#out + 1] = id
   else
     out[#out + 1] = false
   end
@@ -115,8 +117,9 @@ class Outbox:
         """Append ``message`` unless the job's ``mark`` is set; set it in the same step.
 
         The mark and the message are written atomically (one Lua script), so a
-        crash can neither lose the message nor send it twice. Returns the entry
-        id, or None when the mark was already set.
+        crash can neither lose the message nor send it twice; the mark holds the
+        entry's id (:meth:`undelivered` tells whether it is still on its way).
+        Returns the entry id, or None when the mark was already set.
         """
         if message.jobid is None:
             raise InputError("a once-only outbox message needs a jobid")
@@ -285,6 +288,19 @@ class Outbox:
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
         return bool(found)
+
+    def undelivered(self, entry_ids: Sequence[str]) -> list[str]:
+        """Those of ``entry_ids`` still in the outbox, in one round trip."""
+        if not entry_ids:
+            return []
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            for entry_id in entry_ids:
+                pipe.xrange(self.keys.outbox, entry_id, entry_id, count=1)
+            found: Any = pipe.execute()
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return [entry_id for entry_id, rows in zip(entry_ids, found, strict=True) if rows]
 
     def ack(self, *entry_ids: str) -> None:
         """Acknowledge and delete delivered entries, all in one round trip."""

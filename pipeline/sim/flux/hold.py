@@ -4,8 +4,9 @@ A site runs ``coral2-pipeline flux-prolog`` as the job-manager prolog; the
 job starts when it exits 0. :class:`StoreHold` answers the same question
 from the same verdict (``pipeline.store.releases``) without a process per
 job: the job manager asks it on its reactor steps, at most every
-``poll_s`` per job. Like the command, it waits ``grace_s`` after a failure
-verdict for the pipeline's exception to cancel the prolog first.
+``poll_s`` per job. Like the command, after a failure verdict it waits while
+the pipeline's exception is still in the outbox, then ``grace_s`` more, for
+that exception to cancel the prolog first.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ class StoreHold:
         if verdict is None:
             return None
         if verdict.status != 0:
+            if self.store.exceptions_on_their_way(jobid):
+                return None
             since = self._failed_at.setdefault(jobid, now)
             if now - since < self.grace_s:
                 return None
