@@ -1,17 +1,30 @@
-"""One job's node prolog fanned out to 100, 1,000 and 4,000 simulated nodes: from the job
-entering RUN to the job released, broker messages per node, Kubernetes requests from nodes.
+"""One job's node prolog fanned out to 100, 1,000, 4,000 and 11,136 simulated nodes: from
+the job entering RUN to the job released, with the pipeline's part timed apart from the
+nodes', its CPU per node, broker messages per node, Kubernetes requests from nodes.
 
 The whole simulated system runs, signing on: the simulated job manager reports the job
 through the events journal, the pipeline reserves its VNI and sends ``node.prolog`` to
-every node's queue, one node worker process serves every node (simulated Cassini NICs,
-simulated clientmount service), and the job manager's prolog waits on the verdict.
+every node's queue, and the job manager's prolog waits on the verdict. The nodes are
+served by a light emulator (``pipeline.sim.node.emulator``: the node worker's own tasks,
+signature checks and signed answers, one queue per node without kombu's multi-queue
+fetch) that holds every answer until all its nodes have worked: on a machine the nodes
+work at once, on their own cores, while here they share the benchmark's two. So:
 
-``python -m benchmarks.fanout [--nodes 100,1000,4000]``
+* ``send``: RUN (``alloc``) → every node's message in its queue (the pipeline);
+* ``nodes``: the emulated nodes' work, one after the other (the simulation);
+* ``count``: the answers handed over → the job released (the pipeline);
+* ``pipeline``: ``send`` + ``count``, what a machine whose nodes answer at once sees;
+* the pipeline's CPU per node, over the job's whole node work (prolog and epilog).
+
+The job runs twice; the second is measured (the first warms the worker up).
+
+``python -m benchmarks.fanout [--nodes 100,1000,4000,11136]``
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from typing import Any
 
@@ -21,10 +34,13 @@ from benchmarks.elcap import system as elcap_system
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.sim.kube.api import REQUESTS_PATH
 from pipeline.sim.node.agent import USER_AGENT as CLIENTMOUNT_DAEMON
+from pipeline.sim.procstat import cpu_seconds
 from pipeline.sim.system import SimulatedSystem
 
 TASK = {"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 1}]}
 OURS = {"coral2-pipeline", CLIENTMOUNT_DAEMON}
+#: The processes of the pipeline's side of a fan-out.
+PIPELINE = ("worker", "watcher")
 
 
 def _pushes(client: redis.Redis) -> int:
@@ -32,8 +48,40 @@ def _pushes(client: redis.Redis) -> int:
     return sum(int(stats.get(f"cmdstat_{c}", {}).get("calls", 0)) for c in ("lpush", "rpush"))
 
 
+def _pids(sim: SimulatedSystem) -> dict[str, int]:
+    return {
+        name: proc.pid
+        for name, proc in zip(sim.process_names, sim.processes, strict=True)
+        if name in PIPELINE
+    }
+
+
+def _run_job(sim: SimulatedSystem, nodes: int) -> Any:
+    """Run one job on ``nodes`` nodes to its end; return it."""
+    assert sim.flux is not None
+    jobid = sim.flux.submit([{"type": "node", "count": nodes, "with": [TASK]}], runtime_s=0.0)
+    if not sim.flux.wait_inactive([jobid], 1800):
+        raise RuntimeError(f"the {nodes}-node job did not finish in 1,800 s")
+    job = sim.flux.job(jobid)
+    if job.result != "COMPLETED":
+        raise RuntimeError(f"the {nodes}-node job ended {job.result}: {job.exceptions}")
+    return job
+
+
+def _settle(sim: SimulatedSystem) -> None:
+    """Wait until every node task sent is answered (the job's epilogs): the next job's
+    messages then reach the emulator alone."""
+    assert sim.store is not None
+    deadline = time.monotonic() + 1800
+    while sim.store.ledger.unsettled(1):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"node tasks still unanswered: {sim.store.ledger.unsettled(3)}")
+        time.sleep(0.05)
+
+
 def bench_fanout(nodes: int) -> dict[str, float]:
-    """Seconds from RUN to released, broker pushes per node, API requests from nodes."""
+    """The phases' seconds, the pipeline's CPU ms per node, broker pushes per node, API
+    requests from nodes."""
     _, raw = elcap_system(-(-nodes // 16) * 16)  # whole rabbits of 16 computes
     mapping = RabbitMapping.model_validate(raw)
     with SimulatedSystem(
@@ -41,41 +89,58 @@ def bench_fanout(nodes: int) -> dict[str, float]:
         observe_only=False,
         with_flux=True,
         node_workers=True,
+        node_emulators=1,
+        emulator_hold=nodes,
         slingshot=True,
         signing=True,
         latency_s=0.0,
     ) as sim:
         assert sim.flux is not None and sim.kube is not None and sim.redis_url
         client = redis.Redis.from_url(sim.redis_url)
-        before = _pushes(client)
-        jobid = sim.flux.submit([{"type": "node", "count": nodes, "with": [TASK]}], runtime_s=0.0)
-        if not sim.flux.wait_inactive([jobid], 600):
-            raise RuntimeError(f"the {nodes}-node job did not finish in 600 s")
-        job = sim.flux.job(jobid)
-        if job.result != "COMPLETED":
-            raise RuntimeError(f"the {nodes}-node job ended {job.result}: {job.exceptions}")
+        pids = _pids(sim)
+        for _ in range(2):  # the first warms the worker up (imports, connections, caches)
+            cpu_before = cpu_seconds(pids)
+            before = _pushes(client)
+            job = _run_job(sim, nodes)
+            emulator = json.loads(sim.emulator_times(0).read_text())
+            pushes = _pushes(client) - before
+            _settle(sim)  # its epilogs answered: the CPU figure covers the whole node work
+            cpu_after = cpu_seconds(pids)
         times = {
             e.name + str((e.context or {}).get("description", "")): e.timestamp
             for e in job.eventlog
         }
-        released = times["prolog-finishjob-manager.prolog"] - times["alloc"]
-        pushes = _pushes(client) - before
+        alloc, released = times["alloc"], times["prolog-finishjob-manager.prolog"]
         assert sim.kube is not None
         agents: dict[str, int] = sim.kube.sim(REQUESTS_PATH)
         from_nodes = sum(n for agent, n in agents.items() if agent not in OURS)
         client.close()
-    return {"seconds": released, "pushes_per_node": pushes / nodes, "from_nodes": from_nodes}
+    cpu = sum(cpu_after[name] - cpu_before[name] for name in pids)
+    send, count = emulator["sent"] - alloc, released - emulator["answered"]
+    return {
+        "wall": released - alloc,
+        "send": send,
+        "nodes": emulator["answered"] - emulator["sent"],
+        "count": count,
+        "pipeline": send + count,
+        "cpu_ms_per_node": cpu * 1000 / nodes,
+        "pushes_per_node": pushes / nodes,
+        "from_nodes": from_nodes,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.fanout")
-    parser.add_argument("--nodes", default="100,1000,4000")
+    parser.add_argument("--nodes", default="100,1000,4000,11136")
     args = parser.parse_args()
     for nodes in (int(n) for n in args.nodes.split(",")):
         started = time.monotonic()
         result = bench_fanout(nodes)
         print(
-            f"{nodes:>5} nodes: RUN → released {result['seconds']:.2f} s, "
+            f"{nodes:>5} nodes: pipeline {result['pipeline']:.2f} s (send "
+            f"{result['send']:.2f} s + count {result['count']:.2f} s), "
+            f"{result['cpu_ms_per_node']:.2f} ms CPU per node; emulated nodes "
+            f"{result['nodes']:.2f} s; RUN → released {result['wall']:.2f} s; "
             f"{result['pushes_per_node']:.1f} broker pushes per node, "
             f"{result['from_nodes']} API requests from nodes "
             f"(whole run {time.monotonic() - started:.0f} s)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import ssl
 import sys
@@ -135,6 +136,31 @@ def register(sub: Any) -> None:
     )
     mountd.add_argument("--sim-fault-seed", type=int, default=1, metavar="N")
     mountd.set_defaults(func=run_clientmountd)
+    emulator = sims.add_parser(
+        "node-emulator",
+        help="many compute nodes' node workers in one light process (fan-out benchmarks)",
+        description=(
+            "Serve each node's queue with one pipelined RPOP per queue a sweep (not one "
+            "BRPOP naming every queue), running each message through the node worker's own "
+            "tasks, signature checks and signed answers, on simulated Cassini NICs."
+        ),
+    )
+    emulator.add_argument("--hostname", required=True, help="the nodes, a hostlist")
+    emulator.add_argument(
+        "--state-dir", required=True, metavar="DIR", help="the simulated NICs' and jobs' state"
+    )
+    emulator.add_argument(
+        "--hold",
+        type=int,
+        default=0,
+        metavar="N",
+        help="wait for N messages in the nodes' queues, do the nodes' work, then hand all "
+        "the answers over at once (times the pipeline's sending and counting apart)",
+    )
+    emulator.add_argument(
+        "--times", metavar="FILE", default=None, help="with --hold: write when each step ended"
+    )
+    emulator.set_defaults(func=run_node_emulator)
 
 
 def _start_dws(server: KubeApiServer, args: argparse.Namespace) -> DwsController:
@@ -181,6 +207,31 @@ def run_clientmountd(args: argparse.Namespace) -> int:
         pass
     finally:
         agent.stop()
+    return 0
+
+
+def run_node_emulator(args: argparse.Namespace) -> int:
+    """Serve until SIGINT/SIGTERM."""
+    from pipeline.cli.common import settings_of
+    from pipeline.model.hostlist import expand_hostlist
+    from pipeline.sim.node.emulator import NodeEmulator
+
+    try:
+        hosts = expand_hostlist(args.hostname)
+    except ValueError as exc:
+        raise CommandError(f"--hostname: {exc}") from exc
+    if not hosts:
+        raise CommandError("--hostname names no node")
+    if args.hold < 0:
+        raise CommandError(f"--hold must not be negative, got {args.hold}")
+    times = Path(args.times) if args.times else None
+    emulator = NodeEmulator(
+        settings_of(args), hosts, Path(args.state_dir), hold=args.hold, times=times
+    )
+    signal.signal(signal.SIGTERM, lambda *_: emulator.stop())
+    print(f"node emulator serving {len(hosts)} nodes", flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
+        emulator.serve()
     return 0
 
 

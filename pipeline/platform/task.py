@@ -32,7 +32,7 @@ import logging
 import random
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext, suppress
 from functools import cache, cached_property
 from typing import Any
@@ -49,6 +49,9 @@ from pipeline.settings import Settings
 from pipeline.store import Holding, Keys, Store
 
 log = logging.getLogger("coral2_pipeline.tasks")
+
+#: How many messages kombu buffers before one pipelined write to the broker.
+PUBLISH_BATCH = 1000
 
 __all__ = [
     "NODE_QUEUE_PREFIX",
@@ -103,8 +106,12 @@ def store_of(app: Celery) -> Store:
     return _store(settings.store_url, p.key_prefix, p.security_key, p.security_cert_store)
 
 
-#: Tasks too frequent or too plain for a job's timeline (the Workflow's states are in it)
-QUIET_TASKS = frozenset({"dws.observe"})
+#: Tasks too frequent or too plain for a job's timeline: the Workflow's states are in it,
+#: and a node's answers, one per node of the job, are in the node-work trace
+#: (``pipeline.platform.nodework``)
+QUIET_TASKS = frozenset(
+    {"dws.observe", "job.prolog_done", "job.clientmount_done", "job.epilog_done"}
+)
 
 #: The tasks that serve a request of Flux's, and how the job's timeline names it.
 FLUX_REQUESTS = {
@@ -146,10 +153,19 @@ def dispatch(
     return task_id
 
 
-def send(app: Celery, name: str, kwargs: dict[str, Any], task_id: str, queue: str | None) -> None:
+def send(
+    app: Celery,
+    name: str,
+    kwargs: dict[str, Any],
+    task_id: str,
+    queue: str | None,
+    producer: Any = None,
+) -> None:
     """Send one message: through the registered task's own ``apply_async`` (its queue and
     options), or by name for a node task, which only the node workers register."""
     options: dict[str, Any] = {"queue": queue} if queue else {}
+    if producer is not None:
+        options["producer"] = producer
     if name in app.tasks:
         app.tasks[name].apply_async(kwargs=kwargs, task_id=task_id, **options, **reprs(kwargs))
     elif queue is not None and queue.startswith(settings_of(app).pipeline.queues.node_prefix):
@@ -161,11 +177,43 @@ def send(app: Celery, name: str, kwargs: dict[str, Any], task_id: str, queue: st
 def dispatch_node(app: Celery, store: Store, node: str, name: str, kwargs: dict[str, Any]) -> str:
     """Send node task ``name`` to ``node``'s queue, noted in the ledger like every message
     (the node's answer crosses it out: its task names the node task's id)."""
-    queue = settings_of(app).pipeline.queues.node_prefix + node
-    node_queue(node)  # refuses a hostname that cannot name a queue
-    task_id = dispatch(app, store, name, kwargs, queue=queue)
-    nodework.trace("sent", name, kwargs.get("jobid"), node, task_id)
-    return task_id
+    return dispatch_nodes(app, store, [(node, name, kwargs)])[0]
+
+
+def dispatch_nodes(
+    app: Celery, store: Store, sends: Sequence[tuple[str, str, dict[str, Any]]]
+) -> list[str]:
+    """Send each ``(node, task name, kwargs)`` to its node's queue; return their task ids.
+
+    A whole machine's node tasks cost a dozen round trips, not two per node: every
+    message is noted in the ledger first (a thousand a round trip), then published
+    through one producer in kombu's publish batches (one pipelined write for up to a
+    thousand). Should publishing fail, every entry is crossed out and the error raised,
+    as :func:`dispatch` does: messages already published are answered, and their
+    answers find no entry (a copy's path), so nothing is counted twice.
+    """
+    prefix = settings_of(app).pipeline.queues.node_prefix
+    messages = []
+    for node, name, kwargs in sends:
+        node_queue(node)  # refuses a hostname that cannot name a queue
+        messages.append((str(uuid.uuid4()), name, kwargs, prefix + node))
+    if not messages:
+        return []
+    resend_after_s = settings_of(app).pipeline.resend_after
+    store.ledger.note_all(messages, now=time.time(), resend_after_s=resend_after_s)
+    try:
+        with app.producer_or_acquire() as producer, producer.batch(PUBLISH_BATCH):
+            for task_id, name, kwargs, queue in messages:
+                send(app, name, kwargs, task_id, queue, producer)
+    except BaseException:
+        try:
+            store.ledger.done_all([task_id for task_id, *_ in messages])
+        except StoreUnavailable as exc:  # they will be sent later: tasks are idempotent
+            log.warning("sending node tasks failed, and so did crossing them out: %s", exc)
+        raise
+    for (node, _, kwargs), (task_id, name, _, _) in zip(sends, messages, strict=True):
+        nodework.trace("sent", name, kwargs.get("jobid"), node, task_id)
+    return [task_id for task_id, *_ in messages]
 
 
 def reprs(kwargs: dict[str, Any]) -> dict[str, str]:

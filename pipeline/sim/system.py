@@ -66,6 +66,12 @@ class SimulatedSystem:
     epilog_timeout_s: float = 0.0
     runtime_s: float = 0.2
     node_workers: bool = False
+    #: with ``node_workers``: serve the computes' queues with this many light emulator
+    #: processes (``coral2-pipeline sim node-emulator``, no clientmount daemon) instead of
+    #: one Celery node worker — the fan-out benchmarks; ``emulator_hold``: each waits for
+    #: that many messages, then hands its nodes' answers over at once (0: no holding)
+    node_emulators: int = 0
+    emulator_hold: int = 0
     #: give every compute four simulated Cassini NICs and CXI services to every job
     slingshot: bool = False
     #: sign every task message: the management side and the node workers each with their
@@ -153,7 +159,7 @@ class SimulatedSystem:
     def _popen(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
         with (self.workdir / f"{name}.log").open("ab") as log:  # the child keeps its own fd
             env = self.env()
-            if name == "node-worker":  # a compute node has no Kubernetes identity
+            if name.startswith("node-"):  # a compute node has no Kubernetes identity
                 env.update(self.node_env)
                 env.pop("CORAL2_PIPELINE_PIPELINE__KUBECONFIG", None)
                 env.pop("CORAL2_PIPELINE_PIPELINE__API_HOST", None)
@@ -362,6 +368,9 @@ class SimulatedSystem:
         """One simulated node worker serving every compute (and playing clientmountd)."""
         assert self.app is not None
         computes = list(self.mapping.computes)
+        if self.node_emulators:
+            self._start_node_emulators(computes)
+            return
         argv = [sys.executable, "-m", "pipeline.cli", "node-worker", "--backend", "simulated"]
         argv += ["--hostname", encode_hostlist(computes), "--sim-root", str(self.workdir / "mnt")]
         argv += ["--nic", "simulated" if self.slingshot else "none"]
@@ -385,6 +394,31 @@ class SimulatedSystem:
         self._spawn("node-worker", [*argv, "--sim-clientmountd-apart"])
         queue = settings.pipeline.queues.node_prefix + computes[-1]
         self.app.send_task("node.ping", args=[computes[-1]], queue=queue).get(timeout=120)
+
+    def _start_node_emulators(self, computes: list[str]) -> None:
+        share = -(-len(computes) // self.node_emulators)
+        for index in range(self.node_emulators):
+            hosts = computes[index * share : (index + 1) * share]
+            argv = [sys.executable, "-m", "pipeline.cli", "sim", "node-emulator"]
+            argv += ["--hostname", encode_hostlist(hosts)]
+            argv += ["--state-dir", str(self.workdir / f"emulator-{index}")]
+            if self.emulator_hold:
+                argv += [f"--hold={self.emulator_hold}"]
+                argv += ["--times", str(self.emulator_times(index))]
+            self._spawn(f"node-emulator-{index}", argv)
+        deadline = time.monotonic() + 300  # each loads its nodes' keys first
+        for index in range(self.node_emulators):
+            log = self.workdir / f"node-emulator-{index}.log"
+            while "serving" not in log.read_text():
+                if self.processes[self.process_names.index(f"node-emulator-{index}")].poll():
+                    raise ConfigError(f"node emulator {index} died; see {log}")
+                if time.monotonic() > deadline:
+                    raise ConfigError(f"node emulator {index} did not start; see {log}")
+                time.sleep(0.05)
+
+    def emulator_times(self, index: int) -> Path:
+        """Where held node emulator ``index`` writes when its steps ended."""
+        return self.workdir / f"emulator-{index}-times.json"
 
     def _start_flux(self, settings: Settings) -> None:
         """The simulated job manager with dws-jobtap, served by our hooks, fed by the outbox."""

@@ -64,8 +64,10 @@ class Tally:
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
 
-    def add(self, jobid: int, phase: str, node: str) -> Counted:
-        """Count ``node``'s answer to ``phase``."""
+    def add(self, jobid: int, phase: str, node: str, *, ends: str | None = None) -> Counted:
+        """Count ``node``'s answer to ``phase``; with ``ends`` (the id of the node task the
+        answer ends), cross that task out of the ledger in the same transaction: an answer
+        costs one round trip, and the count never goes without the crossing out."""
         key, meta = self.keys.tally(jobid, phase), self.keys.tally_meta(jobid)
         try:
             pipe = self.client.pipeline(transaction=True)
@@ -73,7 +75,10 @@ class Tally:
             pipe.expire(key, TTL_S)
             pipe.scard(key)
             pipe.hgetall(meta)
-            added, _, count, fields = pipe.execute()
+            if ends is not None:
+                pipe.hdel(self.keys.ledger, ends)
+                pipe.zrem(self.keys.ledger_due, ends)
+            added, _, count, fields = pipe.execute()[:4]
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
         expected = int(fields.get(b"expected", 0))

@@ -62,8 +62,8 @@ from pipeline.tasks import timeouts
 
 log = logging.getLogger("coral2_pipeline.act")
 
-#: How a node task is sent: (node, task name, kwargs).
-SendNode = Callable[[str, str, dict[str, Any]], object]
+#: How node tasks are sent: each (node, task name, kwargs), all in one go.
+SendNode = Callable[[Sequence[tuple[str, str, dict[str, Any]]]], object]
 #: The actions that say work is done: performed after all the others of their list.
 MARKS = (MarkDone, FinishJob)
 
@@ -172,9 +172,16 @@ class _Performer:
 
     def _in_order(self, actions: Sequence[Action]) -> None:
         sends: list[tuple[OutboxMessage, str]] = []  # consecutive SendOnce: one round trip
+        to_nodes: list[tuple[str, str, dict[str, Any]]] = []  # consecutive SendNodeTask
         for index, action in enumerate(actions):
-            if BETWEEN is not None and not sends:
+            if BETWEEN is not None and not sends and not to_nodes:
                 BETWEEN(self.jobid, action)
+            if isinstance(action, SendNodeTask):
+                to_nodes.append((action.node, action.name, action.kwargs))
+                if index + 1 == len(actions) or not isinstance(actions[index + 1], SendNodeTask):
+                    self._send_nodes(to_nodes)
+                    to_nodes = []
+                continue
             if isinstance(action, SendOnce):
                 sends.append((OutboxMessage(action.kind, self.jobid, action.payload), action.mark))
                 if index + 1 == len(actions) or not isinstance(actions[index + 1], SendOnce):
@@ -245,7 +252,7 @@ class _Performer:
             case DisarmDeadline(kind):
                 timeouts.disarm(store, self.jobid, kind)
             case SendNodeTask(node, task_name, kwargs):
-                self._send_node(node, task_name, kwargs)
+                self._send_nodes([(node, task_name, kwargs)])
             case ReleaseVnis(nodes):
                 with suppress(VniError):  # unknown job: released already
                     store.vnipool.release(self.jobid, nodes)
@@ -256,17 +263,19 @@ class _Performer:
             case ExpectAnswers(count):
                 store.tally.expect(self.jobid, count)
             case MarkMounted():
-                for node in sorted(store.tally.flag(self.jobid, "mounted", "prolog")):
-                    self._send_node(
-                        node, "node.clientmount", {"jobid": self.jobid, "action": "stop"}
-                    )
+                stopped = sorted(store.tally.flag(self.jobid, "mounted", "prolog"))
+                stop = {"jobid": self.jobid, "action": "stop"}
+                self._send_nodes([(node, "node.clientmount", stop) for node in stopped])
             case _:
                 assert_never(action)
 
-    def _send_node(self, node: str, task_name: str, kwargs: dict[str, Any]) -> None:
+    def _send_nodes(self, sends: Sequence[tuple[str, str, dict[str, Any]]]) -> None:
+        if not sends:
+            return
         if self.send_node is None:
+            node, task_name, _ = sends[0]
             raise PermanentError(f"job {self.jobid}: no way to send {task_name} to {node}")
-        self.send_node(node, task_name, {"hostname": node, **kwargs})
+        self.send_node([(node, name, {"hostname": node, **kwargs}) for node, name, kwargs in sends])
 
     def _move(
         self,

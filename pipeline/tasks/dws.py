@@ -13,6 +13,7 @@ import logging
 import os
 import pwd
 import time
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
@@ -20,7 +21,7 @@ from pipeline.errors import InputError, NotFound
 from pipeline.model.breakdown import storages_of
 from pipeline.model.job import JobRecord
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.platform.task import PipelineTask, dispatch_node, pipeline_task
+from pipeline.platform.task import PipelineTask, dispatch_nodes, pipeline_task
 from pipeline.states import hooks
 from pipeline.states.actions import Action
 from pipeline.store.jobs import ENDED
@@ -49,8 +50,8 @@ def act(
 ) -> bool:
     """Perform ``actions`` for ``jobid`` with the task's store, DWS client and app."""
 
-    def send_node(node: str, name: str, kwargs: dict[str, Any]) -> str:
-        return dispatch_node(task.app, task.store, node, name, kwargs)
+    def send_node(sends: Sequence[tuple[str, str, dict[str, Any]]]) -> list[str]:
+        return dispatch_nodes(task.app, task.store, sends)
 
     retention = task.settings.pipeline.retention
     return perform(

@@ -33,33 +33,42 @@ log = logging.getLogger("coral2_pipeline.tasks")
 
 def _stranger(task: PipelineTask, jobid: int, node: str, task_id: str) -> bool:
     """Whether the answer of ``node`` for ``jobid`` (ending node task ``task_id``) comes
-    from a node the work was not sent to: then it is set aside as a dead letter, nothing
-    of it counted and no ledger entry crossed out. The signature proved which node sent
-    it (``pipeline.platform.signing``); this proves that node was sent the work: the
-    ledger's entry of ``task_id``, while it has one, names that node's queue and that
-    job, and the job's record names that node among its computes."""
-    why = ""
+    from a node the work was not sent to (see :func:`_proof`)."""
+    return _proof(task, jobid, node, task_id) is None
+
+
+def _proof(task: PipelineTask, jobid: int, node: str, task_id: str) -> str | None:
+    """What proves that ``node``, answering for ``jobid`` (ending node task ``task_id``),
+    was sent the work: ``"ledger"`` (the ledger's entry of ``task_id`` names that node's
+    queue and that job) or ``"record"`` (its entry crossed out — a copy of an answer —
+    the job's record names that node among its computes). None: nothing does, and the
+    answer is set aside as a dead letter, nothing of it counted and no ledger entry
+    crossed out. The signature proved which node sent it (``pipeline.platform.signing``).
+    The ledger is read first: a whole-machine job's record names every node, and
+    reading it for each of its answers would grow with the square of the job's size."""
     queue = task.settings.pipeline.queues.node_prefix + node
     entry = task.store.ledger.get(task_id)
-    if entry is not None and (entry.queue != queue or entry.kwargs.get("jobid") != jobid):
+    if entry is not None:
+        if entry.queue == queue and entry.kwargs.get("jobid") == jobid:
+            return "ledger"
         why = (
             f"{node} answered for task {task_id}, which was sent to {entry.queue} for job "
             f"{entry.kwargs.get('jobid')}, not to {queue} for job {jobid}"
         )
     else:
         record = task.store.jobs.get(jobid)
-        if record is not None:
-            nodes = set(record.node_work.nodes if record.node_work else [])
-            nodes |= set(record.slingshot.nodes if record.slingshot else [])
-            if node not in nodes:
-                why = f"{node} answered for job {jobid}, which does not run on it"
-    if not why:
-        return False
+        if record is None:
+            return "record"  # the job is long gone: the answer changes nothing
+        nodes = set(record.node_work.nodes if record.node_work else [])
+        nodes |= set(record.slingshot.nodes if record.slingshot else [])
+        if node in nodes:
+            return "record"
+        why = f"{node} answered for job {jobid}, which does not run on it"
     request = {"task": task.name, "id": task.request.id, "kwargs": task.request.kwargs}
     raw = json.dumps(request, default=repr)
     task.store.dead_letters.add(task.settings.pipeline.queues.lifecycle, raw, f"refused: {why}")
     log.warning("%s: refused: %s", task.name, why)
-    return True
+    return None
 
 
 def _reserve(task: PipelineTask, record: JobRecord, option: Any, hosts: list[str]) -> list[Action]:
@@ -135,9 +144,16 @@ def run(
 
 
 def _answered(task: PipelineTask, jobid: int, phase: str, node: str, task_id: str) -> None:
-    """Count one node's answer without the job's lock; the one that completes the phase
-    sends the locked decision (``job.answers_complete``)."""
-    counted = task.store.tally.add(jobid, phase, node)
+    """Count one node's answer without the job's lock, unless it comes from a stranger;
+    the one that completes the phase sends the locked decision
+    (``job.answers_complete``). The count crosses the node task out of the ledger in the
+    same transaction; should this run die before what follows, the answer's message is
+    delivered again, and its copy (no ledger entry now) completes the phase again."""
+    proof = _proof(task, jobid, node, task_id)
+    if proof is None:
+        return
+    ends = task_id if proof == "ledger" else None
+    counted = task.store.tally.add(jobid, phase, node, ends=ends)
     nodework.trace(
         "counted", f"{phase} answer", jobid, node, "completes" if counted.completes else ""
     )
@@ -148,7 +164,6 @@ def _answered(task: PipelineTask, jobid: int, phase: str, node: str, task_id: st
         dispatch_node(task.app, task.store, node, "node.clientmount", stop)
     if counted.completes:
         dispatch(task.app, task.store, "job.answers_complete", {"jobid": jobid})
-    task.store.ledger.done(task_id)
 
 
 @pipeline_task("job.prolog_done", queue="lifecycle")
@@ -164,7 +179,7 @@ def prolog_done(
     """A node's prolog ended (``error``: why it could not do its part); sent by the node.
     Counted without the job's lock: a whole-machine job gets one per node. ``late``: a
     copy that reached the node after the job's epilog, which it ignored."""
-    if _stranger(task, jobid, node, task_id):
+    if (late or error) and _stranger(task, jobid, node, task_id):
         return
     if late:
         task.store.ledger.done(task_id)
@@ -184,7 +199,7 @@ def clientmount_done(
 ) -> None:
     """A node stopped the clientmount service after the job's PreRun; sent by the node
     (``late``: a copy after the job's epilog, which it ignored)."""
-    if _stranger(task, jobid, node, task_id):
+    if late and _stranger(task, jobid, node, task_id):
         return
     if late:
         task.store.ledger.done(task_id)
