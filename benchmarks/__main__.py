@@ -112,7 +112,8 @@ def main() -> None:
         table.add_row(
             f"one job's node prolog on {nodes:,} emulated nodes, signed",
             f"pipeline {r['pipeline']:.2f} s (send {r['send']:.2f} + count "
-            f"{r['count']:.2f}), {r['cpu_ms_per_node']:.2f} ms CPU per node; "
+            f"{r['count']:.2f}), epilog {r['epilog']:.2f} s, "
+            f"{r['cpu_ms_per_node']:.2f} ms CPU per node; "
             f"{r['pushes_per_node']:.1f} broker pushes per node, {r['from_nodes']:.0f} API "
             "requests from nodes",
             f"{target}0 API requests from nodes",

@@ -14,6 +14,8 @@ work at once, on their own cores, while here they share the benchmark's two. So:
 * ``nodes``: the emulated nodes' work, one after the other (the simulation);
 * ``count``: the answers handed over → the job released (the pipeline);
 * ``pipeline``: ``send`` + ``count``, what a machine whose nodes answer at once sees;
+* ``epilog``: the same for CLEANUP (``finish``) → the job's VNIs out of quarantine,
+  every node's services destroyed and confirmed;
 * the pipeline's CPU per node, over the job's whole node work (prolog and epilog).
 
 The job runs twice; the second is measured (the first warms the worker up).
@@ -68,15 +70,24 @@ def _run_job(sim: SimulatedSystem, nodes: int) -> Any:
     return job
 
 
-def _settle(sim: SimulatedSystem) -> None:
-    """Wait until every node task sent is answered (the job's epilogs): the next job's
-    messages then reach the emulator alone."""
+def _settle(sim: SimulatedSystem, prolog: dict[str, float]) -> tuple[dict[str, float], float]:
+    """Wait until every node task sent is answered (the job's epilogs) and the job's VNIs
+    are out of quarantine; return the emulator's times of the epilog round and when the
+    quarantine was found empty. The next job's messages then reach the emulator alone."""
     assert sim.store is not None
     deadline = time.monotonic() + 1800
+    epilog = prolog
+    while epilog == prolog or sim.store.vnipool.query()["quarantine"]:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"still in quarantine: {sim.store.vnipool.query()['quarantine']}")
+        time.sleep(0.01)
+        epilog = json.loads(sim.emulator_times(0).read_text())
+    freed = time.time()
     while sim.store.ledger.unsettled(1):
         if time.monotonic() > deadline:
             raise RuntimeError(f"node tasks still unanswered: {sim.store.ledger.unsettled(3)}")
         time.sleep(0.05)
+    return epilog, freed
 
 
 def bench_fanout(nodes: int) -> dict[str, float]:
@@ -104,13 +115,15 @@ def bench_fanout(nodes: int) -> dict[str, float]:
             job = _run_job(sim, nodes)
             emulator = json.loads(sim.emulator_times(0).read_text())
             pushes = _pushes(client) - before
-            _settle(sim)  # its epilogs answered: the CPU figure covers the whole node work
+            # its epilogs answered: the CPU figure covers the whole node work
+            epilog, freed = _settle(sim, emulator)
             cpu_after = cpu_seconds(pids)
         times = {
             e.name + str((e.context or {}).get("description", "")): e.timestamp
             for e in job.eventlog
         }
         alloc, released = times["alloc"], times["prolog-finishjob-manager.prolog"]
+        cleanup = times["finish"]
         assert sim.kube is not None
         agents: dict[str, int] = sim.kube.sim(REQUESTS_PATH)
         from_nodes = sum(n for agent, n in agents.items() if agent not in OURS)
@@ -123,6 +136,7 @@ def bench_fanout(nodes: int) -> dict[str, float]:
         "nodes": emulator["answered"] - emulator["sent"],
         "count": count,
         "pipeline": send + count,
+        "epilog": (epilog["sent"] - cleanup) + (freed - epilog["answered"]),
         "cpu_ms_per_node": cpu * 1000 / nodes,
         "pushes_per_node": pushes / nodes,
         "from_nodes": from_nodes,
@@ -140,7 +154,8 @@ def main() -> None:
             f"{nodes:>5} nodes: pipeline {result['pipeline']:.2f} s (send "
             f"{result['send']:.2f} s + count {result['count']:.2f} s), "
             f"{result['cpu_ms_per_node']:.2f} ms CPU per node; emulated nodes "
-            f"{result['nodes']:.2f} s; RUN → released {result['wall']:.2f} s; "
+            f"{result['nodes']:.2f} s; RUN → released {result['wall']:.2f} s; epilog "
+            f"(CLEANUP → VNIs out of quarantine, the pipeline's part) {result['epilog']:.2f} s; "
             f"{result['pushes_per_node']:.1f} broker pushes per node, "
             f"{result['from_nodes']} API requests from nodes "
             f"(whole run {time.monotonic() - started:.0f} s)"

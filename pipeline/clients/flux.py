@@ -63,6 +63,14 @@ class FluxHandle:
             raise _translated(exc) from exc
         return answer if isinstance(answer, dict) else {}
 
+    def attr(self, name: str) -> str | None:
+        """Broker attribute ``name`` (``flux getattr``); None when the broker has none."""
+        try:
+            value = self.handle.attr_get(name)
+        except OSError:
+            return None
+        return value if isinstance(value, str) else None
+
     def kvs_put(self, jobid: int, key: str, value: Any) -> None:
         """Put ``key`` in the job's KVS directory and commit."""
         try:

@@ -30,8 +30,10 @@ from pipeline.model.idset import decode_idset, encode_idset
 
 #: Events posted to the resource eventlog (replayed after a restart).
 PERSISTENT = frozenset({"restart", "resource-define", "resource-update", "drain", "undrain"})
-#: Events only the journal streams.
-JOURNAL_ONLY = frozenset({"online", "offline", "torpid", "lively"})
+#: Events only the journal streams. ``truncate`` (flux-core 0.88) heads a journal whose
+#: oldest events were dropped (``[resource] journal-max``, 100,000 by default): it carries
+#: the timestamp of the last event dropped, and no context.
+JOURNAL_ONLY = frozenset({"online", "offline", "torpid", "lively", "truncate"})
 EVENT_NAMES = PERSISTENT | JOURNAL_ONLY
 #: ``resource-define``'s ``method`` values.
 DEFINE_METHODS = ("configuration", "dynamic-discovery", "reload", "job-info", "kvs")
@@ -51,7 +53,10 @@ REQUIRED: Mapping[str, Mapping[str, str]] = {
     "offline": {"idset": "idset"},
     "torpid": {"idset": "idset"},
     "lively": {"idset": "idset"},
+    "truncate": {},
 }
+#: Events whose context may be left out (flux-core writes none).
+NO_CONTEXT = frozenset({"truncate"})
 
 
 class ResourceEventError(EventlogError):
@@ -96,6 +101,8 @@ def check_event(event: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(stamp, bool) or not isinstance(stamp, int | float) or not math.isfinite(stamp):
         raise _fail(name, f"timestamp must be a number of seconds, got {stamp!r}")
     context = event.get("context")
+    if context is None and name in NO_CONTEXT:
+        context = {}
     if not isinstance(context, Mapping):
         raise _fail(name, "a context object is required")
     for key, kind in REQUIRED[str(name)].items():
@@ -105,6 +112,8 @@ def check_event(event: Mapping[str, Any]) -> dict[str, Any]:
     reason = context.get("reason")
     if name == "drain" and reason is not None and not isinstance(reason, str):
         raise _fail(name, f"reason must be a string, got {reason!r}")
+    if name == "truncate" and "nodelist" in context:  # the bridge's note of the instance
+        _check_value(str(name), "nodelist", "hostlist", context["nodelist"])
     return {"timestamp": float(stamp), "name": name, "context": dict(context)}
 
 
@@ -182,6 +191,8 @@ def event_pairs(name: str, idset: str, nodelist: str) -> list[tuple[int, str]]:
 def _drain_fields(event: Mapping[str, Any]) -> tuple[str, str, str, float, Mapping[str, Any]]:
     name = event.get("name")
     context = event.get("context")
+    if context is None and name in NO_CONTEXT:
+        context = {}
     if not isinstance(context, Mapping):
         raise _fail(name, "a context object is required")
     try:

@@ -58,6 +58,9 @@ def follow(events: Iterable[Mapping[str, Any]], seen: Seen) -> tuple[dict[str, s
             for host in seen.hosts:
                 patch[host] = ENABLED if host in online else DISABLED
             seen.online = online
+        elif name == "truncate" and context.get("nodelist"):
+            # events were dropped before it, the restart that names the ranks among them
+            seen.hosts = expand_hostlist(str(context["nodelist"]))
         elif name in ("online", "offline"):
             hosts = _hosts(seen, str(context["idset"]))
             if name == "online":

@@ -28,8 +28,12 @@ from pipeline.model.resource_events import PERSISTENT, check_event, compact, dra
 from pipeline.store.connection import store_errors
 from pipeline.store.keys import Keys
 
-#: Events read per round trip (a journal batch).
+#: Events read per round trip.
 BATCH = 1_000
+#: Events a journal response holds at most, as flux-core sends them.
+RESPONSE_EVENTS = 100
+#: flux-core's ``[resource] journal-max``: the most events the journal streams.
+JOURNAL_MAX = 100_000
 
 
 class ResourceLog:
@@ -127,20 +131,47 @@ class ResourceLog:
         return drained(self.events(persistent_only=True), nodelist)
 
     def journal(
-        self, cancel: threading.Event | None = None, block_ms: int = 500
+        self,
+        cancel: threading.Event | None = None,
+        block_ms: int = 500,
+        journal_max: int = JOURNAL_MAX,
     ) -> Iterator[dict[str, Any]]:
-        """RFC 44 journal responses: history in batches, the sentinel, then live events.
+        """RFC 44 journal responses as flux-core 0.88 sends them: the history in batches of
+        at most :data:`RESPONSE_EVENTS` — a ``resource-define`` alone, with ``R`` — the
+        sentinel (an empty ``events`` array), then live events.
 
-        A batch holding ``resource-define`` carries ``R``. Stops when ``cancel``
-        is set (or the consumer closes the generator).
+        A history longer than ``journal_max`` starts with a ``truncate`` event (the
+        timestamp of the last event left out, no context) followed by the newest
+        ``journal_max - 1`` events, as flux-core's journal does once it has dropped its
+        oldest. Stops when ``cancel`` is set (or the consumer closes the generator).
         """
         cancel = cancel or threading.Event()
         last = "0-0"
+        length = self.length()
+        skip = length - (journal_max - 1) if 0 < journal_max < length else 0
+        batch: list[dict[str, Any]] = []
         for page_end, page in self._pages():
             if cancel.is_set():
                 return
             last = page_end
-            yield self._response(page)
+            for event in page:
+                if skip:
+                    skip -= 1
+                    if not skip:  # the last one left out: its timestamp heads the journal
+                        batch.append({"timestamp": event["timestamp"], "name": "truncate"})
+                    continue
+                if event.get("name") == "resource-define":
+                    if batch:
+                        yield {"events": batch}
+                    batch = []
+                    yield self._response([event])
+                    continue
+                batch.append(event)
+                if len(batch) >= RESPONSE_EVENTS:
+                    yield {"events": batch}
+                    batch = []
+        if batch:
+            yield {"events": batch}
         yield {"events": []}
         while not cancel.is_set():
             reply = self._do("xread", {self.stream: last}, count=BATCH, block=block_ms)

@@ -171,4 +171,4 @@ def test_a_drain_whose_nodelist_does_not_cover_its_idset_is_refused_on_replay() 
 
 def test_persistent_and_journal_only_events_are_apart() -> None:
     assert {"restart", "resource-define", "resource-update", "drain", "undrain"} == PERSISTENT
-    assert {"online", "offline", "torpid", "lively"} == JOURNAL_ONLY
+    assert {"online", "offline", "torpid", "lively", "truncate"} == JOURNAL_ONLY

@@ -1,6 +1,8 @@
-"""The resource journal in Redis: the history in batches, R with the batch that holds
-``resource-define``, one sentinel (an empty ``events`` array), then live events until the
-consumer cancels; a bad event is refused whole; compaction keeps the replay."""
+"""The resource journal in Redis, as flux-core 0.88 streams it: the history in batches,
+``resource-define`` alone with R, one sentinel (an empty ``events`` array), then live
+events until the consumer cancels; past ``journal-max`` events, a leading ``truncate``
+stamped with the last event left out; a bad event is refused whole; compaction keeps the
+replay."""
 
 from __future__ import annotations
 
@@ -62,11 +64,12 @@ def test_history_comes_in_batches_then_the_sentinel_then_live_events(
     log.post(online(2.0, "0-3"), drain(3.0, 1))
     cancel = threading.Event()
     journal = log.journal(cancel, block_ms=50)
-    first, second = next(journal), next(journal)
-    assert [e["name"] for e in first["events"]] == ["restart", "resource-define"]
-    assert first["R"] == R
+    first, define, second = next(journal), next(journal), next(journal)
+    assert [e["name"] for e in first["events"]] == ["restart"]
+    assert [e["name"] for e in define["events"]] == ["resource-define"]
+    assert define["R"] == R
     assert [e["name"] for e in second["events"]] == ["online", "drain"]
-    assert "R" not in second
+    assert "R" not in first and "R" not in second
     assert next(journal) == {"events": []}  # the sentinel
     log.post(online(4.0, "2"))
     assert next(journal)["events"] == [online(4.0, "2")]
@@ -110,3 +113,32 @@ def test_journal_only_events_are_not_replayed(store: Store) -> None:
     log.post(restart(1.0), online(2.0, "0-3"), drain(3.0, 2))
     assert [e["name"] for e in log.events(persistent_only=True)] == ["restart", "drain"]
     assert log.since("0")[1][1] == online(2.0, "0-3")
+
+
+def test_a_history_past_journal_max_starts_with_a_truncate(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(module, "RESPONSE_EVENTS", 3)
+    log = store.resource_log
+    log.post(restart(1.0), online(2.0, "0-3"))
+    log.post(*(drain(float(t), t % 4, overwrite=1) for t in range(3, 10)))  # 9 events in all
+    cancel = threading.Event()
+    responses = []
+    for response in log.journal(cancel, block_ms=50, journal_max=5):
+        if not response["events"]:
+            break
+        responses.append(response["events"])
+    cancel.set()
+    # flux-core's reslog_truncate: the newest journal-max - 1 events, after a truncate
+    # stamped with the last one dropped, and no context
+    assert [len(batch) for batch in responses] == [3, 2]
+    events = [e for batch in responses for e in batch]
+    assert events[0] == {"timestamp": 5.0, "name": "truncate"}
+    assert [e["timestamp"] for e in events[1:]] == [6.0, 7.0, 8.0, 9.0]
+
+
+def test_a_journal_within_journal_max_has_no_truncate(store: Store) -> None:
+    log = store.resource_log
+    log.post(restart(1.0), online(2.0, "0-3"), drain(3.0, 1))
+    names = [e["name"] for e in next(log.journal(journal_max=3))["events"]]
+    assert names == ["restart", "online", "drain"]

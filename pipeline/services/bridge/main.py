@@ -65,7 +65,7 @@ def run_bridge(
         return [decode_jobid(f58) for f58 in store.vnipool.query()["jobs"]]
 
     states = JobStates(hooks, reserved, view=store.flux_jobs)
-    resources = ResourceMirror(store.resource_log)
+    resources = ResourceMirror(store.resource_log, hostlist=handle.attr("hostlist"))
 
     def deliver() -> None:
         states.flush()
