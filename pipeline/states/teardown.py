@@ -16,6 +16,13 @@ from pipeline.states.actions import (
 from pipeline.states.snapshot import Snapshot, WorkflowState
 
 
+#: The deadlines on a Workflow's states: all disarmed once it is torn down, those the
+#: record does not name too (an arming whose task was killed before the record held it).
+WORKFLOW_DEADLINES = frozenset(
+    {"setup_timeout", "prerun_timeout", "tc_timeout", "postrun_timeout", "teardown_after"}
+)
+
+
 def advance(
     snapshot: Snapshot, job: JobRecord, now: float, settings: RabbitSettings
 ) -> list[Action]:
@@ -31,7 +38,7 @@ def advance(
     return [
         *release,
         *timing(job.jobid, "Teardown", snapshot.workflow),
-        *(DisarmDeadline(kind) for kind in sorted(job.deadlines)),
+        *(DisarmDeadline(kind) for kind in sorted({*job.deadlines, *WORKFLOW_DEADLINES})),
         DeleteWorkflow(),
         MarkDone(done),
     ]

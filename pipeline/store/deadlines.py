@@ -4,6 +4,11 @@ The beat task sweeps it every second; :meth:`Deadlines.claim_due` pops due
 members atomically (one Lua script), so two sweepers never fire the same
 deadline. Firing re-checks the job: a deadline whose job moved on is a no-op.
 
+Each job's members are also indexed (``<prefix>:deadlines-of:<jobid>``, written
+with the member): :meth:`Deadlines.cancel_kind` disarms every member of a kind,
+whatever its token — the arming of a task killed before the job's record held
+the token included, which would otherwise stay armed until it fell due.
+
 Given ``note_as``, the same script notes each claimed deadline in the
 sent-task ledger (``pipeline/store/ledger.py``, same entry format) as a
 message of that task, under the id ``<note_as>:<member>``: a sweeper
@@ -24,13 +29,15 @@ from pipeline.store.connection import store_errors
 from pipeline.store.keys import Keys
 
 #: KEYS: deadlines, ledger, ledger-due. ARGV: now, limit, task to note as ("": none),
-#: when to resend. The entry is built as text so a 64-bit jobid stays exact.
+#: when to resend, the per-job index's key prefix. The entry is built as text so a
+#: 64-bit jobid stays exact.
 _CLAIM = """
 local due = redis.call('zrangebyscore', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, ARGV[2])
 for i = 1, #due, 2 do
   local member, score = due[i], due[i + 1]
   redis.call('zrem', KEYS[1], member)
   local jobid, kind, token = string.match(member, '^(%d+):([^:]+):(.*)$')
+  if jobid then redis.call('srem', ARGV[5] .. jobid, member) end
   if ARGV[3] ~= '' and jobid then
     local id = ARGV[3] .. ':' .. member
     local entry = '{"name":' .. cjson.encode(ARGV[3]) .. ',"kwargs":{"jobid":' .. jobid
@@ -50,14 +57,30 @@ _REBASE = (
 return tostring(rebase(KEYS[1], {KEYS[2], KEYS[3]}, tonumber(ARGV[1]), tonumber(ARGV[2])))
 """
 )
-#: KEYS: the clock, deadlines, ledger-due. ARGV: now, grace, due, member.
+#: KEYS: the clock, deadlines, ledger-due, the job's index. ARGV: now, grace, due, member,
+#: the index's lifetime.
 _ADD = (
     REBASE
     + """
 rebase(KEYS[1], {KEYS[2], KEYS[3]}, tonumber(ARGV[1]), tonumber(ARGV[2]))
 redis.call('zadd', KEYS[2], ARGV[3], ARGV[4])
+redis.call('sadd', KEYS[4], ARGV[4])
+redis.call('expire', KEYS[4], ARGV[5])
 """
 )
+#: KEYS: deadlines, the job's index. ARGV: the members' prefix (``<jobid>:<kind>:``).
+_CANCEL_KIND = """
+local n = 0
+for _, member in ipairs(redis.call('smembers', KEYS[2])) do
+  if string.sub(member, 1, #ARGV[1]) == ARGV[1] then
+    n = n + redis.call('zrem', KEYS[1], member)
+    redis.call('srem', KEYS[2], member)
+  end
+end
+return n
+"""
+#: How long a job's index outlives its latest arming (s): longer than any deadline.
+INDEX_TTL_S = 30 * 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -95,6 +118,7 @@ class Deadlines:
         self._claim = client.register_script(_CLAIM)
         self._rebase = client.register_script(_REBASE)
         self._add = client.register_script(_ADD)
+        self._cancel_kind = client.register_script(_CANCEL_KIND)
 
     def add(self, deadline: Deadline, now: float | None = None) -> None:
         """Arm ``deadline`` (re-adding the same member moves its due time). ``now``: the
@@ -104,21 +128,40 @@ class Deadlines:
         if ":" in deadline.kind:
             raise InputError(f"deadline kind {deadline.kind!r} must not contain ':'")
         keys = [self.keys.sweep_clock, self.keys.deadlines, self.keys.ledger_due]
+        keys.append(self.keys.deadlines_of(deadline.jobid))
         try:
             if now is None:
-                self.client.zadd(self.keys.deadlines, {deadline.member: deadline.due})
+                pipe = self.client.pipeline(transaction=True)
+                pipe.zadd(self.keys.deadlines, {deadline.member: deadline.due})
+                pipe.sadd(keys[-1], deadline.member)
+                pipe.expire(keys[-1], INDEX_TTL_S)
+                pipe.execute()
             else:
                 args = [repr(now), repr(GRACE_S), repr(deadline.due), deadline.member]
-                self._add(keys=keys, args=args)
+                self._add(keys=keys, args=[*args, INDEX_TTL_S])
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
 
     def cancel(self, deadline: Deadline) -> bool:
         """Disarm ``deadline``; return whether it was armed."""
         try:
-            return bool(self.client.zrem(self.keys.deadlines, deadline.member))
+            pipe = self.client.pipeline(transaction=True)
+            pipe.zrem(self.keys.deadlines, deadline.member)
+            pipe.srem(self.keys.deadlines_of(deadline.jobid), deadline.member)
+            removed, _ = pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
+        return bool(removed)
+
+    def cancel_kind(self, jobid: int, kind: str) -> int:
+        """Disarm every deadline ``kind`` of ``jobid``, whatever its token; return how many
+        were armed."""
+        keys = [self.keys.deadlines, self.keys.deadlines_of(jobid)]
+        try:
+            removed: Any = self._cancel_kind(keys=keys, args=[f"{jobid}:{kind}:"])
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return int(removed)
 
     def rebase(self, now: float, grace_s: float = GRACE_S) -> float:
         """Note ``now`` as the store's clock; if it moved more than ``grace_s`` back or
@@ -143,6 +186,7 @@ class Deadlines:
         """
         keys = [self.keys.deadlines, self.keys.ledger, self.keys.ledger_due]
         args: list[str | int] = [repr(now), limit, note_as, repr(now + resend_after_s)]
+        args.append(self.keys.deadlines_of(0)[:-1])  # the index keys' prefix
         try:
             flat: Any = self._claim(keys=keys, args=args)
         except redis.RedisError as exc:

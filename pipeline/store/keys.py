@@ -28,6 +28,11 @@ class Keys:
         """The deadline sorted set."""
         return f"{self.prefix}:deadlines"
 
+    def deadlines_of(self, jobid: int) -> str:
+        """Set of the job's members of the deadline set, whatever their tokens: how a
+        deadline armed by a task killed before its record held the token is disarmed."""
+        return f"{self.prefix}:deadlines-of:{jobid}"
+
     @property
     def sweep_clock(self) -> str:
         """The wall time (epoch s) the latest deadline sweep read: how a clock step is seen."""

@@ -71,19 +71,20 @@ def arm(
 
 
 def disarm(store: Store, jobid: int, kind: str) -> None:
-    """Disarm deadline ``kind`` of ``jobid``: drop it from the set, then forget its token.
+    """Disarm deadline ``kind`` of ``jobid``: drop every member of that kind from the set,
+    whatever its token, then forget the record's token.
 
     A task killed between the two leaves nothing armed (the token left in the
-    record is forgotten by the task's re-run, or replaced by the next arming).
-    A sweep that claimed the member just before the drop sends a
-    ``timeouts.fire`` that waits for the job's lock, which the disarming task
-    holds, and then finds the token forgotten: stale, it does nothing.
+    record is forgotten by the task's re-run, or replaced by the next arming);
+    an arming killed before its record held the token is dropped too. A sweep
+    that claimed a member just before the drop sends a ``timeouts.fire`` that
+    waits for the job's lock, which the disarming task holds, and then finds the
+    token forgotten: stale, it does nothing.
     """
+    store.deadlines.cancel_kind(jobid, kind)
     record = store.jobs.get(jobid)  # afresh: a caller without the job's lock may be stale
-    token = None if record is None else record.deadlines.get(kind)
-    if token is None:
+    if record is None or kind not in record.deadlines:
         return
-    store.deadlines.cancel(Deadline(jobid, kind, token, 0.0))
 
     def change(record: JobRecord) -> JobRecord | None:
         if kind not in record.deadlines:
