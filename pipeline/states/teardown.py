@@ -15,7 +15,6 @@ from pipeline.states.actions import (
 )
 from pipeline.states.snapshot import Snapshot, WorkflowState
 
-
 #: The deadlines on a Workflow's states: all disarmed once it is torn down, those the
 #: record does not name too (an arming whose task was killed before the record held it).
 WORKFLOW_DEADLINES = frozenset(
