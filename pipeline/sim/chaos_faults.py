@@ -124,6 +124,11 @@ class Faults:
             system.kill(name)
             time.sleep(self.rng.uniform(0.2, 2.0))  # systemd's RestartSec
             system.restart(name)
+            if name == "node-worker":
+                # the next fault strikes a worker that is up: one that 64 queues take
+                # longer to start than the faults' spacing, on a loaded machine, would
+                # otherwise be killed before it ever served a message
+                system.wait_node_worker()
         elif kind == "freeze beat":
             pid = system.processes[system.process_names.index("beat")].pid
             os.kill(pid, signal.SIGSTOP)

@@ -32,6 +32,7 @@ from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.jgf import containment_path
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.platform.sealing import seal_of
+from pipeline.platform.task import settings_of
 from pipeline.services.bridge.journal import JobStates
 from pipeline.services.hooks import Hooks
 from pipeline.settings import Settings, load_settings
@@ -392,8 +393,14 @@ class SimulatedSystem:
             }
         self._spawn("clientmountd", mountd)
         self._spawn("node-worker", [*argv, "--sim-clientmountd-apart"])
-        queue = settings.pipeline.queues.node_prefix + computes[-1]
-        self.app.send_task("node.ping", args=[computes[-1]], queue=queue).get(timeout=120)
+        self.wait_node_worker()
+
+    def wait_node_worker(self, timeout_s: float = 120) -> None:
+        """Wait until the node worker serves its queues (a ping through the last one)."""
+        assert self.app is not None
+        host = list(self.mapping.computes)[-1]
+        queue = settings_of(self.app).pipeline.queues.node_prefix + host
+        self.app.send_task("node.ping", args=[host], queue=queue).get(timeout=timeout_s)
 
     def _start_node_emulators(self, computes: list[str]) -> None:
         share = -(-len(computes) // self.node_emulators)

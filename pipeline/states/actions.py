@@ -53,6 +53,14 @@ class FinishJob:
 
 
 @dataclass(frozen=True)
+class ForgetAnswers:
+    """The job's ``phase`` answers (``pipeline.store.tally``) have served: drop them. A mark,
+    performed after the work and the record that took them in."""
+
+    phase: str
+
+
+@dataclass(frozen=True)
 class CreateWorkflow:
     """Create the Workflow ``body`` (409 is done); refused by DWS, the job gets the
     ``refused_as`` exception with DWS's message and the rest is not done."""
@@ -173,9 +181,9 @@ class ReleaseVnis:
 
 @dataclass(frozen=True)
 class ConfirmDestroyed:
-    """``node`` has no CXI service left for the job's VNIs."""
+    """``nodes`` have no CXI service left for the job's VNIs."""
 
-    node: str
+    nodes: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -189,9 +197,11 @@ class Release:
 
 @dataclass(frozen=True)
 class ExpectAnswers:
-    """The job's node work waits for ``count`` nodes (``pipeline.store.tally``)."""
+    """The job's node work waits for ``count`` nodes in ``phase`` (``pipeline.store.tally``):
+    the prolog's, or the epilog's ``clean``."""
 
     count: int
+    phase: str = "prolog"
 
 
 @dataclass(frozen=True)
@@ -205,6 +215,7 @@ Action = (
     | UpdateJob
     | MarkDone
     | FinishJob
+    | ForgetAnswers
     | CreateWorkflow
     | PatchDesiredState
     | PatchServers

@@ -254,4 +254,7 @@ def epilogs(job: JobRecord, vnis: list[int] | None, clientmount: bool) -> list[A
     kwargs["cxi"] = None if vnis is None else {"vnis": vnis}
     if kwargs["clientmount"] is None and kwargs["cxi"] is None:
         return over
-    return [*over, *(SendNodeTask(node, "node.epilog", dict(kwargs)) for node in nodes)]
+    # the answers are counted without the job's lock; the count comes first, so that the
+    # last answer, however fast, finds it
+    expect = ExpectAnswers(len(nodes), "clean")
+    return [*over, expect, *(SendNodeTask(node, "node.epilog", dict(kwargs)) for node in nodes)]

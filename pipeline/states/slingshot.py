@@ -17,6 +17,7 @@ VNIs wait in quarantine until every node has destroyed its services for them.
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from typing import Any, NamedTuple
 
 from pipeline.model.job import JobRecord, Slingshot
@@ -26,6 +27,7 @@ from pipeline.states.actions import (
     ArmDeadline,
     ConfirmDestroyed,
     FinishJob,
+    ForgetAnswers,
     MarkDone,
     Release,
     ReleaseVnis,
@@ -136,7 +138,7 @@ def on_node_clean(
     if not busy:
         clean = sorted({*state.clean, node})
         update = state.model_copy(update={"clean": clean})
-        actions: list[Action] = [ConfirmDestroyed(node), MarkDone({"slingshot": update})]
+        actions: list[Action] = [ConfirmDestroyed((node,)), MarkDone({"slingshot": update})]
         return actions + finished(job, update)
     since = state.busy_since.get(node, now)
     if now - since < policy.give_up_s:
@@ -153,10 +155,29 @@ def on_node_clean(
     return [MarkDone({"slingshot": update}), SendOnce("drain", drain, f"drain:cxi:{node}")]
 
 
-def on_retry(job: JobRecord) -> list[Action]:
-    """Housekeeping's beat: send the CXI epilog again to the nodes not yet clean."""
+def on_clean(job: JobRecord, clean: AbstractSet[str]) -> list[Action]:
+    """The nodes of ``clean`` answered their epilog with no CXI service left, or were
+    swept (``pipeline.store.tally``'s ``clean`` set: counted without the job's lock, one
+    answer a node): confirm those not yet confirmed, all in one step, and finish the job
+    once every node of its reservation is clean."""
     state = job.slingshot
     if state is None:
         return []
-    waiting = [n for n in state.nodes if n not in state.clean and n not in state.drained]
-    return epilogs(job, state, waiting)
+    newly = sorted(set(clean) - set(state.clean))
+    if not newly:
+        return finished(job, state)
+    update = state.model_copy(update={"clean": sorted({*state.clean, *newly})})
+    actions: list[Action] = [ConfirmDestroyed(tuple(newly)), MarkDone({"slingshot": update})]
+    if set(update.clean) >= set(state.nodes):  # the count has served: after the record
+        actions.append(ForgetAnswers("clean"))
+    return actions + finished(job, update)
+
+
+def on_retry(job: JobRecord, clean: AbstractSet[str] = frozenset()) -> list[Action]:
+    """Housekeeping's beat: send the CXI epilog again to the nodes not yet clean (``clean``:
+    those counted clean since the record last said)."""
+    state = job.slingshot
+    if state is None:
+        return []
+    done = {*state.clean, *clean, *state.drained}
+    return epilogs(job, state, [n for n in state.nodes if n not in done])

@@ -53,12 +53,13 @@ class Tally:
         self.client = client
         self.keys = keys
 
-    def expect(self, jobid: int, count: int) -> None:
-        """The job's node work waits for ``count`` nodes in each phase."""
+    def expect(self, jobid: int, count: int, phase: str = "prolog") -> None:
+        """The job's node work waits for ``count`` nodes in ``phase`` (the prolog's count
+        holds for its ``stopped`` phase too; the epilog's ``clean`` phase has its own)."""
         meta = self.keys.tally_meta(jobid)
         try:
             pipe = self.client.pipeline(transaction=True)
-            pipe.hsetnx(meta, "expected", count)
+            pipe.hsetnx(meta, _expected_field(phase), count)
             pipe.expire(meta, TTL_S)
             pipe.execute()
         except redis.RedisError as exc:
@@ -81,8 +82,10 @@ class Tally:
             added, _, count, fields = pipe.execute()[:4]
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
-        expected = int(fields.get(b"expected", 0))
-        flags = frozenset(k.decode() for k, v in fields.items() if k != b"expected" and v == b"1")
+        expected = int(fields.get(_expected_field(phase).encode(), 0))
+        flags = frozenset(
+            k.decode() for k, v in fields.items() if not k.startswith(b"expected") and v == b"1"
+        )
         return Counted(bool(added), int(count), expected, flags)
 
     def flag(self, jobid: int, name: str, phase: str) -> set[str]:
@@ -106,11 +109,24 @@ class Tally:
             raise store_errors(exc) from exc
         return {m.decode() for m in members}
 
-    def forget(self, jobid: int) -> None:
-        """Drop the job's sets (its record is finished)."""
-        keys = [self.keys.tally_meta(jobid)]
-        keys += [self.keys.tally(jobid, phase) for phase in ("prolog", "stopped")]
+    def forget(self, jobid: int, phase: str = "prolog") -> None:
+        """Drop the answers of ``phase`` (``prolog``: with its ``stopped`` phase and the
+        flags; ``clean``: the epilog's), and their expected count."""
+        meta = self.keys.tally_meta(jobid)
+        phases = ("prolog", "stopped") if phase == "prolog" else (phase,)
         try:
-            self.client.delete(*keys)
+            pipe = self.client.pipeline(transaction=True)
+            pipe.delete(*(self.keys.tally(jobid, p) for p in phases))
+            if phase == "prolog":
+                pipe.hdel(meta, "expected", "mounted")
+            else:
+                pipe.hdel(meta, _expected_field(phase))
+            pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
+
+
+def _expected_field(phase: str) -> str:
+    """The meta field of ``phase``'s expected count: the prolog's serves its ``stopped``
+    phase too."""
+    return "expected" if phase in ("prolog", "stopped") else f"expected:{phase}"

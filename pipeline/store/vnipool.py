@@ -148,7 +148,7 @@ return 2
 """
 )
 
-# KEYS: meta, free, held, quarantine. ARGV: jobid, node.
+# KEYS: meta, free, held, quarantine. ARGV: jobid, then the nodes confirmed.
 # Returns -1 when the job has no quarantine, else how many nodes it still waits for.
 _CONFIRM = (
     _HELPERS
@@ -156,16 +156,20 @@ _CONFIRM = (
 local raw = redis.call('HGET', KEYS[4], ARGV[1])
 if not raw then return -1 end
 local entry = cjson.decode(raw)
+local confirmed = {}
+for i = 2, #ARGV do confirmed[ARGV[i]] = true end
 local left = {}
 for _, node in ipairs(entry.waiting) do
-  if node ~= ARGV[2] then left[#left + 1] = node end
+  if not confirmed[node] then left[#left + 1] = node end
 end
 if #left == 0 then
   redis.call('HDEL', KEYS[4], ARGV[1])
   give_back(KEYS[1], KEYS[2], KEYS[3], entry.vnis)
   return 0
 end
-redis.call('HSET', KEYS[4], ARGV[1], cjson.encode({vnis = entry.vnis, waiting = left}))
+if #left < #entry.waiting then
+  redis.call('HSET', KEYS[4], ARGV[1], cjson.encode({vnis = entry.vnis, waiting = left}))
+end
 return #left
 """
 )
@@ -225,12 +229,15 @@ class VniPool:
         if not self._run(self._release, keys, [jobid, json.dumps(waiting)]):
             raise VniError(f"unknown job {encode_f58(jobid)}")
 
-    def confirm_destroyed(self, jobid: int, node: str) -> None:
-        """``node`` has no CXI service for ``jobid``'s VNIs any more: once every node the
+    def confirm_destroyed(self, jobid: int, *nodes: str) -> None:
+        """``nodes`` have no CXI service for ``jobid``'s VNIs any more: once every node the
         release named has said so, the VNIs are free. Confirming twice, or for a job
-        that is not in quarantine, changes nothing."""
+        that is not in quarantine, changes nothing. Any number of nodes a call: a whole
+        machine's in one step."""
+        if not nodes:
+            return
         keys = [self._meta, self._free, self._held, self._quarantine]
-        self._run(self._confirm, keys, [jobid, node])
+        self._run(self._confirm, keys, [jobid, *nodes])
 
     def holding(self, jobid: int) -> list[int]:
         """The VNIs ``jobid`` holds (reserved, not released); [] when none."""

@@ -44,6 +44,7 @@ from pipeline.states.actions import (
     ExpectAnswers,
     FinishJob,
     ForceReady,
+    ForgetAnswers,
     MarkDone,
     MarkMounted,
     PatchComputes,
@@ -65,7 +66,7 @@ log = logging.getLogger("coral2_pipeline.act")
 #: How node tasks are sent: each (node, task name, kwargs), all in one go.
 SendNode = Callable[[Sequence[tuple[str, str, dict[str, Any]]]], object]
 #: The actions that say work is done: performed after all the others of their list.
-MARKS = (MarkDone, FinishJob)
+MARKS = (MarkDone, FinishJob, ForgetAnswers)
 
 #: The variable of a test or chaos run (never set in production) naming a trigger file:
 #: at the next gap between two actions after the file appears, the process removes it and
@@ -202,7 +203,9 @@ class _Performer:
                 store.jobs.update(self.jobid, _updater(changes))
             case FinishJob():
                 store.jobs.finish(self.jobid, self.retention_s)
-                store.tally.forget(self.jobid)
+                store.tally.forget(self.jobid)  # the prolog's: the epilog's may still come
+            case ForgetAnswers(phase):
+                store.tally.forget(self.jobid, phase)
             case CreateWorkflow(body, refused_as):
                 try:
                     dws.create_workflow(body)
@@ -256,12 +259,12 @@ class _Performer:
             case ReleaseVnis(nodes):
                 with suppress(VniError):  # unknown job: released already
                     store.vnipool.release(self.jobid, nodes)
-            case ConfirmDestroyed(node):
-                store.vnipool.confirm_destroyed(self.jobid, node)
+            case ConfirmDestroyed(nodes):
+                store.vnipool.confirm_destroyed(self.jobid, *nodes)
             case Release(status, note):
                 store.releases.put(self.jobid, status, note)
-            case ExpectAnswers(count):
-                store.tally.expect(self.jobid, count)
+            case ExpectAnswers(count, phase):
+                store.tally.expect(self.jobid, count, phase)
             case MarkMounted():
                 stopped = sorted(store.tally.flag(self.jobid, "mounted", "prolog"))
                 stop = {"jobid": self.jobid, "action": "stop"}

@@ -245,26 +245,51 @@ def cleanup(task: PipelineTask, jobid: int) -> None:
     release_at_cleanup(task, record)
 
 
-@pipeline_task("job.epilog_done", queue="lifecycle", lock_job=True)
+@pipeline_task("job.epilog_done", queue="lifecycle")
 def epilog_done(
     task: PipelineTask, jobid: int, node: str, task_id: str, busy: list[str] | None = None
 ) -> None:
-    """A node's epilog ended; ``busy``: its CXI services still in use. Sent by the node."""
-    if _stranger(task, jobid, node, task_id):
+    """A node's epilog ended; ``busy``: its CXI services still in use. Sent by the node.
+    Counted without the job's lock, as the prolog's answers are: a whole-machine job gets
+    one per node, and the one that completes the count confirms them all at once
+    (``job.epilogs_complete``). A node whose services are busy goes to the locked
+    ``job.epilog_busy``, which retries it and, past ``cxi-busy-timeout``, drains it."""
+    proof = _proof(task, jobid, node, task_id)
+    if proof is None:
         return
     nodework.trace("counted", "epilog answer", jobid, node, f"busy={busy}" if busy else "")
+    if busy:
+        kwargs = {"jobid": jobid, "node": node, "busy": list(busy)}
+        dispatch(task.app, task.store, "job.epilog_busy", kwargs)
+        task.store.ledger.done(task_id)
+        return
+    ends = task_id if proof == "ledger" else None
+    counted = task.store.tally.add(jobid, "clean", node, ends=ends)
+    if counted.completes:
+        dispatch(task.app, task.store, "job.epilogs_complete", {"jobid": jobid})
+
+
+@pipeline_task("job.epilog_busy", queue="lifecycle", lock_job=True)
+def epilog_busy(task: PipelineTask, jobid: int, node: str, busy: list[str]) -> None:
+    """``node``'s epilog found the job's CXI services ``busy``: try again later, or drain it."""
     record = record_of(task, jobid)
-    actions = slingshot.on_node_clean(record, node, list(busy or []), time.time(), _busy(task))
-    act(task, jobid, actions)
-    task.store.ledger.done(task_id)
+    act(task, jobid, slingshot.on_node_clean(record, node, busy, time.time(), _busy(task)))
+
+
+@pipeline_task("job.epilogs_complete", queue="lifecycle", lock_job=True)
+def epilogs_complete(task: PipelineTask, jobid: int) -> None:
+    """Every node answered the job's epilog: confirm those clean, free the VNIs once all are."""
+    clean = task.store.tally.nodes(jobid, "clean")
+    act(task, jobid, slingshot.on_clean(record_of(task, jobid), clean))
 
 
 @pipeline_task("job.node_swept", queue="lifecycle", lock_job=True)
 def node_swept(task: PipelineTask, jobid: int, node: str) -> None:
     """``coral2-pipeline slingshot clean`` swept ``node``: none of the job's CXI services is
     left there (a node drained for busy services is confirmed clean this way)."""
-    record = record_of(task, jobid)
-    act(task, jobid, slingshot.on_node_clean(record, node, [], time.time(), _busy(task)))
+    task.store.tally.add(jobid, "clean", node)
+    clean = task.store.tally.nodes(jobid, "clean")
+    act(task, jobid, slingshot.on_clean(record_of(task, jobid), clean))
 
 
 def _busy(task: PipelineTask) -> slingshot.BusyPolicy:
@@ -288,4 +313,5 @@ def dws_environment(task: PipelineTask, record: JobRecord, deadline: Deadline) -
 @handles("cxi_retry")
 def cxi_retry(task: PipelineTask, record: JobRecord, deadline: Deadline) -> None:
     """Housekeeping: send the CXI epilog again to the nodes whose services were busy."""
-    act(task, record.jobid, slingshot.on_retry(record))
+    clean = task.store.tally.nodes(record.jobid, "clean")
+    act(task, record.jobid, slingshot.on_retry(record, clean))

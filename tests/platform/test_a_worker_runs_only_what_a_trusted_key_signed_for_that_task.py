@@ -115,6 +115,7 @@ def test_a_node_key_signs_its_answers(
         jobid=77, userid=1001, slingshot=Slingshot(vnis=[1030], nodes=["n1"], released=True)
     )
     store.jobs.create(record)
+    store.tally.expect(77, 1, "clean")  # what the job's CLEANUP notes before its epilogs
     answer = {"jobid": 77, "node": "n1", "task_id": "t-1", "busy": []}
     send(base_env, keys[1], "job.epilog_done", answer)
     deadline = time.monotonic() + 30

@@ -80,7 +80,7 @@ def test_cleanup_quarantines_the_vnis_until_each_node_confirms() -> None:
 def test_a_clean_node_confirms_and_the_last_one_finishes_a_job_without_workflow() -> None:
     released = job(vnis=[1024], nodes=["n1", "n2"], released=True, clean=["n1"])
     actions = on_node_clean(released, "n2", [], now=0.0)
-    assert actions[0] == ConfirmDestroyed("n2")
+    assert actions[0] == ConfirmDestroyed(("n2",))
     assert actions[-1] == FinishJob()
 
 
@@ -96,7 +96,7 @@ def test_busy_services_are_retried_then_the_node_is_drained() -> None:
     [drain] = [a for a in later if isinstance(a, SendOnce)]
     assert drain.kind == "drain" and drain.payload["targets"] == "n1"
     assert "cxi0 service 2" in drain.payload["reason"]
-    assert ConfirmDestroyed("n1") not in later
+    assert ConfirmDestroyed(("n1",)) not in later
 
 
 def test_the_site_sets_how_long_busy_services_are_retried_and_how_often() -> None:
@@ -111,5 +111,5 @@ def test_the_site_sets_how_long_busy_services_are_retried_and_how_often() -> Non
 def test_a_drained_node_swept_clean_later_confirms_and_finishes_the_job() -> None:
     drained = job(vnis=[1024], nodes=["n1"], released=True, drained=["n1"])
     actions = on_node_clean(drained, "n1", [], now=500.0)
-    assert actions[0] == ConfirmDestroyed("n1")
+    assert actions[0] == ConfirmDestroyed(("n1",))
     assert actions[-1] == FinishJob()

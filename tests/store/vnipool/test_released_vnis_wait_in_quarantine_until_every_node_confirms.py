@@ -46,3 +46,16 @@ def test_the_pool_survives_a_restart_of_every_client(pool: VniPool) -> None:
     again = VniPool(pool.client, pool.keys)  # a new process: nothing but Redis
     assert again.query() == pool.query()
     assert again.reserve(3, 1) == [1027]  # the cursor too
+
+
+def test_a_whole_machines_confirmations_take_one_call(pool: VniPool) -> None:
+    nodes = [f"node{i}" for i in range(1, 11137)]
+    pool.configure("1024-1025")
+    pool.reserve(1, 2)
+    pool.release(1, nodes)
+    pool.confirm_destroyed(1, *nodes[:-1])
+    assert pool.query()["quarantine"] == {
+        encode_f58(1): {"vnis": [1024, 1025], "waiting": "node11136"}
+    }
+    pool.confirm_destroyed(1, *nodes)  # the last, with copies of the others
+    assert pool.query()["free"] == "1024-1025"
