@@ -93,6 +93,7 @@ def story_of(view: JobView, timeline: list[Entry]) -> dict[str, Any]:
     if record is not None and record.slingshot is not None:
         sling = record.slingshot
         answered = set(view.answered.get("prolog", []))
+        clean = {*sling.clean, *view.answered.get("clean", [])}  # counted, not yet confirmed
         released = bool(record.node_work and record.node_work.released)
         nodes = sling.nodes or (record.node_work.nodes if record.node_work else record.hosts)
         story["slingshot"] = {
@@ -101,7 +102,7 @@ def story_of(view: JobView, timeline: list[Entry]) -> dict[str, Any]:
             "nodes": {
                 node: (
                     "services gone"
-                    if node in sling.clean
+                    if node in clean
                     else "services made"
                     if node in answered or released
                     else "waiting for its prolog"

@@ -157,7 +157,8 @@ def job_view(store: Store, jobid: int, *, scan_limit: int = SCAN_LIMIT) -> JobVi
         ledger=[e for e in ledger if _jobid_of(e.kwargs) == jobid],
         failures=[f for f in map(_json, (v for _, v in failures)) if _jobid_of(f) == jobid],
         answered={
-            phase: sorted(store.tally.nodes(jobid, phase)) for phase in ("prolog", "stopped")
+            phase: sorted(store.tally.nodes(jobid, phase))
+            for phase in ("prolog", "stopped", "clean")
         },
         searched_all=outbox_all and ledger_all and failures_all,
     )
