@@ -136,6 +136,15 @@ class DisableRabbit:
 
 
 @dataclass(frozen=True)
+class HoldBadRabbit:
+    """Note in ``rabbit``'s record of what Flux was told (:mod:`pipeline.store.told`) that
+    ``computes`` were given ``badrabbit``, so that its next Storage change decides them."""
+
+    rabbit: str
+    computes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class SendOnce:
     """Append one outbox message for the job, at most once per ``mark``."""
 
@@ -225,6 +234,7 @@ Action = (
     | DeleteWorkflow
     | DisableComputes
     | DisableRabbit
+    | HoldBadRabbit
     | SendOnce
     | ArmDeadline
     | DisarmDeadline

@@ -12,7 +12,7 @@ it: a ``dws-node-failure`` exception (severity 1) naming the lost nodes and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pipeline.model.hostlist import encode_hostlist
@@ -66,13 +66,16 @@ def setup_timeout(job: JobRecord, lustre: bool, behind: Sequence[str]) -> list[A
     return tolerate_or(job, behind, timeout)
 
 
-def prerun_timeout(job: JobRecord, unmounted: Sequence[str]) -> list[Action]:
+def prerun_timeout(
+    job: JobRecord, unmounted: Sequence[str], rabbit_of: Mapping[str, str]
+) -> list[Action]:
     """PreRun (the mounts) outlasted ``rabbit.prerun_timeout``; ``unmounted``: computes
-    whose ClientMounts are not mounted (read only when the job tolerates a loss)."""
+    whose ClientMounts are not mounted (read only when the job tolerates a loss);
+    ``rabbit_of``: their rabbits."""
     timeout = fatal(job, "dws-timeout", 0, "timed out waiting for mounts")
     if job.failure_tolerance <= 0:
         return timeout
-    return [*badrabbit(unmounted), *tolerate_or(job, unmounted, timeout)]
+    return [*badrabbit(unmounted, rabbit_of), *tolerate_or(job, unmounted, timeout)]
 
 
 def postrun_timeout(
@@ -98,10 +101,12 @@ def teardown_after(
     ]
 
 
-def tc_timeout(job: JobRecord, unmounted: Sequence[str]) -> list[Action]:
+def tc_timeout(
+    job: JobRecord, unmounted: Sequence[str], rabbit_of: Mapping[str, str]
+) -> list[Action]:
     """A TransientCondition outlasted ``rabbit.tc_timeout``. In PreRun the computes whose
-    mounts are not up (``unmounted``) may be lost within the tolerance; else the job
-    fails."""
+    mounts are not up (``unmounted``; their rabbits: ``rabbit_of``) may be lost within the
+    tolerance; else the job fails."""
     if job.tc_since is None:
         return []
     note = (
@@ -113,5 +118,5 @@ def tc_timeout(job: JobRecord, unmounted: Sequence[str]) -> list[Action]:
         return failed
     tolerated = lose_nodes(job, unmounted)
     if tolerated is not None:
-        return [*badrabbit(unmounted), *tolerated, CLEAR_TC]
-    return [*badrabbit(unmounted), count_lost(job, unmounted), *failed]
+        return [*badrabbit(unmounted, rabbit_of), *tolerated, CLEAR_TC]
+    return [*badrabbit(unmounted, rabbit_of), count_lost(job, unmounted), *failed]

@@ -8,11 +8,11 @@ holding an allocation when the epilog is given up.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from pipeline.model.hostlist import unique_hostlist
-from pipeline.states.actions import Action, DisableComputes, DisableRabbit, SendOnce
+from pipeline.states.actions import Action, DisableComputes, DisableRabbit, HoldBadRabbit, SendOnce
 
 
 def drain_unmounted(nodes: Sequence[str]) -> list[Action]:
@@ -27,12 +27,20 @@ def drain_unmounted(nodes: Sequence[str]) -> list[Action]:
     ]
 
 
-def badrabbit(nodes: Sequence[str]) -> list[Action]:
-    """Give ``nodes`` (computes whose mounts did not come up) the ``badrabbit`` property."""
+def badrabbit(nodes: Sequence[str], rabbit_of: Mapping[str, str]) -> list[Action]:
+    """Give ``nodes`` (computes whose mounts did not come up) the ``badrabbit`` property,
+    held in the record of their rabbit (``rabbit_of``) until its Storage next changes."""
     if not nodes:
         return []
     payload = {"targets": unique_hostlist(list(nodes)), "key": "badrabbit", "value": "bad"}
-    return [SendOnce("set-property", payload, f"badrabbit:{payload['targets']}")]
+    by_rabbit: dict[str, list[str]] = {}
+    for node in sorted(set(nodes)):
+        if node in rabbit_of:
+            by_rabbit.setdefault(rabbit_of[node], []).append(node)
+    return [
+        SendOnce("set-property", payload, f"badrabbit:{payload['targets']}"),
+        *(HoldBadRabbit(rabbit, tuple(computes)) for rabbit, computes in by_rabbit.items()),
+    ]
 
 
 def disable_rabbits(workflow: str, rabbits: Sequence[str], now: float) -> list[Action]:

@@ -20,7 +20,7 @@ eventlog) starts from nothing, as coral2_dws processes every Storage at start.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pipeline.model.hostlist import unique_hostlist
@@ -49,6 +49,10 @@ class Told:
     ssd: str | None = None  # "up", "down", or None: nothing yet
     badrabbit: frozenset[str] = frozenset()
     drained: frozenset[str] = frozenset()
+    #: computes a job gave ``badrabbit``, kept until the Storage changes
+    held: frozenset[str] = frozenset()
+    #: the Storage's ``resourceVersion`` the rules last decided on
+    version: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -56,7 +60,15 @@ class Told:
             "ssd": self.ssd,
             "badrabbit": sorted(self.badrabbit),
             "drained": sorted(self.drained),
+            "held": sorted(self.held),
+            "version": self.version,
         }
+
+    def hold(self, computes: Collection[str], epoch: str) -> Told:
+        """This record once a job gave ``computes`` ``badrabbit`` in Flux incarnation
+        ``epoch`` (a record of an older incarnation starts from nothing)."""
+        told = self if self.epoch == epoch else Told(epoch=epoch)
+        return replace(told, held=told.held | (frozenset(computes) - told.badrabbit))
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Told:
@@ -65,6 +77,8 @@ class Told:
             ssd=data.get("ssd"),
             badrabbit=frozenset(data.get("badrabbit") or ()),
             drained=frozenset(data.get("drained") or ()),
+            held=frozenset(data.get("held") or ()),
+            version=str(data.get("version", "")),
         )
 
 
@@ -111,12 +125,13 @@ def decide(
     policy: RabbitPolicy,
     told: Told,
     epoch: str,
+    version: str = "",
 ) -> Decision:
     """What to tell Flux of a rabbit whose Storage shows ``status`` and ``offline``.
 
     ``computes`` are the rabbit's computes Flux knows (mapped, not excluded);
-    ``ssd_paths`` its chassis's ssd vertices. Pure: the same inputs give the
-    same messages.
+    ``ssd_paths`` its chassis's ssd vertices; ``version`` the Storage's
+    ``resourceVersion``. Pure: the same inputs give the same messages.
     """
     if told.epoch != epoch:
         told = Told(epoch=epoch)
@@ -133,10 +148,11 @@ def decide(
             messages.append(Message("drain", {**payload, "mode": "update"}))
     soft = status == READY and not policy.drain_compute_nodes and policy.soft_drain
     bad = down if soft else frozenset()
-    if gone := told.badrabbit - bad:
+    held = told.held - bad if version == told.version else frozenset()
+    if gone := (told.badrabbit | told.held) - bad - held:
         hosts = unique_hostlist(sorted(gone))
         messages.append(Message("remove-property", {"targets": hosts, "key": BADRABBIT}))
-    if new := bad - told.badrabbit:
+    if new := bad - told.badrabbit - told.held:
         hosts = unique_hostlist(sorted(new))
         messages.append(
             Message("set-property", {"targets": hosts, "key": BADRABBIT, "value": "bad"})
@@ -146,4 +162,5 @@ def decide(
         messages += [
             Message("set-status", {"resource_path": path, "status": ssd}) for path in ssd_paths
         ]
-    return Decision(messages, Told(epoch=epoch, ssd=ssd, badrabbit=bad, drained=drained))
+    after = Told(epoch=epoch, ssd=ssd, badrabbit=bad, drained=drained, held=held, version=version)
+    return Decision(messages, after)

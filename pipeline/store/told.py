@@ -11,7 +11,7 @@ nothing new to say, and two observes of one rabbit at once cannot both send.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import redis
@@ -59,6 +59,11 @@ class RabbitsTold:
                 except redis.RedisError as exc:
                     raise store_errors(exc) from exc
         raise store_errors(redis.RedisError(f"rabbit {rabbit}'s record kept changing; try again"))
+
+    def hold(self, rabbit: str, computes: Collection[str], epoch: str) -> None:
+        """Note that a job gave ``computes`` of ``rabbit`` ``badrabbit`` in Flux incarnation
+        ``epoch``: the rabbit's next Storage change decides them (:meth:`Told.hold`)."""
+        self.tell(rabbit, lambda told: Decision([], told.hold(computes, epoch)))
 
     def forget(self, rabbit: str) -> None:
         """Drop the record of a rabbit whose Storage is gone."""

@@ -45,6 +45,7 @@ from pipeline.states.actions import (
     FinishJob,
     ForceReady,
     ForgetAnswers,
+    HoldBadRabbit,
     MarkDone,
     MarkMounted,
     PatchComputes,
@@ -246,6 +247,8 @@ class _Performer:
                 }
                 with suppress(NotFound):
                     dws.patch_storage(rabbit, body)
+            case HoldBadRabbit(rabbit, computes):
+                store.told.hold(rabbit, computes, store.resource_log.epoch())
             case SendOnce(kind, payload, mark):
                 message = OutboxMessage(kind, self.jobid, payload)
                 if store.outbox.append_once(message, mark) is not None:

@@ -17,6 +17,14 @@ from pipeline.tasks.health import clientmounts_not_in_state, rabbits_not_ready
 from pipeline.tasks.timeouts import handles
 
 
+def rabbits_of(task: PipelineTask, computes: list[str]) -> dict[str, str]:
+    """The rabbit of each of ``computes`` the mapping knows (none without a mapping)."""
+    if not computes or not task.settings.rabbit.mapping:
+        return {}
+    mapped = mapping_of(task.settings.rabbit.mapping).computes
+    return {h: mapped[h] for h in computes if h in mapped}
+
+
 @handles("setup_timeout")
 def setup_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) -> None:
     """Setup took longer than ``rabbit.setup_timeout``."""
@@ -42,7 +50,8 @@ def prerun_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) ->
     unmounted: list[str] = []
     if record.failure_tolerance > 0:
         unmounted = clientmounts_not_in_state(task.dws, name_of(record.jobid), "mounted")
-    act(task, record.jobid, deadlines.prerun_timeout(record, unmounted))
+    rabbits = rabbits_of(task, unmounted)
+    act(task, record.jobid, deadlines.prerun_timeout(record, unmounted, rabbits))
 
 
 @handles("postrun_timeout")
@@ -67,4 +76,5 @@ def tc_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) -> Non
     unmounted: list[str] = []
     if record.tc_since is not None and record.tc_prerun:
         unmounted = clientmounts_not_in_state(task.dws, name_of(record.jobid), "mounted")
-    act(task, record.jobid, deadlines.tc_timeout(record, unmounted))
+    rabbits = rabbits_of(task, unmounted)
+    act(task, record.jobid, deadlines.tc_timeout(record, unmounted, rabbits))

@@ -81,8 +81,9 @@ def tell_flux(task: PipelineTask, name: str, storage: dict[str, Any]) -> Decisio
     offline = offline_computes(storage)
     paths = ssd_paths(settings, mapping, name)
     epoch = task.store.resource_log.epoch()
+    version = str((storage.get("metadata") or {}).get("resourceVersion") or "")
     decision = task.store.told.tell(
-        name, lambda told: decide(status, offline, computes, paths, policy, told, epoch)
+        name, lambda told: decide(status, offline, computes, paths, policy, told, epoch, version)
     )
     if decision.messages:
         log.warning(
