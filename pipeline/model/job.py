@@ -33,6 +33,9 @@ class Epilog(StrEnum):
     RELEASED = "released"
     #: Flux gave the epilog up (``dws.abort`` after ``dws-epilog-timeout``): send nothing
     ABANDONED = "abandoned"
+    #: ``epilog-remove`` was sent before Teardown completed (a partial success: the
+    #: computes that kept their mounts drained); the job's rabbits are held until it does
+    EARLY = "released-early"
 
 
 class Slingshot(BaseModel):

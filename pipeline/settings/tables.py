@@ -353,6 +353,14 @@ class PipelineSettings(_Table):
         ge=1,
         description="ssd vertices per rabbit chassis in the resource graph (dws2jgf -c)",
     )
+    partial_epilog: bool = Field(
+        default=True,
+        description=(
+            "on postrun_timeout, drain the computes that kept their mounts and release the "
+            "epilog for the rest at once, the job's rabbits held (ssds down) until Teardown "
+            "completes; false: the whole job waits for Teardown, as flux-coral2 does"
+        ),
+    )
     drain_queues: list[str] = Field(
         default_factory=list,
         description=(

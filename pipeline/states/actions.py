@@ -145,6 +145,21 @@ class HoldBadRabbit:
 
 
 @dataclass(frozen=True)
+class HoldRabbits:
+    """The job holds ``rabbits`` until its Teardown completes: their ssds go down in Flux
+    (:func:`pipeline.states.rabbits.hold`)."""
+
+    rabbits: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FreeRabbits:
+    """The job's hold on ``rabbits`` is over (:func:`pipeline.states.rabbits.free`)."""
+
+    rabbits: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class SendOnce:
     """Append one outbox message for the job, at most once per ``mark``."""
 
@@ -235,6 +250,8 @@ Action = (
     | DisableComputes
     | DisableRabbit
     | HoldBadRabbit
+    | HoldRabbits
+    | FreeRabbits
     | SendOnce
     | ArmDeadline
     | DisarmDeadline

@@ -16,9 +16,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pipeline.model.hostlist import encode_hostlist
-from pipeline.model.job import JobRecord
+from pipeline.model.job import Epilog, JobRecord
 from pipeline.settings import RabbitSettings
-from pipeline.states.actions import Action, ForceReady, UpdateJob, exception
+from pipeline.states.actions import (
+    Action,
+    ForceReady,
+    HoldRabbits,
+    MarkDone,
+    SendOnce,
+    UpdateJob,
+    exception,
+)
 from pipeline.states.health import badrabbit, drain_unmounted
 from pipeline.states.hooks import tear_down
 
@@ -83,11 +91,27 @@ def postrun_timeout(
     workflow: dict[str, Any] | None,
     mounted: Sequence[str],
     settings: RabbitSettings,
+    partial: bool = True,
 ) -> list[Action]:
     """Unmounting outlasted ``rabbit.postrun_timeout``: tear down skipping data movement,
-    drain the computes still ``mounted``."""
+    drain the computes still ``mounted``. With ``partial`` (``pipeline.partial_epilog``)
+    the epilog succeeds for the rest at once, the job's rabbits held until Teardown
+    completes; else the whole job waits for Teardown, as flux-coral2 does."""
     skipped = fatal(job, "rabbit-timeout", 0, "unmounts timed out, skipping data movement")
-    return [*tear_down(job, workflow, settings), *skipped, *drain_unmounted(mounted)]
+    actions = [*tear_down(job, workflow, settings), *skipped, *drain_unmounted(mounted)]
+    if not partial or not job.epilog_held or workflow is None:  # gone: released already
+        return actions
+    return [*actions, *release_early(job)]
+
+
+def release_early(job: JobRecord) -> list[Action]:
+    """The epilog succeeds before Teardown completes (after the drains ahead of it in the
+    outbox): the job's rabbits are held, their ssds down, until it does."""
+    return [
+        HoldRabbits(tuple(sorted(set(job.rabbits)))),
+        SendOnce("epilog-remove", {"id": job.jobid}, "epilog-remove"),
+        MarkDone({"epilog": Epilog.EARLY}),
+    ]
 
 
 def teardown_after(

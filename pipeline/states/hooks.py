@@ -39,6 +39,7 @@ from pipeline.states.actions import (
 from pipeline.states.data_out import move_to_teardown
 from pipeline.states.health import disable_rabbits, drain_unmounted
 from pipeline.states.snapshot import Snapshot
+from pipeline.states.teardown import free_rabbits
 
 
 def name_of(jobid: int) -> str:
@@ -188,7 +189,7 @@ def on_setup(
 def workflow_gone(job: JobRecord) -> list[Action]:
     """The Workflow is gone: release the epilog if Flux waits for it, and finish."""
     if not job.epilog_held:
-        return [MarkDone({"teardown": Teardown.DELETED}), FinishJob()]
+        return [*free_rabbits(job), MarkDone({"teardown": Teardown.DELETED}), FinishJob()]
     return [
         SendOnce("epilog-remove", {"id": job.jobid}, "epilog-remove"),
         MarkDone({"teardown": Teardown.DELETED, "epilog": Epilog.RELEASED}),

@@ -53,6 +53,12 @@ class Told:
     held: frozenset[str] = frozenset()
     #: the Storage's ``resourceVersion`` the rules last decided on
     version: str = ""
+    #: the Storage's ``status.status`` the rules last decided on
+    status: str | None = None
+    #: the rabbit's ssd vertices, as the rules last named them
+    paths: tuple[str, ...] = ()
+    #: jobs whose epilog went before their Teardown completed: their ssds stay down
+    holders: frozenset[str] = frozenset()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -62,12 +68,15 @@ class Told:
             "drained": sorted(self.drained),
             "held": sorted(self.held),
             "version": self.version,
+            "status": self.status,
+            "paths": list(self.paths),
+            "holders": sorted(self.holders),
         }
 
     def hold(self, computes: Collection[str], epoch: str) -> Told:
         """This record once a job gave ``computes`` ``badrabbit`` in Flux incarnation
         ``epoch`` (a record of an older incarnation starts from nothing)."""
-        told = self if self.epoch == epoch else Told(epoch=epoch)
+        told = self.in_epoch(epoch)
         return replace(told, held=told.held | (frozenset(computes) - told.badrabbit))
 
     @classmethod
@@ -79,7 +88,15 @@ class Told:
             drained=frozenset(data.get("drained") or ()),
             held=frozenset(data.get("held") or ()),
             version=str(data.get("version", "")),
+            status=data.get("status"),
+            paths=tuple(data.get("paths") or ()),
+            holders=frozenset(data.get("holders") or ()),
         )
+
+    def in_epoch(self, epoch: str) -> Told:
+        """This record in Flux incarnation ``epoch``: one of an older incarnation keeps only
+        its holds (Flux lost everything else it was told)."""
+        return self if self.epoch == epoch else Told(epoch=epoch, holders=self.holders)
 
 
 @dataclass(frozen=True)
@@ -133,8 +150,7 @@ def decide(
     ``ssd_paths`` its chassis's ssd vertices; ``version`` the Storage's
     ``resourceVersion``. Pure: the same inputs give the same messages.
     """
-    if told.epoch != epoch:
-        told = Told(epoch=epoch)
+    told = told.in_epoch(epoch)
     known = frozenset(computes)
     down = frozenset(offline) & known
     messages: list[Message] = []
@@ -157,10 +173,41 @@ def decide(
         messages.append(
             Message("set-property", {"targets": hosts, "key": BADRABBIT, "value": "bad"})
         )
-    ssd = "up" if status == READY else "down"
+    ssd = "up" if status == READY and not told.holders else "down"
     if told.ssd != ssd:
-        messages += [
-            Message("set-status", {"resource_path": path, "status": ssd}) for path in ssd_paths
-        ]
-    after = Told(epoch=epoch, ssd=ssd, badrabbit=bad, drained=drained, held=held, version=version)
+        messages += ssd_status(ssd_paths, ssd)
+    after = replace(
+        told,
+        ssd=ssd,
+        badrabbit=bad,
+        drained=drained,
+        held=held,
+        version=version,
+        status=status,
+        paths=tuple(ssd_paths),
+    )
     return Decision(messages, after)
+
+
+def ssd_status(paths: Sequence[str], status: str) -> list[Message]:
+    """Set each ssd vertex of ``paths`` ``status`` (``up`` or ``down``)."""
+    return [Message("set-status", {"resource_path": path, "status": status}) for path in paths]
+
+
+def hold(told: Told, jobid: str, epoch: str) -> Decision:
+    """Job ``jobid`` holds the rabbit until its Teardown completes: its ssds go down."""
+    told = told.in_epoch(epoch)
+    after = replace(told, holders=told.holders | {jobid})
+    if told.ssd != "up":  # down already, or not told yet: the first pass sees the hold
+        return Decision([], after)
+    return Decision(ssd_status(told.paths, "down"), replace(after, ssd="down"))
+
+
+def free(told: Told, jobid: str, epoch: str) -> Decision:
+    """Job ``jobid``'s Teardown completed: its hold goes; the ssds come up if it was the
+    last and the Storage was Ready."""
+    told = told.in_epoch(epoch)
+    after = replace(told, holders=told.holders - {jobid})
+    if after.holders or after.status != READY or told.ssd == "up" or not told.paths:
+        return Decision([], after)
+    return Decision(ssd_status(told.paths, "up"), replace(after, ssd="up"))

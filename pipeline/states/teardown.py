@@ -8,6 +8,7 @@ from pipeline.states.actions import (
     Action,
     DeleteWorkflow,
     DisarmDeadline,
+    FreeRabbits,
     MarkDone,
     RemoveFinalizer,
     SendOnce,
@@ -22,6 +23,13 @@ WORKFLOW_DEADLINES = frozenset(
 )
 
 
+def free_rabbits(job: JobRecord) -> list[Action]:
+    """End the hold on the job's rabbits that an early epilog release took."""
+    if job.epilog != Epilog.EARLY:
+        return []
+    return [FreeRabbits(tuple(sorted(set(job.rabbits))))]
+
+
 def advance(
     snapshot: Snapshot, job: JobRecord, now: float, settings: RabbitSettings
 ) -> list[Action]:
@@ -34,6 +42,7 @@ def advance(
     if job.epilog_held:
         release.append(SendOnce("epilog-remove", {"id": job.jobid}, "epilog-remove"))
         done["epilog"] = Epilog.RELEASED
+    release += free_rabbits(job)
     return [
         *release,
         *timing(job.jobid, "Teardown", snapshot.workflow),

@@ -16,7 +16,7 @@ from typing import Any
 
 import redis
 
-from pipeline.states.rabbits import Decision, Told
+from pipeline.states.rabbits import Decision, Told, free, hold
 from pipeline.store.connection import store_errors
 from pipeline.store.keys import Keys
 from pipeline.store.outbox import Outbox, OutboxMessage
@@ -64,6 +64,16 @@ class RabbitsTold:
         """Note that a job gave ``computes`` of ``rabbit`` ``badrabbit`` in Flux incarnation
         ``epoch``: the rabbit's next Storage change decides them (:meth:`Told.hold`)."""
         self.tell(rabbit, lambda told: Decision([], told.hold(computes, epoch)))
+
+    def hold_for(self, jobid: int, rabbits: Collection[str], epoch: str) -> None:
+        """Job ``jobid`` holds ``rabbits`` (their ssds down) until :meth:`free_for`."""
+        for rabbit in sorted(set(rabbits)):
+            self.tell(rabbit, lambda told: hold(told, str(jobid), epoch))
+
+    def free_for(self, jobid: int, rabbits: Collection[str], epoch: str) -> None:
+        """Job ``jobid``'s hold on ``rabbits`` is over."""
+        for rabbit in sorted(set(rabbits)):
+            self.tell(rabbit, lambda told: free(told, str(jobid), epoch))
 
     def forget(self, rabbit: str) -> None:
         """Drop the record of a rabbit whose Storage is gone."""

@@ -45,7 +45,9 @@ from pipeline.states.actions import (
     FinishJob,
     ForceReady,
     ForgetAnswers,
+    FreeRabbits,
     HoldBadRabbit,
+    HoldRabbits,
     MarkDone,
     MarkMounted,
     PatchComputes,
@@ -249,6 +251,10 @@ class _Performer:
                     dws.patch_storage(rabbit, body)
             case HoldBadRabbit(rabbit, computes):
                 store.told.hold(rabbit, computes, store.resource_log.epoch())
+            case HoldRabbits(rabbits):
+                store.told.hold_for(self.jobid, rabbits, store.resource_log.epoch())
+            case FreeRabbits(rabbits):
+                store.told.free_for(self.jobid, rabbits, store.resource_log.epoch())
             case SendOnce(kind, payload, mark):
                 message = OutboxMessage(kind, self.jobid, payload)
                 if store.outbox.append_once(message, mark) is not None:

@@ -59,7 +59,8 @@ def postrun_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) -
     """Unmounting took longer than ``rabbit.postrun_timeout``: skip data movement, drain."""
     workflow = read_workflow(task, record.jobid)
     mounted = clientmounts_not_in_state(task.dws, name_of(record.jobid), "unmounted")
-    actions = deadlines.postrun_timeout(record, workflow, mounted, task.settings.rabbit)
+    partial = task.settings.pipeline.partial_epilog
+    actions = deadlines.postrun_timeout(record, workflow, mounted, task.settings.rabbit, partial)
     act(task, record.jobid, actions)
 
 
