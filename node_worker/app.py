@@ -7,8 +7,9 @@ every compute, given the simulated service and clientmount daemon by the
 command line (``--backend simulated``, ``pipeline.sim.node``).
 
 The worker waits for nothing and polls nothing: each task does one step of
-a job's node work (:mod:`node_worker.perilog`) and answers with a task on
-the lifecycle queue that names it. It holds no Kubernetes credentials and
+a job's node work (:mod:`node_worker.perilog`) and answers on the answers
+stream, signed with the node's key and naming the task it ends
+(:mod:`pipeline.platform.answers`). It holds no Kubernetes credentials and
 reads no job record.
 """
 
@@ -31,6 +32,7 @@ from node_worker.service import ClientmountService
 from pipeline.errors import CxiError
 from pipeline.model.idset import decode_idset
 from pipeline.platform import nodework, supervision  # noqa: F401  (its signal handlers)
+from pipeline.platform.answers import answers_key, encode
 from pipeline.platform.config import node_worker_config
 from pipeline.platform.routing import node_queue
 from pipeline.platform.signing import secure
@@ -60,8 +62,11 @@ class NodeWorker:
         companion: Companion | None = None,
         nic_of: Callable[[str], Nic] | None = None,
         ended: EndedJobs | None = None,
+        answers_to: str | None = None,
     ) -> None:
         self.settings = settings
+        #: the stream its answers go to (the node emulator holds them on one of its own)
+        self.answers_to = answers_to or answers_key(settings.pipeline)
         self.hosts = hosts
         self.prefix = settings.pipeline.queues.node_prefix
         self.queues = [self.prefix + h for h in hosts]
@@ -111,17 +116,18 @@ class NodeWorker:
         # node it answers for
         secure(app, self.settings.pipeline, hosts=self.hosts, node=True)
         nodework.configure(self.settings.pipeline)
-        lifecycle = self.settings.pipeline.queues.lifecycle
-        # a job's steps answer with a task on the lifecycle queue: nobody reads their result
+        # a job's steps answer on the answers stream: nobody reads their result
         job_step = functools.partial(
             app.task, shared=False, acks_late=True, bind=True, ignore_result=True
         )
 
         def answer(name: str, **kwargs: Any) -> None:
-            # nobody waits on an answer's result: no subscription to it either. And no
-            # declaring the lifecycle queue (its binding, which the management side
-            # declares): the node's Redis user may only push onto it
-            app.send_task(name, kwargs=kwargs, queue=lifecycle, ignore_result=True, declare=[])
+            # one XADD onto the stream, which the node's Redis user may only append to
+            entry = encode(app, name, kwargs)
+            # on the command connection send_task would use (not the channel's polling one)
+            with app.producer_or_acquire() as producer:
+                with producer.channel.conn_or_acquire() as client:
+                    client.xadd(self.answers_to, entry)
             detail = ", ".join(
                 f"{k}={kwargs[k]}" for k in ("error", "late", "busy") if kwargs.get(k)
             )

@@ -11,8 +11,8 @@ rotated or switched off alone:
   sends tasks, which kombu's transport does with the same keys a worker uses
   (docs/security.md says why no narrower set works).
 * ``node-<host>`` — one user per node worker: its own queue and its own
-  unacked bookkeeping, a push-only right on the lifecycle queue for its
-  answers, results and dead letters; no job store, no other queue to read,
+  unacked bookkeeping, an append-only right on the answers stream, results
+  and dead letters; no job store, no other queue to read,
   nothing to delete, no kombu binding, no script.
 * ``monitoring`` — ``coral2-pipeline status`` and ``deadletters``, a Redis
   exporter: read-only commands on every key.
@@ -41,12 +41,12 @@ NO_ADMIN = "+@all -@admin -@dangerous +info +client|setname +client|id +client|l
 CONNECTION = "+hello +auth +ping +select +client|setname +client|id"
 
 #: The commands kombu and Celery send for a node worker: its blocking read, its own
-#: unacked bookkeeping (and the restore of what it left there), a push of its answers, the
+#: unacked bookkeeping (and the restore of what it left there), its answers' XADD, the
 #: result of an operator's node task, a dead letter; and the wait of a per-rank prolog
 #: for its job's verdict (GET, BLPOP, and the RPUSH that passes the wake-up on).
 NODE_COMMANDS = (
     "+brpop +blpop +lpush +rpush +multi +exec +discard +watch +unwatch "
-    "+hset +hget +hdel +zadd +zrem +zrange +set +get +setex +publish +incrby +ltrim"
+    "+hset +hget +hdel +zadd +zrem +zrange +set +get +setex +publish +incrby +ltrim +xadd"
 )
 
 
@@ -75,8 +75,8 @@ def node_keys(settings: Settings, hosts: Iterable[str]) -> str:
     return " ".join(
         [
             *own,
-            # its answers: push, never read
-            f"%W~{queues.lifecycle}",
+            # its answers: append, never read
+            f"%W~{p.key_prefix}:answers",
             # the results of the operator's node tasks (cxi_list, cxi_clean, ping)
             "~celery-task-meta-* &celery-task-meta-*",
             # the verdicts on jobs, which a per-rank prolog (prolog.d/coral2-pipeline)

@@ -31,6 +31,7 @@ TASK_MODULES = (
     "pipeline.tasks.sweeps",
     "pipeline.tasks.nodes",
     "pipeline.tasks.timeouts",
+    "pipeline.tasks.answers",
 )
 
 

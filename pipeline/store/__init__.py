@@ -14,6 +14,7 @@ from functools import cached_property
 import redis
 
 from pipeline.model.job import JobRecord
+from pipeline.store.answers import AnswerStream
 from pipeline.store.connection import connect
 from pipeline.store.deadletters import DeadLetters
 from pipeline.store.deadlines import Deadline, Deadlines
@@ -178,6 +179,11 @@ class Store:
     def tally(self) -> Tally:
         """Node answers, counted without the job's lock."""
         return Tally(self.client, self.keys)
+
+    @cached_property
+    def answers(self) -> AnswerStream:
+        """The stream of node answers the lifecycle workers read in batches."""
+        return AnswerStream(self.client, self.keys.answers)
 
     @cached_property
     def releases(self) -> Releases:

@@ -44,6 +44,11 @@ class Keys:
         return f"{self.prefix}:outbox"
 
     @property
+    def answers(self) -> str:
+        """The stream of node answers (``pipeline.platform.answers``)."""
+        return f"{self.prefix}:answers"
+
+    @property
     def jobs_index(self) -> str:
         """The set of tracked job ids: a record, and a Workflow not yet seen gone."""
         return f"{self.prefix}:jobs"

@@ -174,6 +174,16 @@ class Ledger:
             raise store_errors(exc) from exc
         return _parse(task_id, value)
 
+    def get_all(self, task_ids: Sequence[str]) -> list[Entry | None]:
+        """:meth:`get` for each of ``task_ids``, in one round trip."""
+        if not task_ids:
+            return []
+        try:
+            values: Any = self.client.hmget(self.keys.ledger, list(task_ids))
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return [_parse(t, v) for t, v in zip(task_ids, values, strict=True)]
+
     def unsettled(self, limit: int = 10) -> list[Entry]:
         """The ``limit`` entries due soonest, read only (for reports: nothing is crossed out)."""
         return [entry for _, entry in self._read("-inf", "+inf", limit) if entry is not None]

@@ -17,6 +17,7 @@ node is told at least once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import redis
@@ -69,16 +70,23 @@ class Tally:
         """Count ``node``'s answer to ``phase``; with ``ends`` (the id of the node task the
         answer ends), cross that task out of the ledger in the same transaction: an answer
         costs one round trip, and the count never goes without the crossing out."""
+        return self.add_all(jobid, phase, [node], ends=[ends] if ends is not None else [])
+
+    def add_all(
+        self, jobid: int, phase: str, nodes: Sequence[str], *, ends: Sequence[str] = ()
+    ) -> Counted:
+        """:meth:`add` for a batch of ``nodes`` (and the node tasks they end), in one
+        transaction; ``new`` says whether any of them was new."""
         key, meta = self.keys.tally(jobid, phase), self.keys.tally_meta(jobid)
         try:
             pipe = self.client.pipeline(transaction=True)
-            pipe.sadd(key, node)
+            pipe.sadd(key, *nodes)
             pipe.expire(key, TTL_S)
             pipe.scard(key)
             pipe.hgetall(meta)
-            if ends is not None:
-                pipe.hdel(self.keys.ledger, ends)
-                pipe.zrem(self.keys.ledger_due, ends)
+            if ends:
+                pipe.hdel(self.keys.ledger, *ends)
+                pipe.zrem(self.keys.ledger_due, *ends)
             added, _, count, fields = pipe.execute()[:4]
         except redis.RedisError as exc:
             raise store_errors(exc) from exc

@@ -15,8 +15,8 @@ from node_worker.ended import EndedJobs
 from pipeline.settings import load_settings
 from pipeline.sim.node.cassini import SimulatedNic
 from pipeline.sim.node.service import SimulatedService
+from tests.node_worker.answers_of import answers
 from tests.node_worker.test_a_late_prolog_copy_never_undoes_the_epilog import (
-    answers,
     job_services,
     run,
     worker,
@@ -55,7 +55,7 @@ def test_an_epilog_rerun_after_busy_services_still_destroys_them(
     settings = load_settings(
         env={
             "CORAL2_PIPELINE_PIPELINE__BROKER_URL": redis_url,
-            "CORAL2_PIPELINE_PIPELINE__QUEUES__LIFECYCLE": queue,
+            "CORAL2_PIPELINE_PIPELINE__KEY_PREFIX": queue,
             "CORAL2_PIPELINE_PIPELINE__CXI_EPILOG_WAIT": "0",
         }
     )

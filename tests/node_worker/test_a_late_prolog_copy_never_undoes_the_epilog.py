@@ -6,14 +6,11 @@ survives a restart of the node worker (its state directory)."""
 
 from __future__ import annotations
 
-import base64
-import json
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 
 from node_worker.app import NodeWorker
 from node_worker.ended import EndedJobs
@@ -21,6 +18,7 @@ from pipeline.errors import ConfigError
 from pipeline.settings import load_settings
 from pipeline.sim.node.cassini import SimulatedNic
 from pipeline.sim.node.service import SimulatedService
+from tests.node_worker.answers_of import answers
 
 
 @pytest.fixture
@@ -32,7 +30,7 @@ def worker(redis_url: str, queue: str, state: Path) -> tuple[NodeWorker, Simulat
     settings = load_settings(
         env={
             "CORAL2_PIPELINE_PIPELINE__BROKER_URL": redis_url,
-            "CORAL2_PIPELINE_PIPELINE__QUEUES__LIFECYCLE": queue,  # answers land here, unread
+            "CORAL2_PIPELINE_PIPELINE__KEY_PREFIX": queue,  # answers land under it, unread
         }
     )
     nic = SimulatedNic(devices=2)
@@ -44,13 +42,6 @@ def worker(redis_url: str, queue: str, state: Path) -> tuple[NodeWorker, Simulat
 
 def run(node: NodeWorker, name: str, **kwargs: Any) -> Any:
     return node.app.tasks[name].apply(kwargs={"hostname": "n1", **kwargs}).get()
-
-
-def answers(redis_url: str, queue: str) -> list[dict[str, Any]]:
-    client = redis.Redis.from_url(redis_url)
-    raws = client.lrange(queue, 0, -1)
-    bodies = [base64.b64decode(json.loads(raw)["body"]) for raw in reversed(raws)]
-    return [json.loads(body)[1] for body in bodies]
 
 
 def job_services(nic: SimulatedNic) -> list[int]:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import redis
 
+from pipeline.platform.answers import answers_key
 from pipeline.platform.app import create_app
 from pipeline.settings import load_settings
 from pipeline.sim.children import die_with_parent
@@ -36,7 +37,7 @@ def node(
         env = {k: v for k, v in os.environ.items() if not k.startswith("CORAL2_PIPELINE_")}
         env.update(
             CORAL2_PIPELINE_PIPELINE__BROKER_URL=server.url,
-            CORAL2_PIPELINE_PIPELINE__QUEUES__LIFECYCLE=f"answers-{uuid.uuid4().hex[:6]}",
+            CORAL2_PIPELINE_PIPELINE__KEY_PREFIX=f"answers-{uuid.uuid4().hex[:6]}",
         )
         argv = [sys.executable, "-m", "pipeline.cli", "node-worker", "--hostname", HOST]
         argv += ["--backend", "systemd", "--nic", "simulated", "--state-dir", str(work / "st")]
@@ -91,7 +92,7 @@ def test_a_node_worker_running_jobs_never_holds_more_than_two(
     settings = load_settings(env={k: v for k, v in env.items() if k.startswith("CORAL2_")})
     app = create_app(settings, set_current=False)
     answers = redis.Redis.from_url(server.url)
-    lifecycle = settings.pipeline.queues.lifecycle
+    stream = answers_key(settings.pipeline)
     most = 0
     done = threading.Event()
 
@@ -112,8 +113,8 @@ def test_a_node_worker_running_jobs_never_holds_more_than_two(
             app.send_task("node.prolog", kwargs={**kwargs, "cxi": cxi}, queue=queue)
             app.send_task("node.epilog", kwargs={**kwargs, "cxi": cxi}, queue=queue)
         deadline = time.monotonic() + 120
-        while answers.llen(lifecycle) < 2 * jobs:
-            assert time.monotonic() < deadline, f"{answers.llen(lifecycle)} answers of {2 * jobs}"
+        while answers.xlen(stream) < 2 * jobs:
+            assert time.monotonic() < deadline, f"{answers.xlen(stream)} answers of {2 * jobs}"
             time.sleep(0.02)
     finally:
         done.set()

@@ -5,13 +5,9 @@ and the job fails with it. A prolog that ends — even with an error — is neve
 
 from __future__ import annotations
 
-import base64
-import json
 import uuid
 from pathlib import Path
 from typing import Any
-
-import redis
 
 from node_worker.app import NodeWorker
 from node_worker.attempts import MAX_UNENDED, Attempts
@@ -19,25 +15,20 @@ from node_worker.ended import EndedJobs
 from pipeline.settings import load_settings
 from pipeline.sim.node.cassini import SimulatedNic
 from pipeline.sim.node.service import SimulatedService
+from tests.node_worker.answers_of import answers
 
 
 def worker(redis_url: str, queue: str, state: Path) -> NodeWorker:
     settings = load_settings(
         env={
             "CORAL2_PIPELINE_PIPELINE__BROKER_URL": redis_url,
-            "CORAL2_PIPELINE_PIPELINE__QUEUES__LIFECYCLE": queue,
+            "CORAL2_PIPELINE_PIPELINE__KEY_PREFIX": queue,
         }
     )
     nic = SimulatedNic(devices=2)
     return NodeWorker(
         settings, ["n1"], SimulatedService(), nic_of=lambda host: nic, ended=EndedJobs(state)
     )
-
-
-def answers(redis_url: str, queue: str) -> list[dict[str, Any]]:
-    raws = redis.Redis.from_url(redis_url).lrange(queue, 0, -1)
-    bodies = [base64.b64decode(json.loads(raw)["body"]) for raw in reversed(raws)]
-    return [json.loads(body)[1] for body in bodies]
 
 
 def prolog(node: NodeWorker, task_id: str) -> Any:

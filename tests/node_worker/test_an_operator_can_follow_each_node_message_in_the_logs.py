@@ -23,7 +23,7 @@ def worker(redis_url: str, on: bool) -> NodeWorker:
     settings = load_settings(
         env={
             "CORAL2_PIPELINE_PIPELINE__BROKER_URL": redis_url,
-            "CORAL2_PIPELINE_PIPELINE__QUEUES__LIFECYCLE": f"trace-{uuid.uuid4().hex[:8]}",
+            "CORAL2_PIPELINE_PIPELINE__KEY_PREFIX": f"trace-{uuid.uuid4().hex[:8]}",
             "CORAL2_PIPELINE_PIPELINE__LOG_NODE_MESSAGES": "true" if on else "false",
         }
     )

@@ -53,9 +53,9 @@ def refused(call: object) -> None:
         call()
 
 
-def test_a_node_pushes_its_answers_and_reads_its_own_queue(users: dict[str, redis.Redis]) -> None:
+def test_a_node_appends_its_answers_and_reads_its_own_queue(users: dict[str, redis.Redis]) -> None:
     node = users["node"]
-    assert node.lpush("lifecycle", "answer") >= 1
+    assert node.xadd("coral2:answers", {"task": "job.prolog_done"})
     node.lpush("node.n1", "work")
     assert node.brpop(["node.n1"], timeout=1) == (b"node.n1", b"work")
 
@@ -65,6 +65,9 @@ def test_a_node_reads_no_job_record_and_no_other_queue(users: dict[str, redis.Re
     refused(lambda: node.get("coral2:job:1"))
     refused(lambda: node.lrange("lifecycle", 0, -1))
     refused(lambda: node.brpop(["lifecycle"], timeout=1))
+    refused(lambda: node.lpush("lifecycle", "a task of its own choosing"))
+    refused(lambda: node.xrange("coral2:answers"))  # other nodes' answers
+    refused(lambda: node.xadd("coral2:outbox", {"kind": "drain"}))
     refused(lambda: node.brpop(["node.n2"], timeout=1))
     refused(lambda: node.lpush("housekeeping", "forged"))
     refused(lambda: node.lpush("node.n2", "forged"))

@@ -14,7 +14,7 @@ node's key.
 
 With ``hold`` (a number of messages), the emulator waits until that many are
 in its nodes' queues (a job on that many of its nodes), does all the nodes'
-work, then hands their answers to the lifecycle queue in one step: the
+work, then hands their answers to the answers stream in one step: the
 pipeline's sending and its counting of the answers are then timed apart from
 the node side, which on a machine runs on every node at once and here shares
 the benchmark's cores. The times are written
@@ -32,6 +32,7 @@ from typing import Any
 
 from node_worker.app import NodeWorker
 from node_worker.ended import EndedJobs
+from pipeline.platform.answers import answers_key
 from pipeline.platform.signing import refusal
 from pipeline.settings import Settings
 from pipeline.sim.node.cassini import SimulatedNic
@@ -44,11 +45,12 @@ SWEEP = 2048
 #: How long an empty sweep waits before the next (s).
 IDLE_S = 0.005
 
-#: Hand every held answer to the lifecycle queue, oldest first, in one step.
+#: Hand every held answer to the answers stream, oldest first, in one step.
 _HAND_OVER = """
-local n = 0
-while redis.call('rpoplpush', KEYS[1], KEYS[2]) do n = n + 1 end
-return n
+local entries = redis.call('xrange', KEYS[1], '-', '+')
+for _, entry in ipairs(entries) do redis.call('xadd', KEYS[2], '*', unpack(entry[2])) end
+redis.call('del', KEYS[1])
+return #entries
 """
 
 
@@ -67,13 +69,8 @@ class NodeEmulator:
         self.hosts = hosts
         self.hold = hold
         self.times = times
-        lifecycle = settings.pipeline.queues.lifecycle
-        self.lifecycle = lifecycle
-        self.held = f"{lifecycle}.held"
-        if hold:  # the answers wait on a list of their own until every node has worked
-            queues = settings.pipeline.queues.model_copy(update={"lifecycle": self.held})
-            pipeline = settings.pipeline.model_copy(update={"queues": queues})
-            settings = settings.model_copy(update={"pipeline": pipeline})
+        self.answers = answers_key(settings.pipeline)
+        self.held = f"{self.answers}.held"
         nics: dict[str, SimulatedNic] = {}
         lock = threading.Lock()
 
@@ -84,7 +81,15 @@ class NodeEmulator:
                 return nics[host]
 
         service = SimulatedService(state_file=state / "clientmount-services.json")
-        self.worker = NodeWorker(settings, hosts, service, nic_of=nic_of, ended=EndedJobs(state))
+        # with ``hold`` the answers wait on a stream of their own until every node has worked
+        self.worker = NodeWorker(
+            settings,
+            hosts,
+            service,
+            nic_of=nic_of,
+            ended=EndedJobs(state),
+            answers_to=self.held if hold else None,
+        )
         self.app = self.worker.app
         self.queues = list(self.worker.queues)
         self._stop = threading.Event()
@@ -134,7 +139,7 @@ class NodeEmulator:
             pass
         if self.times is not None:  # before the answers go: the job may end at once
             self.times.write_text(json.dumps({"sent": sent, "answered": time.time()}))
-        moved = client.register_script(_HAND_OVER)(keys=[self.held, self.lifecycle])
+        moved = client.register_script(_HAND_OVER)(keys=[self.held, self.answers])
         log.info("%d answers handed over", moved)
 
     def _run(self, channel: Any, queue: str, raw: bytes) -> None:
