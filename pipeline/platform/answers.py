@@ -61,11 +61,15 @@ class _Message:
     content_type: str
     content_encoding: str
     accept: set[str] = field(default_factory=set)
+    _body: Any = None
 
     def decode(self) -> Any:
-        return loads(  # type: ignore[no-untyped-call]
-            self.body, self.content_type, self.content_encoding, accept=self.accept
-        )
+        """The body, verified and decoded once (:func:`refusal` decodes it first)."""
+        if self._body is None:
+            self._body = loads(  # type: ignore[no-untyped-call]
+                self.body, self.content_type, self.content_encoding, accept=self.accept
+            )
+        return self._body
 
 
 @dataclass(frozen=True)

@@ -169,6 +169,9 @@ def send(
     if name in app.tasks:
         app.tasks[name].apply_async(kwargs=kwargs, task_id=task_id, **options, **reprs(kwargs))
     elif queue is not None and queue.startswith(settings_of(app).pipeline.queues.node_prefix):
+        # through the anonymous exchange straight onto the node's list: nothing to declare
+        # (declaring each of a whole machine's queues cost more than the messages)
+        options["declare"] = []
         app.send_task(name, kwargs=kwargs, task_id=task_id, **options, **reprs(kwargs))
     else:
         raise PermanentError(f"no task {name!r} to send (and {queue!r} is not a node queue)")

@@ -138,7 +138,9 @@ class NodeEmulator:
         while self._sweep(channel, client):
             pass
         if self.times is not None:  # before the answers go: the job may end at once
-            self.times.write_text(json.dumps({"sent": sent, "answered": time.time()}))
+            written = self.times.with_suffix(".new")  # whole, never read half-written
+            written.write_text(json.dumps({"sent": sent, "answered": time.time()}))
+            written.replace(self.times)
         moved = client.register_script(_HAND_OVER)(keys=[self.held, self.answers])
         log.info("%d answers handed over", moved)
 
