@@ -7,6 +7,7 @@ Redis user is enough) and answers with ``prometheus-client``'s text format:
 - ``coral2_job_oldest_seconds{state}``: how long the job longest in it went unchanged;
 - ``coral2_queue_messages{queue}``: messages waiting (node queues summed as ``node``);
 - ``coral2_outbox_backlog``: outbox entries Flux has not taken yet;
+- ``coral2_answers_waiting``: node answers on their stream, not yet counted;
 - ``coral2_ledger_pending``: sent tasks without an outcome;
 - ``coral2_deadletters_total``: messages ever set aside as dead letters;
 - ``coral2_task_failures_kept{task}``: task runs failed for good, the failures kept (it
@@ -107,6 +108,7 @@ class PipelineCollector(Collector):
         yield _gauge(
             "coral2_outbox_backlog", "outbox entries Flux has not taken", view.outbox_backlog
         )
+        yield _gauge("coral2_answers_waiting", "node answers not yet counted", view.answers_waiting)
         yield _gauge("coral2_ledger_pending", "sent tasks without an outcome", view.ledger_pending)
         dead = CounterMetricFamily("coral2_deadletters", "messages ever set aside")
         dead.add_metric([], view.dead_letters_total)

@@ -210,6 +210,8 @@ def _pipeline(
         "outbox to Flux",
         f"{view.outbox_backlog} entries, {view.outbox_unacked} taken and not acknowledged{oldest}",
     )
+    oldest = f", oldest {_ago(now, view.answers_oldest_at)}" if view.answers_oldest_at else ""
+    summary.add_row("node answers", f"{view.answers_waiting} not yet counted{oldest}")
     summary.add_row("sent tasks", f"{view.ledger_pending} without an outcome")
     due = view.next_deadline
     summary.add_row(

@@ -195,6 +195,12 @@ def pipeline_flags(
             "is `coral2-pipeline flux-bridge` running and Flux answering?"
         )
         flags.append(Flag(CRITICAL, why))
+    if view.answers_oldest_at and now - view.answers_oldest_at > OUTBOX_LATE_S:
+        why = (
+            f"the oldest node answer is {now - view.answers_oldest_at:.0f} s old, not counted: "
+            "is a lifecycle worker (`coral2-pipeline worker`) running? Its jobs wait at RUN"
+        )
+        flags.append(Flag(CRITICAL, why))
     overdue = [e.name for e in view.ledger_oldest if now - e.first_sent > resend_after_s]
     if overdue:
         flags.append(Flag(WARNING, _overdue(overdue, resend_after_s)))

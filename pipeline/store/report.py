@@ -96,6 +96,8 @@ class PipelineView:
     outbox_backlog: int
     outbox_unacked: int  # taken by a reader, not yet acknowledged
     outbox_oldest_at: float | None  # when the oldest entry was appended (epoch s)
+    answers_waiting: int  # node answers on their stream, not yet counted
+    answers_oldest_at: float | None  # when the oldest was appended (epoch s)
     ledger_pending: int
     ledger_oldest: list[Entry]
     failures: int
@@ -164,6 +166,11 @@ def job_view(store: Store, jobid: int, *, scan_limit: int = SCAN_LIMIT) -> JobVi
     )
 
 
+def _appended_at(first: Any) -> float | None:
+    """When the first entry of an ``XRANGE … COUNT 1`` was appended (its id's time)."""
+    return int(_text(first[0][0]).split("-")[0]) / 1000 if first else None
+
+
 def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT) -> PipelineView:
     """Read the state of the whole pipeline from ``store``; each list holds at most ``limit``."""
     keys, client = store.keys, store.client
@@ -180,9 +187,12 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
         pipe.hgetall(keys.rabbits)
         pipe.get(keys.beat_tick)
         pipe.hgetall(keys.alive)
+        pipe.xlen(keys.answers)
+        pipe.xrange(keys.answers, count=1)
         (seen, backlog, first, deadlines, due, failed, leader, rvs, rabbits, tick, alive) = (
-            pipe.execute()
-        )
+            results := pipe.execute()
+        )[:11]
+        answers, first_answer = results[11:]
         locks = sum(1 for _ in client.scan_iter(f"{keys.prefix}:lock:*", count=1000))
         last = store.jobs.observed()  # every tracked job: ("", 0.0) when never observed
         jobids = sorted(last)
@@ -216,7 +226,9 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
         unobserved=sorted(unobserved, key=lambda row: row[2])[:limit],
         outbox_backlog=int(backlog),
         outbox_unacked=store.outbox.unacked(),
-        outbox_oldest_at=int(_text(first[0][0]).split("-")[0]) / 1000 if first else None,
+        outbox_oldest_at=_appended_at(first),
+        answers_waiting=int(answers),
+        answers_oldest_at=_appended_at(first_answer),
         ledger_pending=store.ledger.pending(),
         ledger_oldest=store.ledger.unsettled(limit),
         failures=int(failed),
