@@ -21,7 +21,7 @@ def test_an_answer_left_uncounted_is_flagged_critical(redis_url: str) -> None:
     assert view.answers_oldest_at == appended_ms / 1000
     flags = [f for f in pipeline_flags(view, 120.0) if "node answer" in f.text]
     assert [f.severity for f in flags] == [CRITICAL]
-    assert "coral2-pipeline worker" in flags[0].why
+    assert "coral2-pipeline worker" in flags[0].text
 
 
 def test_answers_just_appended_are_not_flagged(redis_url: str) -> None:
