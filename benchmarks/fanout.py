@@ -14,7 +14,8 @@ work at once, on their own cores, while here they share the benchmark's two. So:
 * ``nodes``: the emulated nodes' work, one after the other (the simulation);
 * ``count``: the answers handed over → the job released (the pipeline);
 * ``pipeline``: ``send`` + ``count``, what a machine whose nodes answer at once sees;
-* ``epilog``: the same for CLEANUP (``finish``) → the job's VNIs out of quarantine,
+* ``epilog``: the same for CLEANUP (``finish``) → the job's VNIs out of quarantine
+  (its send and its count apart),
   every node's services destroyed and confirmed;
 * the pipeline's CPU per node, over the job's whole node work (prolog and epilog).
 
@@ -137,6 +138,8 @@ def bench_fanout(nodes: int) -> dict[str, float]:
         "count": count,
         "pipeline": send + count,
         "epilog": (epilog["sent"] - cleanup) + (freed - epilog["answered"]),
+        "epilog_send": epilog["sent"] - cleanup,
+        "epilog_count": freed - epilog["answered"],
         "cpu_ms_per_node": cpu * 1000 / nodes,
         "pushes_per_node": pushes / nodes,
         "from_nodes": from_nodes,
@@ -155,7 +158,8 @@ def main() -> None:
             f"{result['send']:.2f} s + count {result['count']:.2f} s), "
             f"{result['cpu_ms_per_node']:.2f} ms CPU per node; emulated nodes "
             f"{result['nodes']:.2f} s; RUN → released {result['wall']:.2f} s; epilog "
-            f"(CLEANUP → VNIs out of quarantine, the pipeline's part) {result['epilog']:.2f} s; "
+            f"(CLEANUP → VNIs out of quarantine, the pipeline's part) {result['epilog']:.2f} s "
+            f"(send {result['epilog_send']:.2f} s + count {result['epilog_count']:.2f} s); "
             f"{result['pushes_per_node']:.1f} broker pushes per node, "
             f"{result['from_nodes']} API requests from nodes "
             f"(whole run {time.monotonic() - started:.0f} s)"

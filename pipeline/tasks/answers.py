@@ -90,12 +90,13 @@ def count(app: Celery, store: Store, answers: list[Answer]) -> None:
         if phase is None or not proven or entry is None:
             rest.append(answer)
             continue
-        groups.setdefault((int(str(jobid)), phase), []).append((str(node), entry.task_id))
+        groups.setdefault((int(jobid), phase), []).append((str(node), entry.task_id))
     for (jobid, phase), items in groups.items():
         nodes = [node for node, _ in items]
         counted = store.tally.add_all(jobid, phase, nodes, ends=[t for _, t in items])
         for node in nodes:
-            nodework.trace("counted", f"{phase} answer", jobid, node, "")
+            last = counted.completes and node == nodes[-1]
+            nodework.trace("counted", f"{phase} answer", jobid, node, "completes" if last else "")
         if phase == "prolog" and "mounted" in counted.flags:
             # the job's file systems were mounted before these nodes answered: stop at once
             stop = [
