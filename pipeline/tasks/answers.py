@@ -80,17 +80,17 @@ def count(app: Celery, store: Store, answers: list[Answer]) -> None:
     rest: list[Answer] = []
     for answer, entry in zip(answers, entries, strict=True):
         node, jobid, phase = answer.kwargs.get("node"), answer.kwargs.get("jobid"), _phase(answer)
-        proven = (
-            entry is not None
+        if (
+            phase is not None
+            and entry is not None
             and isinstance(node, str)
             and isinstance(jobid, int)
             and entry.queue == prefix + node
             and entry.kwargs.get("jobid") == jobid
-        )
-        if phase is None or not proven or entry is None:
+        ):
+            groups.setdefault((jobid, phase), []).append((node, entry.task_id))
+        else:
             rest.append(answer)
-            continue
-        groups.setdefault((int(jobid), phase), []).append((str(node), entry.task_id))
     for (jobid, phase), items in groups.items():
         nodes = [node for node, _ in items]
         counted = store.tally.add_all(jobid, phase, nodes, ends=[t for _, t in items])
