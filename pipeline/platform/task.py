@@ -33,7 +33,7 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext, suppress
+from contextlib import AbstractContextManager, nullcontext
 from functools import cache, cached_property
 from typing import Any
 
@@ -285,8 +285,10 @@ class PipelineTask(Task):  # type: ignore[misc]
         entry = {"task": self.name, "jobid": jobid, "reason": reason, "time": time.time()}
         self.store.runs.record_failure(self.request.id or "eager", entry)
 
-    def _settle(self, holding: Holding | None = None, *, until: float | None = None) -> None:
-        self.store.runs.settle(self.name, self.request.id, holding, until=until)
+    def _settle(
+        self, holding: Holding | None = None, *, until: float | None = None, now: float = 0.0
+    ) -> None:
+        self.store.runs.settle(self.name, self.request.id, holding, until=until, now=now or None)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         jobid = kwargs.get("jobid")
@@ -324,10 +326,8 @@ class PipelineTask(Task):  # type: ignore[misc]
             log.warning("%s: %s; retry in %.1fs", self.name, exc, countdown, extra=extra)
             self._timeline(jobid, f"{self.name} run {attempt}: retry in {countdown:.1f} s: {exc}")
             resend_after_s = self.settings.pipeline.resend_after
-            now = time.time()
-            with suppress(StoreUnavailable):  # first, a clock step moves every due time
-                self.store.deadlines.rebase(now)
-            self._settle(until=now + countdown + resend_after_s)
+            now = time.time()  # a clock step moves every due time, in the same step
+            self._settle(until=now + countdown + resend_after_s, now=now)
             raise self.retry(exc=exc, countdown=countdown) from exc
         except PermanentError as exc:
             log.error("%s: %s", self.name, exc, extra=extra)

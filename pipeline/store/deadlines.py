@@ -31,7 +31,15 @@ from pipeline.store.keys import Keys
 #: KEYS: deadlines, ledger, ledger-due. ARGV: now, limit, task to note as ("": none),
 #: when to resend, the per-job index's key prefix. The entry is built as text so a
 #: 64-bit jobid stays exact.
-_CLAIM = """
+#: KEYS: deadlines, ledger, ledger-due, the clock. ARGV: now, limit, the task to note as,
+#: its resend time, the index keys' prefix, grace. The clock step is taken in the same
+#: step as the claim: between two steps another host's write, its clock not yet stepped,
+#: could move every due time back into the frame of the old clock, and a claim at the
+#: new clock would fire each deadline of the coming hour.
+_CLAIM = (
+    REBASE
+    + """
+local moved = rebase(KEYS[4], {KEYS[1], KEYS[3]}, tonumber(ARGV[1]), tonumber(ARGV[6]))
 local due = redis.call('zrangebyscore', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, ARGV[2])
 for i = 1, #due, 2 do
   local member, score = due[i], due[i + 1]
@@ -47,8 +55,10 @@ for i = 1, #due, 2 do
     redis.call('zadd', KEYS[3], ARGV[4], id)
   end
 end
+table.insert(due, 1, tostring(moved))
 return due
 """
+)
 
 #: KEYS: the clock, deadlines, ledger-due. ARGV: now, grace.
 _REBASE = (
@@ -178,21 +188,33 @@ class Deadlines:
     def claim_due(
         self, now: float, *, limit: int = 500, note_as: str = "", resend_after_s: float = 0.0
     ) -> list[Deadline]:
-        """Remove and return up to ``limit`` deadlines due at ``now``, earliest first.
+        """Remove and return up to ``limit`` deadlines due at ``now``, earliest first, after
+        moving every due time with a clock step (:meth:`sweep`, its move dropped)."""
+        return self.sweep(now, limit=limit, note_as=note_as, resend_after_s=resend_after_s)[1]
+
+    def sweep(
+        self, now: float, *, limit: int = 500, note_as: str = "", resend_after_s: float = 0.0
+    ) -> tuple[float, list[Deadline]]:
+        """In one step: move every due time with a clock step since the store last saw the
+        clock (:mod:`pipeline.store.clock`), then remove and return up to ``limit``
+        deadlines due at ``now``, earliest first. Returns the move (0: none) and them.
 
         ``note_as``: in the same step, note each in the ledger as a message of
         that task (kwargs ``jobid``, ``kind``, ``token``, ``due``; id
         :func:`noted_id`), to be sent again ``resend_after_s`` from ``now``.
         """
         keys = [self.keys.deadlines, self.keys.ledger, self.keys.ledger_due]
+        keys.append(self.keys.sweep_clock)
         args: list[str | int] = [repr(now), limit, note_as, repr(now + resend_after_s)]
         args.append(self.keys.deadlines_of(0)[:-1])  # the index keys' prefix
+        args.append(repr(GRACE_S))
         try:
             flat: Any = self._claim(keys=keys, args=args)
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
-        pairs = zip(flat[0::2], flat[1::2], strict=True)
-        return [Deadline.parse(m.decode(), float(s)) for m, s in pairs]
+        moved, rows = float(flat[0]), flat[1:]
+        pairs = zip(rows[0::2], rows[1::2], strict=True)
+        return moved, [Deadline.parse(m.decode(), float(s)) for m, s in pairs]
 
     def pending(self) -> list[Deadline]:
         """Return every armed deadline, earliest first."""

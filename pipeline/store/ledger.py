@@ -47,6 +47,14 @@ end
 )
 #: How many messages one call of the note script writes at most.
 NOTE_BATCH = 1000
+#: KEYS: the clock, deadlines, ledger-due. ARGV: now, grace, the resend time, the task id.
+_POSTPONE = (
+    REBASE
+    + """
+rebase(KEYS[1], {KEYS[2], KEYS[3]}, tonumber(ARGV[1]), tonumber(ARGV[2]))
+redis.call('zadd', KEYS[3], 'XX', ARGV[3], ARGV[4])
+"""
+)
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,7 @@ class Ledger:
         self.client = client
         self.keys = keys
         self._note = client.register_script(_NOTE)
+        self._postpone = client.register_script(_POSTPONE)
 
     def note(
         self,
@@ -138,19 +147,29 @@ class Ledger:
         pipe.hdel(self.keys.ledger, task_id)
         pipe.zrem(self.keys.ledger_due, task_id)
 
-    def postpone(self, task_id: str, until: float) -> None:
+    def postpone(self, task_id: str, until: float, now: float | None = None) -> None:
         """Send ``task_id`` again no sooner than ``until`` — unless it is done meanwhile
-        (``ZADD XX`` never brings a crossed-out entry back)."""
+        (``ZADD XX`` never brings a crossed-out entry back). ``now``: as
+        :meth:`postpone_in`."""
         try:
             pipe = self.client.pipeline(transaction=False)
-            self.postpone_in(pipe, task_id, until)
+            self.postpone_in(pipe, task_id, until, now)
             pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
 
-    def postpone_in(self, pipe: redis.client.Pipeline, task_id: str, until: float) -> None:
-        """Queue :meth:`postpone` in ``pipe``."""
-        pipe.zadd(self.keys.ledger_due, {task_id: until}, xx=True)
+    def postpone_in(
+        self, pipe: redis.client.Pipeline, task_id: str, until: float, now: float | None = None
+    ) -> None:
+        """Queue :meth:`postpone` in ``pipe``; with ``now`` (the clock ``until`` was read
+        from), every due time first moves with a clock step, in the same step."""
+        if now is None:
+            pipe.zadd(self.keys.ledger_due, {task_id: until}, xx=True)
+            return
+        keys = [self.keys.sweep_clock, self.keys.deadlines, self.keys.ledger_due]
+        self._postpone(
+            keys=keys, args=[repr(now), repr(GRACE_S), repr(until), task_id], client=pipe
+        )
 
     def due(self, now: float, limit: int = 500) -> list[Entry]:
         """The entries to send again at ``now``, oldest due first, at most ``limit``.

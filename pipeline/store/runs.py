@@ -85,11 +85,18 @@ class TaskRuns:
             log.warning("cannot count a failed run of %s: %s", task_id, store_errors(exc))
 
     def settle(
-        self, name: str, task_id: str | None, holding: Holding | None, *, until: float | None
+        self,
+        name: str,
+        task_id: str | None,
+        holding: Holding | None,
+        *,
+        until: float | None,
+        now: float | None = None,
     ) -> None:
         """Close a run in one round trip: release ``holding`` and cross the message out of
         the ledger (it has an outcome) — or, with ``until``, postpone its resend (it
-        retries). A store outage only costs a duplicate later, and a lock that expires by
+        retries; ``now``: the clock ``until`` was read from, checked for a step in the same
+        step). A store outage only costs a duplicate later, and a lock that expires by
         itself."""
         try:
             pipe = self.client.pipeline(transaction=False)
@@ -99,7 +106,7 @@ class TaskRuns:
                 if until is None:
                     self.ledger.done_in(pipe, task_id)
                 else:
-                    self.ledger.postpone_in(pipe, task_id, until)
+                    self.ledger.postpone_in(pipe, task_id, until, now)
             pipe.execute()
         except redis.RedisError as exc:
             log.warning("%s: cannot update the ledger: %s", name, store_errors(exc))

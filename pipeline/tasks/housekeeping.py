@@ -49,7 +49,7 @@ def redeliver(task: PipelineTask) -> int:
             log.error("ledger entry %s names unknown task %r; dropped", entry.task_id, entry.name)
             ledger.done(entry.task_id)
             continue
-        ledger.postpone(entry.task_id, now + entry.next_wait(now, resend_after_s))
+        ledger.postpone(entry.task_id, now + entry.next_wait(now, resend_after_s), now)
         send(task.app, entry.name, entry.kwargs, entry.task_id, entry.queue)
         log.warning(
             "%s (task %s) has no outcome %.0f s after it was sent; sent again",

@@ -108,14 +108,15 @@ def sweep(task: PipelineTask, limit: int = 500) -> int:
     store = task.store
     resend_after_s = task.settings.pipeline.resend_after
     now = time.time()
-    moved = store.deadlines.rebase(now)
+    moved, due = store.deadlines.sweep(
+        now, limit=limit, note_as=FIRE, resend_after_s=resend_after_s
+    )
     if moved:
         log.warning(
             "the clock moved %+.1f s since the store last saw it (a clock step, or the "
             "pipeline was not running): every deadline and resend moved with it",
             moved,
         )
-    due = store.deadlines.claim_due(now, limit=limit, note_as=FIRE, resend_after_s=resend_after_s)
     for deadline in due:
         kwargs = {
             "jobid": deadline.jobid,
