@@ -21,7 +21,7 @@ work at once, on their own cores, while here they share the benchmark's two. So:
 
 The job runs twice; the second is measured (the first warms the worker up).
 
-``python -m benchmarks.fanout [--nodes 100,1000,4000,11136]``
+``python -m benchmarks.fanout [--nodes 100,1000,4000,11136] [--workers N]``
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _pids(sim: SimulatedSystem) -> dict[str, int]:
     return {
         name: proc.pid
         for name, proc in zip(sim.process_names, sim.processes, strict=True)
-        if name in PIPELINE
+        if name.split("-")[0] in PIPELINE  # worker, worker-2, … and the watcher
     }
 
 
@@ -91,7 +91,7 @@ def _settle(sim: SimulatedSystem, prolog: dict[str, float]) -> tuple[dict[str, f
     return epilog, freed
 
 
-def bench_fanout(nodes: int) -> dict[str, float]:
+def bench_fanout(nodes: int, workers: int = 1) -> dict[str, float]:
     """The phases' seconds, the pipeline's CPU ms per node, broker pushes per node, API
     requests from nodes."""
     _, raw = elcap_system(-(-nodes // 16) * 16)  # whole rabbits of 16 computes
@@ -106,6 +106,7 @@ def bench_fanout(nodes: int) -> dict[str, float]:
         slingshot=True,
         signing=True,
         latency_s=0.0,
+        workers=workers,
     ) as sim:
         assert sim.flux is not None and sim.kube is not None and sim.redis_url
         client = redis.Redis.from_url(sim.redis_url)
@@ -149,12 +150,15 @@ def bench_fanout(nodes: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.fanout")
     parser.add_argument("--nodes", default="100,1000,4000,11136")
+    parser.add_argument(
+        "--workers", type=int, default=1, help="lifecycle worker processes (each sends a chunk)"
+    )
     args = parser.parse_args()
     for nodes in (int(n) for n in args.nodes.split(",")):
         started = time.monotonic()
-        result = bench_fanout(nodes)
+        result = bench_fanout(nodes, args.workers)
         print(
-            f"{nodes:>5} nodes: pipeline {result['pipeline']:.2f} s (send "
+            f"{nodes:>5} nodes, {args.workers} worker process(es): pipeline {result['pipeline']:.2f} s (send "
             f"{result['send']:.2f} s + count {result['count']:.2f} s), "
             f"{result['cpu_ms_per_node']:.2f} ms CPU per node; emulated nodes "
             f"{result['nodes']:.2f} s; RUN → released {result['wall']:.2f} s; epilog "

@@ -311,6 +311,14 @@ class PipelineSettings(_Table):
             "answer counted, by job and node"
         ),
     )
+    send_chunk: int = Field(
+        default=1000,
+        ge=1,
+        description=(
+            "a job's node messages are sent this many at a time by one task: past it, the "
+            "rest go out as job.send_nodes tasks that every lifecycle worker process shares"
+        ),
+    )
     node_timeout: float = Field(
         default=300.0,
         gt=0,

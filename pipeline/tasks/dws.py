@@ -21,7 +21,7 @@ from pipeline.errors import InputError, NotFound
 from pipeline.model.breakdown import storages_of
 from pipeline.model.job import JobRecord
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.platform.task import PipelineTask, dispatch_nodes, pipeline_task
+from pipeline.platform.task import PipelineTask, dispatch, dispatch_nodes, pipeline_task
 from pipeline.states import hooks
 from pipeline.states.actions import Action
 from pipeline.store.jobs import ENDED
@@ -45,13 +45,33 @@ def primary_gid(uid: int) -> int:
         return uid
 
 
+#: The task that sends a part of a job's node messages (``pipeline.tasks.nodes``).
+SEND_NODES = "job.send_nodes"
+
+
+def spread(
+    task: PipelineTask, jobid: int, sends: Sequence[tuple[str, str, dict[str, Any]]]
+) -> list[str]:
+    """Send a job's node messages: ``pipeline.send_chunk`` of them from here, and each
+    further chunk as a ``job.send_nodes`` task (noted in the ledger like every message),
+    which any lifecycle worker process takes, so that a whole machine's messages are
+    signed and sent on as many cores as there are worker processes. Those tasks go out
+    first, then this chunk. Returns the ids of the node messages sent from here."""
+    chunk = task.settings.pipeline.send_chunk
+    first, rest = list(sends[:chunk]), sends[chunk:]
+    for start in range(0, len(rest), chunk):
+        part = [[node, name, kwargs] for node, name, kwargs in rest[start : start + chunk]]
+        dispatch(task.app, task.store, SEND_NODES, {"jobid": jobid, "sends": part})
+    return dispatch_nodes(task.app, task.store, first)
+
+
 def act(
     task: PipelineTask, jobid: int, actions: list[Action], workflow: dict[str, Any] | None = None
 ) -> bool:
     """Perform ``actions`` for ``jobid`` with the task's store, DWS client and app."""
 
     def send_node(sends: Sequence[tuple[str, str, dict[str, Any]]]) -> list[str]:
-        return dispatch_nodes(task.app, task.store, sends)
+        return spread(task, jobid, sends)
 
     retention = task.settings.pipeline.retention
     return perform(

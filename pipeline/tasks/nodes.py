@@ -14,17 +14,23 @@ import logging
 import time
 from typing import Any
 
-from pipeline.errors import InputError, VniError
+from pipeline.errors import InputError, PermanentError, VniError
 from pipeline.model.job import JobRecord
 from pipeline.model.resource_set import ResourceSet
 from pipeline.model.slingshot import vni_request
 from pipeline.platform import nodework
-from pipeline.platform.task import PipelineTask, dispatch, dispatch_node, pipeline_task
+from pipeline.platform.task import (
+    PipelineTask,
+    dispatch,
+    dispatch_node,
+    dispatch_nodes,
+    pipeline_task,
+)
 from pipeline.states import nodes, slingshot
 from pipeline.states.actions import Action
 from pipeline.store import Deadline
 from pipeline.store.marks import CLEANUP_FENCE
-from pipeline.tasks.dws import act, ended, record_of
+from pipeline.tasks.dws import SEND_NODES, act, ended, record_of
 from pipeline.tasks.hwcoll import release_at_cleanup, reserve_at_run
 from pipeline.tasks.timeouts import handles
 
@@ -205,6 +211,20 @@ def clientmount_done(
         task.store.ledger.done(task_id)
         return
     _answered(task, jobid, "stopped", node, task_id)
+
+
+@pipeline_task(SEND_NODES, queue="lifecycle")
+def send_nodes(task: PipelineTask, jobid: int, sends: list[list[Any]]) -> int:
+    """Send a part of job ``jobid``'s node messages (``pipeline.tasks.dws.spread``): each
+    ``[node, task name, kwargs]``. Without the job's lock: sending is all it does, and a
+    copy sends copies, which the nodes and the counts take as such. Returns how many."""
+    try:
+        parts = [(str(node), str(name), dict(kwargs)) for node, name, kwargs in sends]
+    except (TypeError, ValueError) as exc:
+        why = f"job {jobid}: job.send_nodes needs [node, task name, kwargs] each: {exc}"
+        raise PermanentError(why) from exc
+    dispatch_nodes(task.app, task.store, parts)
+    return len(parts)
 
 
 @pipeline_task("job.prolog_failed", queue="lifecycle", lock_job=True)
