@@ -158,7 +158,8 @@ def main() -> None:
         started = time.monotonic()
         result = bench_fanout(nodes, args.workers)
         print(
-            f"{nodes:>5} nodes, {args.workers} worker process(es): pipeline {result['pipeline']:.2f} s (send "
+            f"{nodes:>5} nodes, {args.workers} worker process(es): pipeline "
+            f"{result['pipeline']:.2f} s (send "
             f"{result['send']:.2f} s + count {result['count']:.2f} s), "
             f"{result['cpu_ms_per_node']:.2f} ms CPU per node; emulated nodes "
             f"{result['nodes']:.2f} s; RUN → released {result['wall']:.2f} s; epilog "
