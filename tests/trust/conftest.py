@@ -68,6 +68,11 @@ def attacker(system: SimulatedSystem, admin: redis.Redis) -> Iterator[Attacker]:
         yield Attacker(ATTACKER, client, nodes / f"{ATTACKER}.key", nodes / f"{ATTACKER}.crt")
 
 
+def answers_key(system: SimulatedSystem) -> str:
+    """The stream node answers are appended to."""
+    return f"{system.prefix}:answers"
+
+
 def dead_letters(system: SimulatedSystem, admin: redis.Redis) -> list[DeadLetter]:
     """Every dead letter kept, newest first."""
     raw = admin.lrange(list_key(system.prefix), 0, -1)

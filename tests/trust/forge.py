@@ -1,5 +1,6 @@
 """What an attacker who holds one compute node crafts: a task message signed with a key it
-holds, any content type and body shape, pushed raw onto a queue with a Redis user it holds.
+holds, any content type and body shape, pushed raw onto a queue (or appended to the answers
+stream) with a Redis user it holds.
 
 The envelope is Celery's ``auth`` one, packed by hand (as an attacker would, not through
 our serializer); the kombu message around it is the JSON kombu's Redis transport reads.
@@ -86,6 +87,21 @@ def forge(
             },
         }
     ).encode()
+
+
+def forge_answer(
+    key: Path,
+    cert: Path,
+    name: str,
+    body: Callable[[dict[str, Any]], bytes],
+    *,
+    content_type: str = "application/json",
+) -> dict[str, str]:
+    """The answers-stream entry of ``name`` (what a node worker appends with ``XADD``), its
+    body made by ``body`` from the claim and signed with ``key``."""
+    task_id = str(uuid.uuid4())
+    payload = envelope(key, cert, body({"task": name, "id": task_id}), content_type, "utf-8")
+    return {"task": name, "id": task_id, "ct": "application/data", "ce": "utf-8", "body": payload}
 
 
 def protocol2(kwargs: dict[str, Any]) -> Callable[[dict[str, Any]], bytes]:

@@ -14,8 +14,8 @@ import redis
 
 from pipeline.model.job import JobRecord, NodeWork
 from pipeline.sim.system import SimulatedSystem
-from tests.trust.conftest import Attacker, dead_letters, new_dead_letter
-from tests.trust.forge import forge, protocol2
+from tests.trust.conftest import Attacker, answers_key, dead_letters, new_dead_letter
+from tests.trust.forge import forge_answer, protocol2
 
 JOBID = 515151
 
@@ -41,8 +41,8 @@ def job_on_compute05(system: SimulatedSystem) -> JobRecord:
     return record
 
 
-def answer(attacker: Attacker, kwargs: dict[str, Any]) -> bytes:
-    return forge(attacker.key, attacker.cert, "job.prolog_done", "lifecycle", protocol2(kwargs))
+def answer(attacker: Attacker, kwargs: dict[str, Any]) -> dict[str, str]:
+    return forge_answer(attacker.key, attacker.cert, "job.prolog_done", protocol2(kwargs))
 
 
 def untouched(system: SimulatedSystem) -> None:
@@ -82,6 +82,6 @@ def test_a_forged_answer_for_a_job_on_another_node_is_a_dead_letter(
     reason: str,
 ) -> None:
     before = len(dead_letters(system, admin))
-    attacker.client.lpush("lifecycle", answer(attacker, kwargs))
+    attacker.client.xadd(answers_key(system), answer(attacker, kwargs))  # type: ignore[arg-type]
     assert reason in new_dead_letter(system, admin, before).reason
     untouched(system)

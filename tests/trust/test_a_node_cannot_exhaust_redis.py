@@ -1,5 +1,5 @@
 """Redis as deploy/redis/coral2-pipeline.conf runs it cannot be exhausted by a node: a
-flood of answers pushed with compute63's user ends with Redis's clear refusal (``OOM
+flood of answers appended with compute63's user ends with Redis's clear refusal (``OOM
 command not allowed when used memory > 'maxmemory'``), with nothing evicted — every job
 record is still there — and the server still answers: the management side reads, and
 deletes the flood; one answer larger than any the pipeline sends is refused outright;
@@ -52,11 +52,11 @@ def test_a_flood_of_answers_ends_with_a_clear_refusal_and_loses_nothing(
         redis.exceptions.OutOfMemoryError, match="command not allowed when used memory"
     ):
         for _ in range(10_000):  # far more than maxmemory holds
-            attacker.lpush("lifecycle", b"x" * 1024 * 1024)
+            attacker.xadd("coral2:answers", {"body": b"x" * 1024 * 1024})
     info = management.info("memory")
     assert info["maxmemory_policy"] == "noeviction"
     assert all(management.exists(f"coral2:job:{jobid}") for jobid in range(100))
-    assert management.llen("lifecycle") > 0 and management.ping()
+    assert management.xlen("coral2:answers") > 0 and management.ping()
     status = subprocess.run(
         [sys.executable, "-m", "pipeline.cli", "status"],
         capture_output=True,
@@ -73,12 +73,12 @@ def test_a_flood_of_answers_ends_with_a_clear_refusal_and_loses_nothing(
         },
     )
     assert "of its 48 MiB maxmemory" in status.stdout, status.stdout + status.stderr
-    management.delete("lifecycle")
-    assert attacker.lpush("lifecycle", b"answer") == 1
+    management.delete("coral2:answers")
+    assert attacker.xadd("coral2:answers", {"task": "job.prolog_done"})
 
 
 def test_one_answer_larger_than_any_the_pipeline_sends_is_refused(server: RedisServer) -> None:
     attacker = client(server, node_user("compute63"), "node-password")
     with pytest.raises(redis.exceptions.RedisError):
-        attacker.lpush("lifecycle", b"x" * (9 * 1024 * 1024))
+        attacker.xadd("coral2:answers", {"body": b"x" * (9 * 1024 * 1024)})
     assert attacker.ping()

@@ -1,7 +1,8 @@
-"""A node's key signs its own answers and nothing else: a ``dws.create`` of a persistent
-file system for root, a ``dws.teardown``, a protocol-1 body and a "hybrid" body (a
-protocol-2 header over a dict body) — all signed with compute63's key and pushed with its
-Redis user — are each a dead letter naming the signer, and no Workflow is made."""
+"""A node's key signs its own answers and nothing else. compute63's Redis user cannot push a
+task onto the lifecycle queue at all; on the answers stream, the one key it may append to, a
+``dws.create`` of a persistent file system for root, a ``dws.teardown``, and an answer whose
+body is protocol 1 or "hybrid" (a protocol-2 header over a dict body) — all signed with
+compute63's key — are each a dead letter, and no Workflow is made."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import redis
 
 from pipeline.errors import NotFound
 from pipeline.sim.system import SimulatedSystem
-from tests.trust.conftest import Attacker, dead_letters, new_dead_letter
-from tests.trust.forge import forge, protocol2
+from tests.trust.conftest import Attacker, answers_key, dead_letters, new_dead_letter
+from tests.trust.forge import forge, forge_answer, protocol2
 
 CREATE = {
     "jobid": 424242,
@@ -41,43 +42,40 @@ def hybrid(claim: dict[str, Any]) -> bytes:
     return json.dumps({"args": [], "kwargs": CREATE, "embed": {"coral2_claim": claim}}).encode()
 
 
-def test_a_forged_dws_create_signed_by_a_node_is_a_dead_letter(
-    system: SimulatedSystem, admin: redis.Redis, attacker: Attacker
+def test_a_nodes_user_cannot_push_a_task_onto_the_lifecycle_queue(
+    system: SimulatedSystem, attacker: Attacker
 ) -> None:
     raw = forge(attacker.key, attacker.cert, "dws.create", "lifecycle", protocol2(CREATE))
-    before = len(dead_letters(system, admin))
-    attacker.client.lpush("lifecycle", raw)
-    letter = new_dead_letter(system, admin, before)
-    assert "compute63's node key may sign only" in letter.reason
-    assert "'dws.create'" in letter.reason
+    with pytest.raises(redis.exceptions.NoPermissionError):
+        attacker.client.lpush("lifecycle", raw)
     assert no_workflow(system)
 
 
-def test_a_forged_dws_teardown_signed_by_a_node_is_a_dead_letter(
-    system: SimulatedSystem, admin: redis.Redis, attacker: Attacker
-) -> None:
-    teardown = protocol2({"jobid": 424242})
-    raw = forge(attacker.key, attacker.cert, "dws.teardown", "lifecycle", teardown)
-    before = len(dead_letters(system, admin))
-    attacker.client.lpush("lifecycle", raw)
-    assert "'dws.teardown'" in new_dead_letter(system, admin, before).reason
-
-
 @pytest.mark.parametrize(
-    ("shape", "proto1_headers"), [(proto1, True), (proto1, False), (hybrid, False)]
+    ("name", "kwargs"), [("dws.create", CREATE), ("dws.teardown", {"jobid": 424242})]
 )
-def test_bodies_of_any_other_shape_are_dead_letters(
+def test_a_task_a_node_appends_to_the_answers_stream_is_a_dead_letter(
     system: SimulatedSystem,
     admin: redis.Redis,
     attacker: Attacker,
-    shape: Any,
-    proto1_headers: bool,
+    name: str,
+    kwargs: dict[str, Any],
 ) -> None:
-    raw = forge(
-        attacker.key, attacker.cert, "dws.create", "lifecycle", shape, proto1=proto1_headers
-    )
+    entry = forge_answer(attacker.key, attacker.cert, name, protocol2(kwargs))
     before = len(dead_letters(system, admin))
-    attacker.client.lpush("lifecycle", raw)
+    attacker.client.xadd(answers_key(system), entry)  # type: ignore[arg-type]
+    letter = new_dead_letter(system, admin, before)
+    assert f"{name!r} is not a node answer" in letter.reason
+    assert no_workflow(system)
+
+
+@pytest.mark.parametrize("shape", [proto1, hybrid])
+def test_answers_of_any_other_shape_are_dead_letters(
+    system: SimulatedSystem, admin: redis.Redis, attacker: Attacker, shape: Any
+) -> None:
+    entry = forge_answer(attacker.key, attacker.cert, "job.prolog_done", shape)
+    before = len(dead_letters(system, admin))
+    attacker.client.xadd(answers_key(system), entry)  # type: ignore[arg-type]
     letter = new_dead_letter(system, admin, before)
     assert "not Celery's protocol-2 [args, kwargs, embed]" in letter.reason
     assert "compute63" in letter.reason

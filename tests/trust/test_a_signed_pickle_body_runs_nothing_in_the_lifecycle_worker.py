@@ -1,7 +1,8 @@
 """A body signed with a node's key (or the management key) whose inner content type is
 pickle is never unpickled: the lifecycle worker reads the envelope, verifies the signer and
-refuses every content type but JSON before any deserializer runs. The attempt is a dead
-letter that names the signer it claimed; the command inside never runs."""
+refuses every content type but JSON before any deserializer runs — an answer appended to
+the answers stream, or a task on a queue. The attempt is a dead letter; the command inside
+never runs."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import pytest
 import redis
 
 from pipeline.sim.system import SimulatedSystem
-from tests.trust.conftest import Attacker, dead_letters, new_dead_letter
-from tests.trust.forge import forge
+from tests.trust.conftest import Attacker, answers_key, dead_letters, new_dead_letter
+from tests.trust.forge import forge, forge_answer
 
 
 class Exploit:
@@ -28,7 +29,7 @@ class Exploit:
 
 
 @pytest.mark.parametrize("content_type", ["application/x-python-serialize", "application/x-yaml"])
-def test_a_node_signed_pickle_pushed_onto_lifecycle_is_a_dead_letter(
+def test_a_node_signed_pickle_appended_as_an_answer_is_a_dead_letter(
     system: SimulatedSystem,
     admin: redis.Redis,
     attacker: Attacker,
@@ -37,16 +38,15 @@ def test_a_node_signed_pickle_pushed_onto_lifecycle_is_a_dead_letter(
 ) -> None:
     marker = tmp_path / "pwned"
     payload = pickle.dumps(Exploit(marker))
-    raw = forge(
+    entry = forge_answer(
         attacker.key,
         attacker.cert,
         "job.prolog_done",
-        "lifecycle",
         lambda _claim: payload,
         content_type=content_type,
     )
     before = len(dead_letters(system, admin))
-    attacker.client.lpush("lifecycle", raw)
+    attacker.client.xadd(answers_key(system), entry)  # type: ignore[arg-type]
     letter = new_dead_letter(system, admin, before)
     assert f"content type {content_type!r}" in letter.reason
     assert "compute63" in letter.reason  # the signer it claimed
@@ -70,7 +70,7 @@ def test_the_management_key_cannot_sign_a_pickle_either(
         content_type="application/x-python-serialize",
     )
     before = len(dead_letters(system, admin))
-    attacker.client.lpush("lifecycle", raw)
+    admin.lpush("lifecycle", raw)  # pushed by whoever holds a user that may
     letter = new_dead_letter(system, admin, before)
     assert "only application/json" in letter.reason
     assert not marker.exists()
