@@ -39,6 +39,7 @@ from typing import Any
 
 from celery import Celery, Task, shared_task
 from celery.app.amqp import AMQP
+from kombu.exceptions import OperationalError
 
 from pipeline.clients.k8s import DwsClient, api_client
 from pipeline.errors import PermanentError, StoreUnavailable, TemporaryError
@@ -144,11 +145,13 @@ def dispatch(
     )
     try:
         send(app, name, kwargs, task_id, queue)
-    except BaseException:
+    except BaseException as failed:
         try:
             store.ledger.done(task_id)
         except StoreUnavailable as exc:  # it will be sent later: tasks are idempotent
             log.warning("sending %s failed, and so did crossing it out: %s", name, exc)
+        if isinstance(failed, OperationalError):  # the broker is down: a store outage
+            raise StoreUnavailable(f"sending {name}: the broker: {failed}") from failed
         raise
     return task_id
 
@@ -172,6 +175,9 @@ def send(
         # through the anonymous exchange straight onto the node's list: nothing to declare
         # (declaring each of a whole machine's queues cost more than the messages)
         options["declare"] = []
+        # nobody reads a job's node task's result (the node answers on its stream): no
+        # subscription to it either, which a broker outage would make fail on its own
+        options["ignore_result"] = True
         app.send_task(name, kwargs=kwargs, task_id=task_id, **options, **reprs(kwargs))
     else:
         raise PermanentError(f"no task {name!r} to send (and {queue!r} is not a node queue)")
@@ -208,11 +214,13 @@ def dispatch_nodes(
         with app.producer_or_acquire() as producer, producer.batch(PUBLISH_BATCH):
             for task_id, name, kwargs, queue in messages:
                 send(app, name, kwargs, task_id, queue, producer)
-    except BaseException:
+    except BaseException as failed:
         try:
             store.ledger.done_all([task_id for task_id, *_ in messages])
         except StoreUnavailable as exc:  # they will be sent later: tasks are idempotent
             log.warning("sending node tasks failed, and so did crossing them out: %s", exc)
+        if isinstance(failed, OperationalError):  # the broker is down: a store outage
+            raise StoreUnavailable(f"sending node tasks: the broker: {failed}") from failed
         raise
     for (node, _, kwargs), (task_id, name, _, _) in zip(sends, messages, strict=True):
         nodework.trace("sent", name, kwargs.get("jobid"), node, task_id)

@@ -33,6 +33,7 @@ from pipeline.model.jgf import containment_path
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.platform.sealing import seal_of
 from pipeline.platform.task import settings_of
+from pipeline.services.bridge import service as bridge_service
 from pipeline.services.bridge.journal import JobStates
 from pipeline.services.hooks import Hooks
 from pipeline.settings import Settings, load_settings
@@ -440,7 +441,8 @@ class SimulatedSystem:
         states = JobStates(self.hooks, view=self.store.flux_jobs) if node_work else None
         self.flux = JobManager(
             self.mapping,
-            service=self.hooks.dispatch,
+            # the dws service as the bridge serves it: an outage is an error answer
+            service=functools.partial(bridge_service.serve, self.hooks, self.store),
             journal=states.feed if states is not None else None,
             hold=StoreHold(self.store) if node_work else None,
             epilog_timeout_s=self.epilog_timeout_s,
