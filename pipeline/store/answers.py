@@ -16,6 +16,7 @@ from typing import Any
 import redis
 
 from pipeline.store.connection import store_errors
+from pipeline.store.streams import ensure_group
 
 GROUP = "lifecycle"
 Entry = tuple[str, dict[bytes, bytes]]
@@ -30,13 +31,7 @@ class AnswerStream:
 
     def ensure_group(self) -> None:
         """Create the consumer group (idempotent), from the stream's beginning."""
-        try:
-            self.client.xgroup_create(self.key, GROUP, id="0", mkstream=True)
-        except redis.ResponseError as exc:
-            if "BUSYGROUP" not in str(exc):
-                raise store_errors(exc) from exc
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        ensure_group(self.client, self.key, GROUP)
         self._grouped = True
 
     def read(self, consumer: str, count: int, block_ms: int | None, *, own: bool) -> list[Entry]:

@@ -22,6 +22,7 @@ import redis
 from pipeline.errors import InputError
 from pipeline.store.connection import store_errors
 from pipeline.store.keys import Keys
+from pipeline.store.streams import ensure_group
 
 MessageKind = Literal[
     "resource-update",
@@ -179,13 +180,7 @@ class Outbox:
 
     def ensure_group(self) -> None:
         """Create the consumer group (idempotent), starting at the stream's beginning."""
-        try:
-            self.client.xgroup_create(self.keys.outbox, GROUP, id="0", mkstream=True)
-        except redis.ResponseError as exc:
-            if "BUSYGROUP" not in str(exc):
-                raise store_errors(exc) from exc
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        ensure_group(self.client, self.keys.outbox, GROUP)
         self._grouped = True
 
     def _unproven(self, fields: dict[bytes, bytes]) -> str | None:

@@ -14,6 +14,7 @@ from pipeline.sim.dws.fixtures import install_cluster, set_rabbit_status
 from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import JobRecord, Store
 from pipeline.tasks import timeouts
+from tests.tasks.clientmounts import clientmount
 from tests.tasks.eager_app import TiB, eager_app, store_of_app
 
 JOBID = 931
@@ -24,15 +25,6 @@ def properties(store: Store) -> list[tuple[str, dict[str, Any]]]:
     entries: Any = store.client.xrange(store.keys.outbox)
     told = [(f[b"kind"].decode(), json.loads(f[b"payload"])) for _, f in entries]
     return [(kind, payload) for kind, payload in told if kind.endswith("-property")]
-
-
-def mount(dws: DwsClient, node: str, state: str) -> None:
-    name = f"default-{WORKFLOW}-0-computes"
-    labels = {"dataworkflowservices.github.io/workflow.name": WORKFLOW}
-    body = {"metadata": {"name": name, "labels": labels}, "spec": {"node": node}}
-    dws.create("clientmounts", body, namespace=node)
-    status = {"mounts": [{"state": state, "ready": state == "mounted"}]}
-    dws.patch("clientmounts", name, {"status": status}, namespace=node, status=True)
 
 
 def test_the_property_lasts_until_the_storage_changes(
@@ -47,8 +39,8 @@ def test_the_property_lasts_until_the_storage_changes(
     dws.create_workflow({"metadata": {"name": WORKFLOW}, "spec": {"desiredState": "PreRun"}})
     dws.patch("workflows", WORKFLOW, {"status": {"state": "PreRun", "ready": False}})
     store.jobs.create(JobRecord(jobid=JOBID, failure_tolerance=1, hosts=["c1", "c2"]))
-    mount(dws, "c1", "mounted")
-    mount(dws, "c2", "unmounted")
+    clientmount(dws, WORKFLOW, "c1", "mounted")
+    clientmount(dws, WORKFLOW, "c2", "unmounted")
 
     timeouts.arm(store, JOBID, "prerun_timeout", 0.0, "t")
     fire = {"jobid": JOBID, "kind": "prerun_timeout", "token": "t", "due": 0.0}

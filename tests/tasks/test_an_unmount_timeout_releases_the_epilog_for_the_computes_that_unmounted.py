@@ -18,6 +18,7 @@ from pipeline.sim.dws.fixtures import install_cluster, set_rabbit_status
 from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import JobRecord, Store
 from pipeline.tasks import timeouts
+from tests.tasks.clientmounts import clientmount
 from tests.tasks.eager_app import TiB, eager_app, store_of_app
 
 JOBID = 941
@@ -50,13 +51,8 @@ def job_in_postrun(
     dws.patch("workflows", WORKFLOW, {"status": {"state": "PostRun", "ready": False}})
     record = JobRecord(jobid=JOBID, hosts=["c1", "c2"], rabbits=["rabbit1"], workflow=WORKFLOW)
     store.jobs.create(record)
-    for node, state in (("c1", "unmounted"), ("c2", "mounted")):
-        name = f"default-{WORKFLOW}-0-computes"
-        labels = {"dataworkflowservices.github.io/workflow.name": WORKFLOW}
-        body = {"metadata": {"name": name, "labels": labels}, "spec": {"node": node}}
-        dws.create("clientmounts", body, namespace=node)
-        status = {"mounts": [{"state": state, "ready": True}]}
-        dws.patch("clientmounts", name, {"status": status}, namespace=node, status=True)
+    clientmount(dws, WORKFLOW, "c1", "unmounted")
+    clientmount(dws, WORKFLOW, "c2", "mounted")
     timeouts.arm(store, JOBID, "postrun_timeout", 0.0, "t")
     fire = {"jobid": JOBID, "kind": "postrun_timeout", "token": "t", "due": 0.0}
     assert app.tasks[timeouts.FIRE].apply(kwargs=fire).get() is True
