@@ -125,9 +125,11 @@ class NodeWorker:
             # one XADD onto the stream, which the node's Redis user may only append to
             entry = encode(app, name, kwargs)
             # on the command connection send_task would use (not the channel's polling one)
-            with app.producer_or_acquire() as producer:
-                with producer.channel.conn_or_acquire() as client:
-                    client.xadd(self.answers_to, entry)
+            with (
+                app.producer_or_acquire() as producer,
+                producer.channel.conn_or_acquire() as client,
+            ):
+                client.xadd(self.answers_to, entry)
             detail = ", ".join(
                 f"{k}={kwargs[k]}" for k in ("error", "late", "busy") if kwargs.get(k)
             )
