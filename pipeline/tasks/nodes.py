@@ -256,11 +256,14 @@ def cleanup(task: PipelineTask, jobid: int) -> None:
         return
     actions = [*slingshot.on_cleanup(record)]
     state = record.slingshot
+    released = state
     if state is None or not state.released:
         vnis = state.vnis if state is not None and state.nodes else None
         actions += nodes.epilogs(record, vnis, task.settings.pipeline.clientmount)
         released = None if state is None else state.model_copy(update={"released": True})
-        actions += slingshot.finished(record, released)
+    # whether the job is finished follows from what is done, not from the released mark: a
+    # run killed between that mark and the finish left a record a re-run must finish
+    actions += slingshot.finished(record, released)
     act(task, jobid, actions)
     release_at_cleanup(task, record)
 
