@@ -23,14 +23,13 @@ Durations are seconds.
 
 from pipeline.settings.hwcoll import HwcollSettings
 from pipeline.settings.loading import load_settings
+from pipeline.settings.pipeline_table import Limits, PipelineSettings, QueueNames
 from pipeline.settings.tables import (
     CONFIG_ENV,
     ENV_PREFIX,
     FLUX_TABLES_IGNORED,
     Maximums,
-    PipelineSettings,
     Policy,
-    QueueNames,
     RabbitSettings,
     ResourceTable,
     Settings,
@@ -43,6 +42,7 @@ __all__ = [
     "ENV_PREFIX",
     "FLUX_TABLES_IGNORED",
     "HwcollSettings",
+    "Limits",
     "Maximums",
     "PipelineSettings",
     "Policy",

@@ -12,12 +12,12 @@ from pydantic import AliasChoices, BaseModel, ValidationError
 
 from pipeline.errors import ConfigError
 from pipeline.settings.hwcoll import HwcollSettings
+from pipeline.settings.pipeline_table import PipelineSettings
 from pipeline.settings.secrets import check_config_file, with_credentials
 from pipeline.settings.tables import (
     CONFIG_ENV,
     ENV_PREFIX,
     FLUX_TABLES_IGNORED,
-    PipelineSettings,
     RabbitSettings,
     ResourceTable,
     Settings,

@@ -76,8 +76,11 @@ SLOW_MOUNTS = (0.05, 75.0)
 #: a healthy job whose PreRun the worker was killed in three times (each costs up to
 #: RESEND_AFTER_S, the ledger's resend) still mounts within it
 PRERUN_TIMEOUT_S = 60.0
-#: how long a sent task may go without an outcome before the ledger sends it again (s)
+#: how long a sent task may go without an outcome before the ledger sends it again (s),
+#: and the longest wait between two sends: a message lost to one kill after another is
+#: sent again within a minute, however often the worker died
 RESEND_AFTER_S = 15.0
+RESEND_CAP_S = 60.0
 #: at most this many jobs in flight at once (the sample cluster has 64 computes)
 IN_FLIGHT = 24
 #: how long each job's tasks run (s)
@@ -241,6 +244,7 @@ def run_chaos(
             "CORAL2_PIPELINE_RABBIT__PRERUN_TIMEOUT": str(PRERUN_TIMEOUT_S),
             # a message a kill lost is sent again well within the leak check's settle time
             "CORAL2_PIPELINE_PIPELINE__RESEND_AFTER": str(RESEND_AFTER_S),
+            "CORAL2_PIPELINE_PIPELINE__RESEND_CAP": str(RESEND_CAP_S),
         },
     ) as system:
         assert system.flux is not None

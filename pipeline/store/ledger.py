@@ -10,7 +10,7 @@ So a message is written here before it is published (:meth:`Ledger.note`)
 and crossed out when its task ends, in success or for good
 (:meth:`Ledger.done`). The beat task ``housekeeping.redeliver`` sends again
 each entry with no outcome ``resend_after`` seconds after it was sent, then
-after twice as long, and so on (at most :data:`RESEND_CAP_S` apart): a
+after twice as long, and so on (at most ``resend_cap`` apart): a
 duplicate costs an idempotent no-op, a lost message costs a job.
 
 Keys: ``<prefix>:ledger`` (hash task id → JSON entry) and
@@ -30,7 +30,7 @@ from pipeline.store.clock import GRACE_S, REBASE
 from pipeline.store.connection import store_errors
 from pipeline.store.keys import Keys
 
-#: The longest wait between two sends of one task message (s).
+#: The longest wait between two sends of one task message (s), unless told otherwise.
 RESEND_CAP_S = 3600.0
 
 #: KEYS: the clock, deadlines, ledger-due, ledger. ARGV: now, grace, then (due, task id,
@@ -67,10 +67,10 @@ class Entry:
     queue: str | None
     first_sent: float
 
-    def next_wait(self, now: float, resend_after_s: float) -> float:
+    def next_wait(self, now: float, resend_after_s: float, cap_s: float = RESEND_CAP_S) -> float:
         """How long after a send at ``now`` to send again: the entry's age so far (so the
-        waits double), at least ``resend_after_s``, at most :data:`RESEND_CAP_S`."""
-        return min(max(now - self.first_sent, resend_after_s), RESEND_CAP_S)
+        waits double), at least ``resend_after_s``, at most ``cap_s``."""
+        return min(max(now - self.first_sent, resend_after_s), cap_s)
 
 
 class Ledger:

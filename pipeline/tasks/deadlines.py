@@ -2,9 +2,18 @@
 
 Fired by ``timeouts.fire`` under the job's lock, only while the deadline's
 token is still in the job record.
+
+A deadline that guards a Workflow state acts on the Workflow as it is, not as last
+observed: coral2_dws stops its timers as each Workflow event arrives, but here an
+observe can lag (a worker killed with it, the ledger's resend still to come). So the
+handler first observes a Workflow that moved on since the record's last observe, and
+fires only if the deadline is still armed after that.
 """
 
 from __future__ import annotations
+
+import logging
+from typing import Any
 
 from pipeline.model.breakdown import check_is_lustre
 from pipeline.model.job import JobRecord
@@ -14,7 +23,40 @@ from pipeline.states.hooks import name_of
 from pipeline.store import Deadline
 from pipeline.tasks.dws import act, mapping_of, read_workflow
 from pipeline.tasks.health import clientmounts_not_in_state, rabbits_not_ready
+from pipeline.tasks.observe import record_observation
 from pipeline.tasks.timeouts import handles
+
+log = logging.getLogger("coral2_pipeline.timeouts")
+
+
+Caught = tuple[JobRecord, dict[str, Any] | None]
+
+
+def caught_up(task: PipelineTask, record: JobRecord, deadline: Deadline) -> Caught | None:
+    """The job's record once it holds its Workflow as it is now, and that Workflow (None:
+    gone); None when observing it disarmed (or re-armed) ``deadline``: the state it
+    guarded is over."""
+    workflow = read_workflow(task, record.jobid)
+    rv = None if workflow is None else workflow["metadata"].get("resourceVersion")
+    if workflow is None or not record.observed_rv or rv == record.observed_rv:
+        return record, workflow
+    if task.settings.pipeline.observe_only:
+        return record, workflow
+    log.info(
+        "deadline %s of job %s fell due with its Workflow changed since it was last "
+        "observed (resourceVersion %s, observed %s): observing it first",
+        deadline.kind,
+        record.jobid,
+        rv,
+        record.observed_rv,
+        extra={"jobid": record.jobid},
+    )
+    record_observation(task, record.jobid, workflow)
+    now = task.store.jobs.latest(record.jobid)
+    if now is None or now.deadlines.get(deadline.kind) != deadline.token:
+        log.info("deadline %s of job %s is over once observed", deadline.kind, record.jobid)
+        return None
+    return now, workflow
 
 
 def rabbits_of(task: PipelineTask, computes: list[str]) -> dict[str, str]:
@@ -28,7 +70,9 @@ def rabbits_of(task: PipelineTask, computes: list[str]) -> dict[str, str]:
 @handles("setup_timeout")
 def setup_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) -> None:
     """Setup took longer than ``rabbit.setup_timeout``."""
-    workflow = read_workflow(task, record.jobid)
+    if (caught := caught_up(task, record, deadline)) is None:
+        return
+    record, workflow = caught
     if workflow is None:
         return
     lustre = any(
@@ -47,6 +91,9 @@ def setup_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) -> 
 @handles("prerun_timeout")
 def prerun_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) -> None:
     """PreRun (the mounts) took longer than ``rabbit.prerun_timeout``."""
+    if (caught := caught_up(task, record, deadline)) is None:
+        return
+    record, _ = caught
     unmounted: list[str] = []
     if record.failure_tolerance > 0:
         unmounted = clientmounts_not_in_state(task.dws, name_of(record.jobid), "mounted")
@@ -57,7 +104,9 @@ def prerun_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) ->
 @handles("postrun_timeout")
 def postrun_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) -> None:
     """Unmounting took longer than ``rabbit.postrun_timeout``: skip data movement, drain."""
-    workflow = read_workflow(task, record.jobid)
+    if (caught := caught_up(task, record, deadline)) is None:
+        return
+    record, workflow = caught
     mounted = clientmounts_not_in_state(task.dws, name_of(record.jobid), "unmounted")
     partial = task.settings.pipeline.partial_epilog
     actions = deadlines.postrun_timeout(record, workflow, mounted, task.settings.rabbit, partial)
@@ -74,6 +123,9 @@ def teardown_after(task: PipelineTask, record: JobRecord, deadline: Deadline) ->
 @handles("tc_timeout")
 def tc_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) -> None:
     """A TransientCondition outlasted ``rabbit.tc_timeout``."""
+    if (caught := caught_up(task, record, deadline)) is None:
+        return
+    record, _ = caught
     unmounted: list[str] = []
     if record.tc_since is not None and record.tc_prerun:
         unmounted = clientmounts_not_in_state(task.dws, name_of(record.jobid), "mounted")

@@ -33,13 +33,15 @@ def redeliver(task: PipelineTask) -> int:
 
     Beat runs it every 5 s (``beat_schedules/schedule.py``). The first wait
     is ``pipeline.resend_after``; each later one is the entry's age, so the
-    sends of a message that keeps failing double apart (at most an hour).
+    sends of a message that keeps failing double apart (at most
+    ``pipeline.resend_cap``).
     The entry is postponed before the message goes out: a redeliver killed
     in between leaves it due, never lost. A duplicate of a message that was
     only slow is an idempotent no-op.
     """
     ledger = task.store.ledger
     resend_after_s = task.settings.pipeline.resend_after
+    cap_s = task.settings.pipeline.resend_cap
     now = time.time()
     sent = 0
     node_prefix = task.settings.pipeline.queues.node_prefix
@@ -49,7 +51,7 @@ def redeliver(task: PipelineTask) -> int:
             log.error("ledger entry %s names unknown task %r; dropped", entry.task_id, entry.name)
             ledger.done(entry.task_id)
             continue
-        ledger.postpone(entry.task_id, now + entry.next_wait(now, resend_after_s), now)
+        ledger.postpone(entry.task_id, now + entry.next_wait(now, resend_after_s, cap_s), now)
         send(task.app, entry.name, entry.kwargs, entry.task_id, entry.queue)
         log.warning(
             "%s (task %s) has no outcome %.0f s after it was sent; sent again",

@@ -53,6 +53,13 @@ def observe(task: PipelineTask, jobid: int) -> str | None:
             # done: release the epilog Flux may hold for it, and finish
             act(task, jobid, hooks.workflow_gone(gone))
         return None
+    return record_observation(task, jobid, workflow)
+
+
+def record_observation(task: PipelineTask, jobid: int, workflow: dict[str, Any]) -> str:
+    """Record ``workflow`` (just read) as the job's DWS state, decide on it and act; return
+    the state's summary. The caller holds the job's lock."""
+    store = task.store
     status: dict[str, Any] = workflow.get("status") or {}
     state = status.get("state") or "new"
     summary = f"{state}:{'ready' if status.get('ready') else status.get('status') or 'pending'}"

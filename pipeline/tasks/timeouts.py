@@ -145,5 +145,7 @@ def fire(task: PipelineTask, jobid: int, kind: str, token: str, due: float) -> b
     if handler is None:
         raise PermanentError(f"no handler for deadline kind {kind!r} (job {jobid})")
     handler(task, record, Deadline(jobid, kind, token, due))
-    disarm(store, jobid, kind)
+    after = store.jobs.latest(jobid)
+    if after is not None and after.deadlines.get(kind) == token:  # else re-armed meanwhile
+        disarm(store, jobid, kind)
     return True

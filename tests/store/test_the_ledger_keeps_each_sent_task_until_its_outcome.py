@@ -39,6 +39,13 @@ def test_the_waits_between_sends_double_up_to_the_cap(store: Store) -> None:
     assert entry.next_wait(1e6, 60) == RESEND_CAP_S
 
 
+def test_a_site_may_cap_the_waits_lower(store: Store) -> None:
+    store.ledger.note("t6", "dws.create", {"jobid": 1}, now=0.0, resend_after_s=15)
+    [entry] = store.ledger.due(15.0)
+    assert entry.next_wait(15.0, 15, 30) == 15.0
+    assert entry.next_wait(45.0, 15, 30) == 30.0  # not 45: the cap
+
+
 def test_the_queue_of_a_node_task_is_kept(store: Store) -> None:
     store.ledger.note("t5", "node.prolog", {"jobid": 2}, now=0.0, resend_after_s=1, queue="node.c1")
     assert [e.queue for e in store.ledger.due(1.0)] == ["node.c1"]
