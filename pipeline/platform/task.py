@@ -121,6 +121,7 @@ FLUX_REQUESTS = {
     "dws.post_run": "dws.post_run: the job's tasks ended, PostRun asked",
     "dws.teardown": "dws.teardown: the job's epilog, Teardown asked",
     "dws.abort": "dws.abort: Flux gave the epilog up",
+    "dws.epilog_lost": "dws-jobtap gave the epilog up: nothing served dws.post_run",
     "job.run": "the job entered RUN (alloc)",
     "job.cleanup": "the job entered CLEANUP",
 }

@@ -67,10 +67,12 @@ class JobPayload(_Payload):
 
 
 class JobStatePayload(_Payload):
-    """``job-state``: a job of any kind entered RUN or CLEANUP."""
+    """``job-state``: a job of any kind entered RUN or CLEANUP, or dws-jobtap gave a #DW
+    job's epilog up (``epilog-lost``, with whether the job ran)."""
 
     jobid: JobId
-    state: Literal["run", "cleanup"]
+    state: Literal["run", "cleanup", "epilog-lost"]
+    run_started: bool = False
     userid: int = Field(default=0, ge=0, le=2**32 - 1)
     R: dict[str, Any] | None = None
     shell_options: dict[str, Any] = Field(default_factory=dict)
@@ -177,6 +179,11 @@ class Hooks:
         request: JobStatePayload = _parse(JobStatePayload, "job-state", payload)
         if request.state == "cleanup":
             self.enqueue("job.cleanup", {"jobid": request.jobid})
+            return
+        if request.state == "epilog-lost":
+            self.enqueue(
+                "dws.epilog_lost", {"jobid": request.jobid, "run_started": request.run_started}
+            )
             return
         if request.R is None:
             raise HookError("malformed job-state payload: R: a job entering RUN needs its R")

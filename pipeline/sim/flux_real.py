@@ -115,6 +115,8 @@ class RealFlux:
     #: the settings that log the per-rank prolog in to Redis as the node's user
     node_env: dict[str, str] = field(default_factory=dict)
     prolog_timeout: str = "5m"
+    #: where the instance keeps its content across a restart (None: nothing is kept)
+    statedir: Path | None = None
     process: subprocess.Popen[bytes] | None = None
     bridge: subprocess.Popen[bytes] | None = None
     uri: str = ""
@@ -179,6 +181,9 @@ class RealFlux:
         env = dict(self.env)
         env["PYTHONPATH"] = str(self.prefix / "lib" / "python3.11" / "site-packages")
         env["PATH"] = f"{self.prefix / 'bin'}:{Path(sys.executable).parent}:{env['PATH']}"
+        if self.statedir is not None:
+            # rc1's cleanup would cancel the running jobs at shutdown: a restart keeps them
+            env["FLUX_DISABLE_JOB_CLEANUP"] = "t"
         return env
 
     def start(self, timeout_s: float = 180) -> RealFlux:
@@ -190,6 +195,9 @@ class RealFlux:
         argv += [f"--test-size={len(self.computes)}"]
         argv += [f"--test-hosts={encode_hostlist(self.computes)}"]
         argv += ["-Slog-stderr-level=4"]
+        if self.statedir is not None:
+            self.statedir.mkdir(parents=True, exist_ok=True)
+            argv += [f"-Sstatedir={self.statedir}"]
         # the initial program writes where the instance listens, then waits for its stdin
         # to close (stop)
         program = f'echo "$FLUX_URI" >{urifile}.tmp && mv {urifile}.tmp {urifile} && exec cat'
@@ -218,6 +226,23 @@ class RealFlux:
         # Fluxion has the graph and the queue is started: a job can be scheduled
         self.flux("queue", "status")
         self.started_s = time.monotonic() - started
+        return self
+
+    def restart(self, timeout_s: float = 180) -> RealFlux:
+        """Shut the instance down with its running jobs left running (as a system
+        instance's restart leaves them, RFC 50), start it again over its statedir, and
+        start the bridge again in it, as systemd restarts a site's; return self."""
+        if self.statedir is None:
+            raise ConfigError("an instance without a statedir keeps nothing across a restart")
+        if self.bridge is not None and self.bridge.poll() is None:
+            self.bridge.terminate()
+            self.bridge.wait(timeout=30)
+        assert self.process is not None and self.process.stdin is not None
+        self.process.stdin.close()  # the initial program exits: the instance shuts down
+        self.process.wait(timeout=timeout_s)
+        self.start(timeout_s)
+        if self._bridge_argv:
+            self.start_bridge()
         return self
 
     def flux(self, *args: str, check: bool = True, timeout: float = 120) -> str:

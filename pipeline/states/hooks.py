@@ -238,6 +238,26 @@ def on_post_run(
     return actions
 
 
+def on_epilog_lost(
+    job: JobRecord,
+    run_started: bool,
+    workflow: dict[str, Any] | None,
+    settings: RabbitSettings,
+    now: float,
+) -> list[Action]:
+    """dws-jobtap gave the job's DWS epilog up (its ``dws-epilog`` exception: nothing
+    served ``dws.post_run`` when the job finished): move the Workflow on as
+    ``dws.post_run`` would — its data still moved out, its rabbits freed once Teardown
+    completes — and send no ``epilog-remove``, which Flux no longer waits for."""
+    if job.epilog in (Epilog.RELEASED, Epilog.EARLY):
+        return []  # Flux took our answer before it gave up
+    abandoned = job.model_copy(update={"epilog": Epilog.ABANDONED})
+    return [
+        UpdateJob({"epilog": Epilog.ABANDONED}),
+        *on_post_run(abandoned, run_started, workflow, settings, now),
+    ]
+
+
 def on_teardown(
     job: JobRecord, workflow: dict[str, Any] | None, settings: RabbitSettings
 ) -> list[Action]:

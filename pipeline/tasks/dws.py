@@ -185,6 +185,16 @@ def post_run(task: PipelineTask, jobid: int, run_started: bool) -> None:
     )
 
 
+@pipeline_task("dws.epilog_lost", queue="lifecycle", lock_job=True)
+def epilog_lost(task: PipelineTask, jobid: int, run_started: bool) -> None:
+    """Move on as ``dws.post_run`` would, sending no ``epilog-remove``; enqueued when
+    the events journal shows dws-jobtap gave the job's DWS epilog up."""
+    record = record_of(task, jobid)
+    workflow = None if run_started else read_workflow(task, jobid)
+    actions = hooks.on_epilog_lost(record, run_started, workflow, task.settings.rabbit, time.time())
+    act(task, jobid, actions)
+
+
 @pipeline_task("dws.teardown", queue="lifecycle", lock_job=True)
 def teardown(task: PipelineTask, jobid: int) -> None:
     """Move to Teardown unless already done; enqueued by ``dws.teardown`` (epilog exception)."""

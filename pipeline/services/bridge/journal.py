@@ -17,9 +17,16 @@ then a sentinel (id -1).
   nodes; one whose tasks run reaches CLEANUP only with its ``finish``, however
   long after a fatal exception that comes);
 * ``clean`` — it is gone; forget it;
+* an ``exception`` of type ``dws-epilog`` on a ``#DW`` job — dws-jobtap gave its
+  DWS epilog up ("Failed to send dws.post_run RPC": nothing served ``dws`` when
+  the job finished, as when it ends while the bridge is down or Flux restarts):
+  ``epilog-lost``, so the pipeline moves the Workflow on as ``dws.post_run``
+  would, sending no ``epilog-remove``;
 * the sentinel — the backlog of active jobs is read: a job the pipeline still
   holds VNIs for that is not among them ended while nobody read the journal
-  (the bridge was down), and is reported at CLEANUP now.
+  (the bridge was down), and is reported at CLEANUP now; a ``#DW`` job whose
+  epilog the pipeline still holds that is not among them is looked up in its
+  eventlog, and reported ``epilog-lost`` if dws-jobtap gave its epilog up.
 
 A report the pipeline cannot take (Redis unreachable) stays pending and is
 sent again by :meth:`JobStates.flush`; duplicates are harmless, since the
@@ -35,13 +42,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.errors import PipelineError
+from pipeline.errors import FluxError, PipelineError
+from pipeline.model.eventlog import EventlogEntry
 from pipeline.services.hooks import HookError, Hooks
 from pipeline.store.fluxjobs import FluxJobs
 
 log = logging.getLogger("coral2_pipeline.bridge")
 
 SENTINEL = -1
+#: the type of the exception dws-jobtap raises when it gives the DWS epilog up
+DWS_EPILOG = "dws-epilog"
 
 
 @dataclass
@@ -64,6 +74,11 @@ class JobStates:
     reserved: Callable[[], Iterable[int]] = lambda: ()
     #: where the jobs Flux runs are kept for the stale sweep (None: nowhere)
     view: FluxJobs | None = None
+    #: the #DW jobs whose epilog the pipeline still holds (no Teardown asked yet), and a
+    #: job's eventlog: those not active once the backlog is read may have ended while
+    #: nobody served ``dws``
+    held: Callable[[], Iterable[int]] = lambda: ()
+    eventlog: Callable[[int], list[EventlogEntry]] | None = None
     jobs: dict[int, _Job] = field(default_factory=dict)
     pending: deque[dict[str, Any]] = field(default_factory=deque)
     caught_up: bool = False
@@ -76,6 +91,8 @@ class JobStates:
             self._view({"view": "synced", "active": sorted(self.jobs)})
             for missed in sorted(set(self.reserved()) - set(self.jobs)):
                 self.pending.append({"jobid": missed, "state": "cleanup"})
+            for missed in sorted(set(self.held()) - set(self.jobs)):
+                self._epilog_lost_while_away(missed)
             self.flush()
             return
         if not isinstance(jobid, int) or jobid < 0:
@@ -117,9 +134,30 @@ class JobStates:
         ):
             job.cleanup = True
             self.pending.append({"jobid": jobid, "state": "cleanup"})
+        if name == "exception" and context.get("type") == DWS_EPILOG and job.dw:
+            self.pending.append(
+                {"jobid": jobid, "state": "epilog-lost", "run_started": job.started}
+            )
         elif name == "clean":
             self.jobs.pop(jobid, None)
             self._view({"view": "inactive", "jobid": jobid})
+
+    def _epilog_lost_while_away(self, jobid: int) -> None:
+        """Report ``epilog-lost`` for inactive ``jobid`` if its eventlog shows that
+        dws-jobtap gave its DWS epilog up."""
+        if self.eventlog is None:
+            return
+        try:
+            events = self.eventlog(jobid)
+        except FluxError as exc:  # purged, or Flux never had it: the stale sweep's
+            log.info("job %s: no eventlog to tell how its epilog ended: %s", jobid, exc)
+            return
+        lost = any(
+            e.name == "exception" and (e.context or {}).get("type") == DWS_EPILOG for e in events
+        )
+        if lost:
+            started = any(e.name == "start" for e in events)
+            self.pending.append({"jobid": jobid, "state": "epilog-lost", "run_started": started})
 
     @staticmethod
     def _ends_now(job: _Job, context: Mapping[str, Any]) -> bool:

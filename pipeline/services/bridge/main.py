@@ -17,6 +17,7 @@ from typing import Any
 from pipeline.clients.flux import FluxHandle
 from pipeline.errors import StoreUnavailable
 from pipeline.model.jgf import containment_path, default_cluster_name
+from pipeline.model.job import Teardown
 from pipeline.model.jobid import decode_jobid
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.platform.systemd import notify, watchdog_interval
@@ -64,7 +65,14 @@ def run_bridge(
     def reserved() -> list[int]:
         return [decode_jobid(f58) for f58 in store.vnipool.query()["jobs"]]
 
-    states = JobStates(hooks, reserved, view=store.flux_jobs)
+    def held() -> list[int]:
+        return [
+            r.jobid
+            for r in store.jobs.records()
+            if r.workflow and r.epilog_held and r.teardown == Teardown.NOT_ASKED
+        ]
+
+    states = JobStates(hooks, reserved, view=store.flux_jobs, held=held, eventlog=handle.eventlog)
     resources = ResourceMirror(store.resource_log, hostlist=handle.attr("hostlist"))
 
     def deliver() -> None:
