@@ -116,3 +116,18 @@ def test_a_job_that_ended_before_the_bridge_was_back_still_moves_its_data_out(
     assert tier.settled(120) == []
     timings = {"rabbit_postrun_timing", "rabbit_dataout_timing", "rabbit_teardown_timing"}
     assert timings <= kvs_keys(tier, jobid)
+
+
+def test_a_job_flux_cannot_reattach_to_ends_and_leaves_nothing(restartable: Tier) -> None:
+    tier = restartable
+    # real job shells: they do not outlive their brokers here, and flux-core 0.88's
+    # bulk-exec cannot reattach to them anyway: the job fails
+    jobid = tier.submit("-N2", f"--setattr=system.dw={DW}", "--input=/dev/null", "sleep", "300")
+    tier.flux.flux("job", "wait-event", "-t", "120", str(jobid), "start", timeout=130)
+
+    tier.flux.restart()
+
+    tier.wait_inactive(jobid)
+    fatal = [e["context"] for e in tier.events(jobid) if e["name"] == "exception"]
+    assert fatal and fatal[0]["severity"] == 0, fatal
+    assert tier.settled(120) == []
