@@ -53,8 +53,8 @@ def _pushes(client: redis.Redis) -> int:
 
 def _pids(sim: SimulatedSystem) -> dict[str, int]:
     return {
-        name: proc.pid
-        for name, proc in zip(sim.process_names, sim.processes, strict=True)
+        name: pid
+        for name, pid in sim.procs.pids().items()
         if name.split("-")[0] in PIPELINE  # worker, worker-2, … and the watcher
     }
 

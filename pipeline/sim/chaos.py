@@ -304,8 +304,8 @@ def run_chaos(
         injector.close()
         report.faults.update(operator.stop())
         for name in system.alive():
-            if name in system.process_names:
-                code = system.processes[system.process_names.index(name)].returncode
+            if name in system.procs.running:
+                code = system.procs.get(name).returncode
                 report.leaks.append(f"{name} exited {code}; see {system.workdir / name}.log")
         report.workdir = str(system.workdir)
     report.seconds = time.monotonic() - started

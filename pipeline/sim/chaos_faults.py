@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from pipeline.sim.clock import SteppingClock
+from pipeline.sim.outages import restart_kube, restart_redis
 from pipeline.sim.system import SimulatedSystem
 from pipeline.tasks.act import KILL_FILE_VARIABLE
 
@@ -124,31 +125,27 @@ class Faults:
             system.kill(name)
             time.sleep(self.rng.uniform(0.2, 2.0))  # systemd's RestartSec
             system.restart(name)
-            if name == "node-worker":
-                # the next fault strikes a worker that is up: one that 64 queues take
-                # longer to start than the faults' spacing, on a loaded machine, would
-                # otherwise be killed before it ever served a message
-                system.wait_node_worker()
+            self._await_up(name)
         elif kind == "freeze beat":
-            pid = system.processes[system.process_names.index("beat")].pid
+            pid = system.procs.get("beat").pid
             os.kill(pid, signal.SIGSTOP)
             time.sleep(self.rng.uniform(1.0, 4.0))
             os.kill(pid, signal.SIGCONT)
         elif kind == "restart kube-api":
-            system.restart_kube(self.rng.uniform(1.0, 5.0))
+            restart_kube(system, self.rng.uniform(1.0, 5.0))
         elif kind.startswith("step clock"):
             assert self.clock is not None
             self.clock.step(CLOCK_STEP_S if kind.endswith("forward") else -CLOCK_STEP_S)
         elif kind in ("restart redis", "crash redis"):
             self._redis_restarted = True
-            system.restart_redis(crash=kind == "crash redis")
+            restart_redis(system, crash=kind == "crash redis")
 
     def _kill_between(self) -> None:
         """Have the worker SIGKILL itself at the next gap between two actions of a task
         (``pipeline.tasks.act.KILL_FILE_VARIABLE``), then start it again."""
         system = self.system
         trigger = Path(system.process_env["worker"][KILL_FILE_VARIABLE])
-        proc = system.processes[system.process_names.index("worker")]
+        proc = system.procs.get("worker")
         trigger.touch()
         deadline = time.monotonic() + 20.0
         while proc.poll() is None and trigger.exists() and time.monotonic() < deadline:
@@ -157,6 +154,22 @@ class Faults:
         if proc.poll() is not None:
             time.sleep(self.rng.uniform(0.2, 2.0))  # systemd's RestartSec
             system.restart("worker")
+            self._await_up("worker")
+
+    def _await_up(self, name: str) -> None:
+        """Return once the restarted ``name`` serves (a worker: it answered a ping through
+        its queues), so that the next fault strikes a process that is up: on a loaded
+        machine one that takes longer to start than the faults' spacing would otherwise
+        be killed before it ever served a message, and the run would measure the
+        machine's speed, not the pipeline."""
+        try:
+            if name == "node-worker":
+                self.system.wait_node_worker()
+            elif name == "worker":
+                self.system.wait_worker()
+        except Exception as exc:  # a fault thread goes on, whatever happens
+            at = time.monotonic() - self._t0
+            self.timeline.append(f"{at:.1f} s {name} not serving after its restart: {exc!r}")
 
 
 def kill_file(seed: int) -> Path:

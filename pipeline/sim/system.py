@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import gc
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -28,7 +27,6 @@ from celery import Celery
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import ConfigError
-from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.jgf import containment_path
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.platform.sealing import seal_of
@@ -38,15 +36,16 @@ from pipeline.services.bridge.journal import JobStates
 from pipeline.services.hooks import Hooks
 from pipeline.settings import Settings, load_settings
 from pipeline.sim import procstat
-from pipeline.sim.children import die_with_parent
 from pipeline.sim.fabric import FabricManagerSim
 from pipeline.sim.flux import libfabric
 from pipeline.sim.flux.delivery import DeliveryThread
 from pipeline.sim.flux.hold import StoreHold
 from pipeline.sim.flux.jobmanager import JobManager
 from pipeline.sim.keys import demo_signers
-from pipeline.sim.kube.api import FAULTS_PATH, RESTART_PATH
+from pipeline.sim.kube.api import FAULTS_PATH
 from pipeline.sim.kube.identities import KubeEndpoint, with_identities
+from pipeline.sim.node_side import emulator_times, start_node_side
+from pipeline.sim.processes import Processes
 from pipeline.sim.redis_server import RedisServer, free_port
 from pipeline.sim.users import DemoUsers
 from pipeline.store import Store
@@ -110,8 +109,6 @@ class SimulatedSystem:
     #: ServiceAccount, as a site's does (:mod:`pipeline.sim.kube.identities`)
     rbac: bool = True
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="coral2-demo-")))
-    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
-    process_names: list[str] = field(default_factory=list)
     redis_url: str = ""
     redis: RedisServer | None = None
     kube: KubeEndpoint | None = None
@@ -123,11 +120,14 @@ class SimulatedSystem:
     app: Celery | None = None
     _stopping: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
-    _argv: dict[str, list[str]] = field(default_factory=dict)
     users: DemoUsers | None = None
     #: added to every pipeline process's environment, not the API server's: a
     #: :class:`~pipeline.sim.clock.SteppingClock`'s, for a host clock that steps
     clock_env: dict[str, str] = field(default_factory=dict)
+    procs: Processes = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.procs = Processes(self.workdir, self._env_of)
 
     def env(self) -> dict[str, str]:
         """The environment every pipeline process gets."""
@@ -153,57 +153,30 @@ class SimulatedSystem:
             env["CORAL2_PIPELINE_PIPELINE__API_HOST"] = self.kube.url
         return env
 
-    def _spawn(self, name: str, argv: list[str]) -> None:
-        self.process_names.append(name)
-        self.processes.append(self._popen(name, argv))
-        self._argv[name] = argv
+    def spawn(self, name: str, argv: list[str]) -> None:
+        """Start ``argv`` as the process ``name`` (:class:`Processes`)."""
+        self.procs.spawn(name, argv)
 
-    def _popen(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
-        with (self.workdir / f"{name}.log").open("ab") as log:  # the child keeps its own fd
-            env = self.env()
-            if name.startswith("node-"):  # a compute node has no Kubernetes identity
-                env.update(self.node_env)
-                env.pop("CORAL2_PIPELINE_PIPELINE__KUBECONFIG", None)
-                env.pop("CORAL2_PIPELINE_PIPELINE__API_HOST", None)
-            env.update(self.process_env.get(name, {}))
-            env = {k: v for k, v in env.items() if v != ""}  # "" in process_env: unset
-            if name != "kube-api":
-                env.update(self.clock_env)
-            return subprocess.Popen(
-                die_with_parent(argv),
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=self.workdir,
-            )
+    def _env_of(self, name: str) -> dict[str, str]:
+        """The environment of the process ``name``."""
+        env = self.env()
+        if name.startswith("node-"):  # a compute node has no Kubernetes identity
+            env.update(self.node_env)
+            env.pop("CORAL2_PIPELINE_PIPELINE__KUBECONFIG", None)
+            env.pop("CORAL2_PIPELINE_PIPELINE__API_HOST", None)
+        env.update(self.process_env.get(name, {}))
+        env = {k: v for k, v in env.items() if v != ""}  # "" in process_env: unset
+        if name != "kube-api":
+            env.update(self.clock_env)
+        return env
 
     def kill(self, name: str) -> None:
         """SIGKILL the process ``name`` (a crash: no cleanup, nothing acknowledged)."""
-        proc = self.processes[self.process_names.index(name)]
-        proc.kill()
-        proc.wait()
+        self.procs.kill(name)
 
     def restart(self, name: str) -> None:
         """Start the process ``name`` again (after :meth:`kill`)."""
-        index = self.process_names.index(name)
-        self.processes[index] = self._popen(name, self._argv[name])
-
-    def restart_kube(self, down_s: float) -> None:
-        """Restart the API server over its objects (``KubeApiServer.restart``): down for
-        ``down_s``, every connection cut, its watch cache afresh. Returns once it serves."""
-        assert self.kube is not None
-        before = self.kube.sim(RESTART_PATH, {"down_s": down_s}, timeout=30)["restarts"]
-        if self.dws is not None:  # its pooled connections are cut: close them, not leak them
-            self.dws.close()
-        deadline = time.monotonic() + down_s + 60
-        while time.monotonic() < deadline:
-            time.sleep(0.2)
-            try:
-                if self.kube.sim(RESTART_PATH, timeout=5)["restarts"] > before:
-                    return
-            except OSError:
-                continue
-        raise RuntimeError(f"the API server did not come back within {down_s + 60:.0f} s")
+        self.procs.restart(name)
 
     def role_env(self, role: str) -> dict[str, str]:
         """The settings that log a process in to Redis as ``role`` (with :attr:`acl`)."""
@@ -233,24 +206,6 @@ class SimulatedSystem:
             return []
         return self.users.denials(self.redis_url)
 
-    def restart_redis(self, down_s: float = 0.5, *, crash: bool = False) -> None:
-        """Stop Redis and start it again on its port, with its append-only file (a real
-        restart; ``crash``: SIGKILLed, losing what the file had not synced). This
-        process's Celery app gets a new result consumer: Celery's Redis result backend
-        does not come back from a lost subscription connection."""
-        assert self.redis is not None
-        if crash:
-            self.redis.kill()
-        else:
-            self.redis.stop()
-        time.sleep(down_s)
-        self.redis.start()
-        if self.app is not None:
-            from pipeline.platform.app import create_app
-
-            env = {k: v for k, v in self.env().items() if k.startswith("CORAL2_")}
-            self.app = create_app(load_settings(env=env), set_current=False)
-
     def _start_redis(self) -> None:
         aclfile = self._make_users() if self.acl else None
         # with an append-only file, as production runs it: a restart of it is a real one
@@ -278,7 +233,7 @@ class SimulatedSystem:
         self.dws = DwsClient(self.kube.api())
         celery = [sys.executable, "-m", "celery", "-A", "pipeline.app"]
         for index in range(self.workers):
-            self._spawn(
+            self.spawn(
                 "worker" if index == 0 else f"worker-{index + 1}",
                 [
                     *celery,
@@ -294,7 +249,7 @@ class SimulatedSystem:
                     f"demo{index + 1}@%h",
                 ],
             )
-        self._spawn(
+        self.spawn(
             "beat",
             [
                 *celery,
@@ -311,12 +266,12 @@ class SimulatedSystem:
         )
         # the outbox delivery below checks that a worker signed each entry (signing on)
         self.store = Store.from_url(self.own_url(), self.prefix, seal_of(settings.pipeline))
-        app = self.app = create_app(settings, set_current=False)
-        app.send_task("housekeeping.ping", args=["ready"]).get(timeout=120)  # the worker is up
+        self.app = create_app(settings, set_current=False)
+        self.wait_worker()
         if self.node_workers:
-            self._start_node_worker(settings)
+            start_node_side(self)
         argv = [sys.executable, "-m", "pipeline.cli", "watch", "--lease", str(self.lease_s)]
-        self._spawn("watcher", argv)
+        self.spawn("watcher", argv)
         self.wait_for_watcher()
         if self.with_flux:
             self._start_flux(settings)
@@ -341,11 +296,11 @@ class SimulatedSystem:
         if self.rbac:  # as a site runs it: TLS, tokens, and our RBAC rules for our account
             kube = with_identities(port, self.workdir / "kube")
             argv += kube.server_args()
-        self._spawn("kube-api", argv)
+        self.spawn("kube-api", argv)
         log = self.workdir / "kube-api.log"
         deadline = time.monotonic() + 60
         while not log.exists() or kube.url not in log.read_text(errors="replace").splitlines():
-            if self.processes[-1].poll() is not None or time.monotonic() > deadline:
+            if self.procs.get("kube-api").poll() is not None or time.monotonic() > deadline:
                 raise ConfigError(f"the simulated API server did not start; see {log}")
             time.sleep(0.02)
         self.kube = kube
@@ -366,35 +321,10 @@ class SimulatedSystem:
                 raise ConfigError(f"the watcher did not lead; see {self.workdir / 'watcher.log'}")
             time.sleep(0.01)
 
-    def _start_node_worker(self, settings: Settings) -> None:
-        """One simulated node worker serving every compute (and playing clientmountd)."""
+    def wait_worker(self, timeout_s: float = 120) -> None:
+        """Wait until a lifecycle worker serves (a ping through its housekeeping queue)."""
         assert self.app is not None
-        computes = list(self.mapping.computes)
-        if self.node_emulators:
-            self._start_node_emulators(computes)
-            return
-        argv = [sys.executable, "-m", "pipeline.cli", "node-worker", "--backend", "simulated"]
-        argv += ["--hostname", encode_hostlist(computes), "--sim-root", str(self.workdir / "mnt")]
-        argv += ["--nic", "simulated" if self.slingshot else "none"]
-        argv += [f"--sim-cxi-busy={uid}={s:g}" for uid, s in self.cxi_busy.items()]
-        # the clientmount daemon in a process of its own, as nnf-clientmountd runs beside
-        # the node worker: a killed node worker leaves the mounts to it
-        mountd = [sys.executable, "-m", "pipeline.cli", "sim", "clientmountd"]
-        mountd += ["--hostname", encode_hostlist(computes)]
-        mountd += ["--sim-root", str(self.workdir / "mnt")]
-        if self.slow_mounts is not None:
-            share, seconds = self.slow_mounts
-            mountd += [
-                f"--sim-slow-mounts={share}={seconds}",
-                f"--sim-fault-seed={self.fault_seed}",
-            ]
-        if self.kube is not None and self.kube.dws_kubeconfig is not None:  # DWS's identity
-            self.process_env["clientmountd"] = {
-                "CORAL2_PIPELINE_PIPELINE__KUBECONFIG": str(self.kube.dws_kubeconfig)
-            }
-        self._spawn("clientmountd", mountd)
-        self._spawn("node-worker", [*argv, "--sim-clientmountd-apart"])
-        self.wait_node_worker()
+        self.app.send_task("housekeeping.ping", args=["ready"]).get(timeout=timeout_s)
 
     def wait_node_worker(self, timeout_s: float = 120) -> None:
         """Wait until the node worker serves its queues (a ping through the last one)."""
@@ -403,30 +333,9 @@ class SimulatedSystem:
         queue = settings_of(self.app).pipeline.queues.node_prefix + host
         self.app.send_task("node.ping", args=[host], queue=queue).get(timeout=timeout_s)
 
-    def _start_node_emulators(self, computes: list[str]) -> None:
-        share = -(-len(computes) // self.node_emulators)
-        for index in range(self.node_emulators):
-            hosts = computes[index * share : (index + 1) * share]
-            argv = [sys.executable, "-m", "pipeline.cli", "sim", "node-emulator"]
-            argv += ["--hostname", encode_hostlist(hosts)]
-            argv += ["--state-dir", str(self.workdir / f"emulator-{index}")]
-            if self.emulator_hold:
-                argv += [f"--hold={self.emulator_hold}"]
-                argv += ["--times", str(self.emulator_times(index))]
-            self._spawn(f"node-emulator-{index}", argv)
-        deadline = time.monotonic() + 300  # each loads its nodes' keys first
-        for index in range(self.node_emulators):
-            log = self.workdir / f"node-emulator-{index}.log"
-            while "serving" not in log.read_text():
-                if self.processes[self.process_names.index(f"node-emulator-{index}")].poll():
-                    raise ConfigError(f"node emulator {index} died; see {log}")
-                if time.monotonic() > deadline:
-                    raise ConfigError(f"node emulator {index} did not start; see {log}")
-                time.sleep(0.05)
-
     def emulator_times(self, index: int) -> Path:
         """Where held node emulator ``index`` writes when its steps ended."""
-        return self.workdir / f"emulator-{index}-times.json"
+        return emulator_times(self.workdir, index)
 
     def _start_flux(self, settings: Settings) -> None:
         """The simulated job manager with dws-jobtap, served by our hooks, fed by the outbox."""
@@ -465,11 +374,7 @@ class SimulatedSystem:
 
     def alive(self) -> list[str]:
         """Names of the started processes that died (empty when all run)."""
-        dead = [
-            name
-            for name, p in zip(self.process_names, self.processes, strict=True)
-            if p.poll() is not None
-        ]
+        dead = self.procs.dead()
         if (
             self.redis is not None
             and self.redis.process is not None
@@ -480,12 +385,12 @@ class SimulatedSystem:
 
     def footprint(self, name: str) -> tuple[int, float]:
         """(threads, resident MiB) of the started process ``name`` (:mod:`procstat`)."""
-        return procstat.footprint(self.processes[self.process_names.index(name)].pid)
+        return self.procs.footprint(name)
 
     def cpu_seconds(self) -> dict[str, float]:
         """CPU seconds used so far by each started process, redis and this one
         (:mod:`procstat`)."""
-        pids = dict(zip(self.process_names, (p.pid for p in self.processes), strict=True))
+        pids = self.procs.pids()
         if self.redis is not None and self.redis.process is not None:
             pids["redis"] = self.redis.process.pid
         return procstat.cpu_seconds(pids)
@@ -501,21 +406,7 @@ class SimulatedSystem:
             self.delivery.join(10)
         # every pipeline process at once (each shuts down on its own), then the API server
         # they were talking to; then redis
-        last = [
-            p for n, p in zip(self.process_names, self.processes, strict=True) if n == "kube-api"
-        ]
-        first = [p for p in reversed(self.processes) if p not in last]
-        for group in (first, last):
-            for proc in group:
-                if proc.poll() is None:
-                    proc.terminate()
-            deadline = time.monotonic() + 15
-            for proc in group:
-                try:
-                    proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+        self.procs.stop(last=("kube-api",))
         if self.dws is not None:
             self.dws.close()  # its connections to the API server stopped above
         if self.redis is not None:

@@ -192,7 +192,7 @@ def _keep_running(system: SimulatedSystem, console: Console) -> None:
         **system.role_env("flower"),
         "FLOWER_BASIC_AUTH": f"admin:{password}",
     }
-    system._spawn("flower", [*argv, "--address=127.0.0.1", f"--port={port}"])
+    system.spawn("flower", [*argv, "--address=127.0.0.1", f"--port={port}"])
     assert system.app is not None  # the harness holds the management key: it may ask
     system.app.control.enable_events()
     assert system.kube is not None
@@ -200,7 +200,7 @@ def _keep_running(system: SimulatedSystem, console: Console) -> None:
     metrics = free_port()  # the exporter, as the monitoring user
     system.process_env["exporter"] = system.role_env("monitoring")
     exporter = [sys.executable, "-m", "pipeline.cli", "exporter", "--port", str(metrics)]
-    system._spawn("exporter", exporter)
+    system.spawn("exporter", exporter)
     console.print(f"metrics:    http://127.0.0.1:{metrics}/metrics")
     config = system.kube.admin_kubeconfig
     console.print(f"API server: {system.kube.url}   Redis: {system.redis_url}")
