@@ -24,9 +24,16 @@ from pipeline.sim.flux.jobmanager import JobManager, Service
 log = logging.getLogger("coral2_pipeline.sim.jobtap")
 
 FAILED = "DWS workflow interactions failed"
-NOT_LOADED = (
-    f"{FAILED}: dws.{{}} RPC could not be sent. Admins: is the flux-coral2-dws service loaded?"
-)
+NOT_LOADED = "dws.{} RPC could not be sent. Admins: is the flux-coral2-dws service loaded?"
+#: dws-jobtap's words when a request's answer cannot be read (nothing serves dws, or the
+#: answer is malformed), by request
+UNANSWERED = {
+    "create": "Failed to unpack dws.create RPC",
+    "setup": "Failed to unpack dws.setup RPC",
+    "post_run": "Failed to send dws.post_run RPC",
+}
+#: what dws-jobtap says for a failure answer without an errstr
+NO_ERRSTR = "<no error string provided>"
 
 
 class DwsJobtap:
@@ -39,19 +46,21 @@ class DwsJobtap:
 
     # --- sending dws.* requests ------------------------------------------------------------
     def _send(self, job: FluxJob, name: str, payload: dict[str, Any], exc_type: str) -> bool:
-        """Send ``dws.<name>``; on failure raise the plugin's exception; return success."""
-        if self.service is None:
-            self.jm.raise_exception(job.id, exc_type, 0, NOT_LOADED.format(name))
+        """Send ``dws.<name>``; on failure raise the plugin's exception, in its words for
+        that request; return success."""
+        if self.service is None:  # ENOSYS: nothing serves dws
+            note = NOT_LOADED.format(name) if name == "create" else UNANSWERED[name]
+            self.jm.raise_exception(job.id, exc_type, 0, f"{FAILED}: {note}")
             return False
         answer = self.service(f"dws.{name}", payload)
         if not isinstance(answer, dict) or not isinstance(answer.get("success"), bool):
-            note = f"{FAILED}: Failed to unpack dws.{name} RPC"
-            self.jm.raise_exception(job.id, exc_type, 0, note)
+            self.jm.raise_exception(job.id, exc_type, 0, f"{FAILED}: {UNANSWERED[name]}")
             return False
         if not answer["success"]:
             errstr = answer.get("errstr")
-            note = f"{FAILED}: {errstr}" if errstr else f"{FAILED}: dws.{name} RPC returned failure"
-            self.jm.raise_exception(job.id, exc_type, 0, note)
+            if not errstr:  # dws.post_run's callback passes the missing errstr on
+                errstr = NO_ERRSTR if name == "post_run" else f"dws.{name} RPC returned failure"
+            self.jm.raise_exception(job.id, exc_type, 0, f"{FAILED}: {errstr}")
             return False
         return True
 

@@ -138,3 +138,22 @@ def test_an_exception_during_the_epilog_sends_teardown_and_the_timeout_sends_abo
     finish = [e for e in jm.job(jobid).eventlog if e.name == "epilog-finish"]
     assert finish[-1].context == {"description": "dws-epilog", "status": 1}
     assert jm.job(jobid).state == "INACTIVE"
+
+
+def test_a_post_run_nothing_serves_gives_the_epilog_up_in_the_plugins_words() -> None:
+    jm = manager(Coral2Dws())
+    jobid = jm.submit(NODES, system=DW)
+    jm.jobtap.service = None  # the service went away (the bridge down, Flux restarting)
+    jm.cancel(jobid)  # DEPEND → CLEANUP: the epilog sends dws.post_run
+    [_, exc] = jm.job(jobid).exceptions
+    note = "DWS workflow interactions failed: Failed to send dws.post_run RPC"
+    assert (exc["type"], exc["note"]) == ("dws-epilog", note)
+    finish = [e for e in jm.job(jobid).eventlog if e.name == "epilog-finish"]
+    assert finish[-1].context == {"description": "dws-epilog", "status": 1}
+
+
+def test_a_create_answer_that_cannot_be_read_fails_the_job_in_the_plugins_words() -> None:
+    jm = manager(Coral2Dws({"unexpected": True}))
+    jobid = jm.submit(NODES, system=DW)
+    [exc] = jm.job(jobid).exceptions
+    assert exc["note"] == "DWS workflow interactions failed: Failed to unpack dws.create RPC"
