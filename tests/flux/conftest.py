@@ -177,8 +177,11 @@ class Tier:
         return found + leaks(self.system)
 
 
-def start_tier(prefix: Path, workdir: Path, **flux_options: Any) -> Tier:
-    """The simulated world, then the real Flux in it (with ``flux_options``) and its bridge."""
+def start_tier(
+    prefix: Path, workdir: Path, system_env: dict[str, str] | None = None, **flux_options: Any
+) -> Tier:
+    """The simulated world (its pipeline processes given ``system_env`` too), then the real
+    Flux in it (with ``flux_options``) and its bridge."""
     system = SimulatedSystem(
         TIER_MAPPING,
         observe_only=False,
@@ -192,6 +195,7 @@ def start_tier(prefix: Path, workdir: Path, **flux_options: Any) -> Tier:
         workdir=workdir,
         hwcoll_min_nodes=2,
         loglevel="INFO",  # each task in the worker's log, to tell what a failure did
+        extra_env=dict(system_env or {}),
     ).start()
     env = dict(system.env(), **system.role_env("bridge"))
     if "site_prolog_d" in flux_options:  # ours runs on each node, as the node's user
