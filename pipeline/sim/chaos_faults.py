@@ -158,15 +158,17 @@ class Faults:
 
     def _await_up(self, name: str) -> None:
         """Return once the restarted ``name`` serves (a worker: it answered a ping through
-        its queues), so that the next fault strikes a process that is up: on a loaded
-        machine one that takes longer to start than the faults' spacing would otherwise
-        be killed before it ever served a message, and the run would measure the
-        machine's speed, not the pipeline."""
+        its queues; the watcher: it holds the lease), so that the next fault strikes a
+        process that is up: on a loaded machine, one that takes longer to start than the
+        faults' spacing would otherwise be killed before it ever served, and the run would
+        measure the machine's speed, not the pipeline."""
         try:
             if name == "node-worker":
                 self.system.wait_node_worker()
             elif name == "worker":
                 self.system.wait_worker()
+            elif name == "watcher":
+                self.system.wait_for_watcher(timeout_s=120)
         except Exception as exc:  # a fault thread goes on, whatever happens
             at = time.monotonic() - self._t0
             self.timeline.append(f"{at:.1f} s {name} not serving after its restart: {exc!r}")

@@ -313,10 +313,12 @@ class SimulatedSystem:
         return drawn
 
     def wait_for_watcher(self, timeout_s: float = 30) -> None:
-        """Wait until a watcher replica holds the leader lease."""
+        """Wait until the watcher process holds the leader lease (its holder name carries
+        its pid: a lease the killed one left does not count)."""
         assert self.store is not None
+        pid = f":{self.procs.get('watcher').pid}:"
         deadline = time.monotonic() + timeout_s
-        while not self.store.client.exists(self.store.keys.watcher_leader):
+        while pid not in str(self.store.client.get(self.store.keys.watcher_leader)):
             if time.monotonic() > deadline:
                 raise ConfigError(f"the watcher did not lead; see {self.workdir / 'watcher.log'}")
             time.sleep(0.01)

@@ -31,6 +31,8 @@ import pytest
 from pipeline.errors import ConfigError, FluxError
 from pipeline.model.jobid import decode_jobid
 from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.platform.signing import secure
+from pipeline.platform.task import settings_of
 from pipeline.sim.flux.jobmanager import JobManager
 from pipeline.sim.flux_real import RealFlux, build_flux
 from pipeline.sim.system import CLUSTER, SimulatedSystem
@@ -211,10 +213,27 @@ def start_tier(
     return Tier(system, flux)
 
 
+def signing_as(tier: Tier) -> Tier:
+    """``tier``, its app's signer registered again: kombu's serializer registry is one per
+    process, as Celery has it, so a system started later in this process (a module's own
+    tier) signs with its own key until this is called; ``tier``'s node workers would refuse
+    those messages."""
+    app = tier.system.app
+    assert app is not None
+    secure(app, settings_of(app).pipeline)
+    return tier
+
+
 @pytest.fixture(scope="session")
-def tier(flux_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
-    """The whole system around a real Flux whose job-manager prolog is ours alone."""
+def session_tier(flux_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
     started = start_tier(flux_prefix, tmp_path_factory.mktemp("tier"))
     yield started
     started.flux.stop()
     started.system.stop()
+
+
+@pytest.fixture
+def tier(session_tier: Tier) -> Tier:
+    """The whole system around a real Flux whose job-manager prolog is ours alone (one for
+    the session)."""
+    return signing_as(session_tier)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.flux.conftest import Tier, start_tier
+from tests.flux.conftest import Tier, signing_as, start_tier
 
 DW = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 
@@ -44,13 +44,20 @@ def holdings(tier: Tier, jobid: int) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def restartable(flux_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
+def restartable_module(
+    flux_prefix: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Tier]:
     """The whole system around a real Flux that keeps its jobs across a restart."""
     workdir = tmp_path_factory.mktemp("restart-tier")
     tier = start_tier(flux_prefix, workdir, statedir=workdir / "flux-statedir")
     yield tier
     tier.flux.stop()
     tier.system.stop()
+
+
+@pytest.fixture
+def restartable(restartable_module: Tier) -> Tier:
+    return signing_as(restartable_module)
 
 
 def submit_running(tier: Tier, *options: str) -> int:

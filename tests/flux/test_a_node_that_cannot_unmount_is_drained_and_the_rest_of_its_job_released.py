@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.sim.node.agent import BUSY
-from tests.flux.conftest import Tier, start_tier
+from tests.flux.conftest import Tier, signing_as, start_tier
 from tests.flux.test_a_node_that_cannot_unmount_is_drained_in_flux_until_undrained import (
     REASON,
     drained,
@@ -22,13 +22,18 @@ DW = "--setattr=system.dw=#DW jobdw type=xfs capacity=10GiB name=scratch"
 
 
 @pytest.fixture(scope="module")
-def impatient(flux_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
+def impatient_module(flux_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
     """The whole system around a real Flux, with a short ``postrun_timeout``."""
     workdir = tmp_path_factory.mktemp("partial-tier")
     tier = start_tier(flux_prefix, workdir, {"CORAL2_PIPELINE_RABBIT__POSTRUN_TIMEOUT": "15"})
     yield tier
     tier.flux.stop()
     tier.system.stop()
+
+
+@pytest.fixture
+def impatient(impatient_module: Tier) -> Tier:
+    return signing_as(impatient_module)
 
 
 def test_the_stuck_compute_is_drained_and_the_job_released_before_teardown(

@@ -38,7 +38,8 @@ def test_the_job_waits_while_its_rabbit_is_down_and_runs_once_back(tier: Tier) -
     jobid = tier.submit("-N1", DW, "--requires=host:compute03", "true")
     tier.flux.flux("job", "wait-event", "-t", "60", str(jobid), "priority")
     time.sleep(WATCH_S)
-    assert tier.flux.flux("jobs", "-no", "{state}", str(jobid)).strip() == "SCHED"
+    state = tier.flux.flux("jobs", "-no", "{state}", str(jobid)).strip()
+    assert state == "SCHED", [(e["name"], e.get("context")) for e in tier.events(jobid)[-4:]]
 
     set_rabbit_status(dws, "rabbit2", "Ready")
     set_compute_access(dws, "rabbit2", "compute04", "Ready")

@@ -26,7 +26,7 @@ BUSY_ENV = {
 DRAIN_REASON = "CXI services of VNIs"
 
 
-def sweep_busy_nodes(system: SimulatedSystem, timeout_s: float = 30.0) -> tuple[list[str], str]:
+def sweep_busy_nodes(system: SimulatedSystem, timeout_s: float = 300.0) -> tuple[list[str], str]:
     """Wait for the node the busy job drained, sweep it clean and undrain it; return what
     was done, one line per node, or why it could not be (``""`` when all went well)."""
     assert system.flux is not None
