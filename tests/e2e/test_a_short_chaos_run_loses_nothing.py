@@ -21,6 +21,12 @@ JOBS = 50
 # still due), not as pytest's timeout: this one only stops a hung run, on a machine as
 # loaded as it may be
 @pytest.mark.timeout(1800)
+# the harness's own Kubernetes client (this process) has its TLS connections cut by each
+# API-server restart; one cut mid-request may be collected unclosed. Only that warning is
+# let pass: the pipeline's processes are others, and every other warning still fails
+@pytest.mark.filterwarnings(
+    "ignore:Exception ignored in. <ssl.SSLSocket:pytest.PytestUnraisableExceptionWarning"
+)
 def test_every_job_ends_and_nothing_is_lost_duplicated_or_leaked() -> None:
     report = run_chaos(JOBS, seed=7, every_s=1.0, drain_s=150.0, min_faults=14)
     assert report.applied >= 14  # the faults did happen, however fast the batch ran
