@@ -17,6 +17,7 @@ fails the tier, naming its log: a machine that cannot build Flux does not pass i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -224,12 +225,23 @@ def signing_as(tier: Tier) -> Tier:
     return tier
 
 
+@contextlib.contextmanager
+def running_tier(
+    prefix: Path, workdir: Path, system_env: dict[str, str] | None = None, **flux_options: Any
+) -> Iterator[Tier]:
+    """:func:`start_tier`, stopped (Flux, then the simulated world) on leaving."""
+    started = start_tier(prefix, workdir, system_env, **flux_options)
+    try:
+        yield started
+    finally:
+        started.flux.stop()
+        started.system.stop()
+
+
 @pytest.fixture(scope="session")
 def session_tier(flux_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
-    started = start_tier(flux_prefix, tmp_path_factory.mktemp("tier"))
-    yield started
-    started.flux.stop()
-    started.system.stop()
+    with running_tier(flux_prefix, tmp_path_factory.mktemp("tier")) as started:
+        yield started
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.flux.conftest import Tier, signing_as, start_tier
+from tests.flux.conftest import Tier, running_tier, signing_as
 
 DW = "#DW jobdw type=xfs capacity=10GiB name=scratch"
 
@@ -49,10 +49,8 @@ def restartable_module(
 ) -> Iterator[Tier]:
     """The whole system around a real Flux that keeps its jobs across a restart."""
     workdir = tmp_path_factory.mktemp("restart-tier")
-    tier = start_tier(flux_prefix, workdir, statedir=workdir / "flux-statedir")
-    yield tier
-    tier.flux.stop()
-    tier.system.stop()
+    with running_tier(flux_prefix, workdir, statedir=workdir / "flux-statedir") as tier:
+        yield tier
 
 
 @pytest.fixture

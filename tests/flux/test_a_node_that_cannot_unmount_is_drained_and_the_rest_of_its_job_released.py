@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.sim.node.agent import BUSY
-from tests.flux.conftest import Tier, signing_as, start_tier
+from tests.flux.conftest import Tier, running_tier, signing_as
 from tests.flux.test_a_node_that_cannot_unmount_is_drained_in_flux_until_undrained import (
     REASON,
     drained,
@@ -25,10 +25,10 @@ DW = "--setattr=system.dw=#DW jobdw type=xfs capacity=10GiB name=scratch"
 def impatient_module(flux_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
     """The whole system around a real Flux, with a short ``postrun_timeout``."""
     workdir = tmp_path_factory.mktemp("partial-tier")
-    tier = start_tier(flux_prefix, workdir, {"CORAL2_PIPELINE_RABBIT__POSTRUN_TIMEOUT": "15"})
-    yield tier
-    tier.flux.stop()
-    tier.system.stop()
+    with running_tier(
+        flux_prefix, workdir, {"CORAL2_PIPELINE_RABBIT__POSTRUN_TIMEOUT": "15"}
+    ) as tier:
+        yield tier
 
 
 @pytest.fixture
