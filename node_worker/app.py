@@ -35,7 +35,7 @@ from pipeline.platform import nodework, supervision  # noqa: F401  (its signal h
 from pipeline.platform.answers import answers_key, encode
 from pipeline.platform.config import node_worker_config
 from pipeline.platform.routing import node_queue
-from pipeline.platform.signing import secure
+from pipeline.platform.signing import CLAIM, manifest_host, secure
 from pipeline.settings import Settings
 from pipeline.states.nodes import PROLOG_EXCEPTION
 
@@ -101,6 +101,19 @@ class NodeWorker:
             raise CxiError(f"{hostname}: this node worker drives no CXI devices (--nic none)")
         return self.nic_of(hostname)
 
+    def _host(self, task: Any, hostname: str) -> str:
+        """The node a job step is for: its ``hostname`` argument, or for a copy of a signed
+        manifest (``pipeline.platform.fanout``), the node its id names among the
+        manifest's nodes (the consumer verified the signature); checked by :meth:`_check`."""
+        if not hostname:
+            claim = getattr(task.request, CLAIM, None)
+            host = manifest_host(task.request.id, claim)
+            if host is None:
+                raise ValueError(f"node task {task.request.id!r} names no node of its manifest")
+            hostname = host
+        self._check(task, hostname)
+        return hostname
+
     def _check(self, task: Any, hostname: str) -> None:
         """Refuse a task for another node, or one that came in on another node's queue."""
         if hostname not in self.hosts:
@@ -138,13 +151,13 @@ class NodeWorker:
         @job_step(name="node.prolog")  # type: ignore[untyped-decorator]
         def prolog(
             task: Any,
-            hostname: str,
             jobid: int,
             userid: int,
             clientmount: str | None = None,
             cxi: dict[str, Any] | None = None,
+            hostname: str = "",
         ) -> dict[str, int]:
-            self._check(task, hostname)
+            hostname = self._host(task, hostname)
             nodework.trace("took", "node.prolog", jobid, hostname, str(task.request.id))
             with self.job_on(hostname, jobid):  # never in the middle of the job's epilog
                 return run_prolog(task, hostname, jobid, userid, clientmount, cxi)
@@ -189,8 +202,8 @@ class NodeWorker:
             return outcome.services
 
         @job_step(name="node.clientmount")  # type: ignore[untyped-decorator]
-        def clientmount(task: Any, hostname: str, jobid: int, action: str) -> str:
-            self._check(task, hostname)
+        def clientmount(task: Any, jobid: int, action: str, hostname: str = "") -> str:
+            hostname = self._host(task, hostname)
             nodework.trace(
                 "took", f"node.clientmount {action}", jobid, hostname, str(task.request.id)
             )
@@ -212,13 +225,13 @@ class NodeWorker:
         @job_step(name="node.epilog")  # type: ignore[untyped-decorator]
         def epilog(
             task: Any,
-            hostname: str,
             jobid: int,
             userid: int,
             clientmount: str | None = None,
             cxi: dict[str, Any] | None = None,
+            hostname: str = "",
         ) -> list[str]:
-            self._check(task, hostname)
+            hostname = self._host(task, hostname)
             nodework.trace("took", "node.epilog", jobid, hostname, str(task.request.id))
             with self.job_on(hostname, jobid, last=True):
                 self.ended.note(hostname, jobid)  # before acting: no prolog copy undoes it

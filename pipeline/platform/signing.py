@@ -36,7 +36,10 @@ name and id): a signed body could be replayed under another task's name. So
 each sender writes the task name and id it means into the signed body
 (:func:`claim`, on ``before_task_publish``), and each worker's consumer
 refuses a message whose signed claim differs from its headers
-(:func:`refusal`) before the task strategy sees it.
+(:func:`refusal`) before the task strategy sees it. A job's node task on many
+nodes is signed once, as a manifest (``pipeline.platform.fanout``): its claim
+also names the nodes (:data:`NODES`, a hostlist), and each node's copy carries
+the id ``<manifest id>:<node>`` (:func:`manifest_host`).
 
 Results stay plain JSON: nothing decides from a task's result.
 """
@@ -49,6 +52,7 @@ import glob
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -60,13 +64,20 @@ from cryptography.x509.oid import NameOID
 from kombu.serialization import disable_insecure_serializers, registry
 from kombu.utils.json import dumps, loads
 
-from pipeline.errors import ConfigError
+from pipeline.errors import ConfigError, HostlistError
+from pipeline.model.hostlist import expand_hostlist
 from pipeline.platform.signer_keys import SigningKey, VerifyingCertificate
 from pipeline.settings import PipelineSettings
 from pipeline.settings.secrets import check_private
 
 #: What a sender claims in the signed body: ``{"task": name, "id": task id}``.
 CLAIM = "coral2_claim"
+#: What a manifest's claim adds: the nodes it is for, as a hostlist (``pipeline.platform.fanout``).
+NODES = "nodes"
+#: The tasks a manifest may carry: a node's.
+NODE_TASK_PREFIX = "node."
+#: Separates a manifest's id from the node in each copy's task id.
+COPY_SEPARATOR = ":"
 #: The role of the certificate that verified the message, set by the deserializer.
 SIGNER = "coral2_signer"
 #: The common name of that certificate (a node's hostname), set by the deserializer.
@@ -299,9 +310,11 @@ def refusal(message: Any) -> str | None:
     _args, kwargs, embed = body
     name = headers.get("task")
     said = embed.get(CLAIM)
+    role, signer = embed.get(SIGNER), embed.get(SIGNER_NAME)
+    if isinstance(said, dict) and NODES in said:
+        return _manifest_refusal(said, name, headers.get("id"), role, kwargs)
     if said != {"task": name, "id": headers.get("id")}:
         return f"its signature was made for {said!r}, not for {name!r} {headers.get('id')!r}"
-    role, signer = embed.get(SIGNER), embed.get(SIGNER_NAME)
     if role == MANAGEMENT:
         return None
     if role != NODE:
@@ -312,6 +325,49 @@ def refusal(message: Any) -> str | None:
     if node != signer:
         return f"{signer}'s key signed an answer for node {node!r}: a node speaks only for itself"
     return None
+
+
+def _manifest_refusal(
+    said: dict[str, Any], name: Any, task_id: Any, role: Any, kwargs: dict[str, Any]
+) -> str | None:
+    """Why a copy of a signed manifest must not run, or None: the management side signed
+    it, for a node task, without a hostname in its arguments, and the copy's id names a
+    node of the manifest (:func:`manifest_host`)."""
+    if role != MANAGEMENT:
+        return "only the management key may sign a manifest of node tasks"
+    if said.get("task") != name or not str(name).startswith(NODE_TASK_PREFIX):
+        return f"its signature was made for a manifest of {said.get('task')!r}, not {name!r}"
+    if "hostname" in kwargs:
+        return "a manifest names its nodes in its claim, never in its arguments"
+    if manifest_host(task_id, said) is None:
+        return (
+            f"its signature was made for manifest {said.get('id')!r} to "
+            f"{said.get(NODES)!r}, not for {task_id!r}"
+        )
+    return None
+
+
+@lru_cache(maxsize=8)
+def _manifest_nodes(hostlist: str) -> frozenset[str]:
+    try:
+        return frozenset(expand_hostlist(hostlist))
+    except HostlistError:
+        return frozenset()
+
+
+def manifest_host(task_id: Any, claim: Any) -> str | None:
+    """The node a copy of a manifest is for: the part of its id after the manifest's id
+    and :data:`COPY_SEPARATOR`, when the manifest's claim names that node; else None."""
+    if not isinstance(task_id, str) or not isinstance(claim, dict):
+        return None
+    manifest_id, nodes = claim.get("id"), claim.get(NODES)
+    if not isinstance(manifest_id, str) or not isinstance(nodes, str):
+        return None
+    lead = manifest_id + COPY_SEPARATOR
+    if not task_id.startswith(lead):
+        return None
+    host = task_id[len(lead) :]
+    return host if host in _manifest_nodes(nodes) else None
 
 
 def signed(app: Celery) -> bool:

@@ -43,16 +43,13 @@ from kombu.exceptions import OperationalError
 
 from pipeline.clients.k8s import DwsClient, api_client
 from pipeline.errors import PermanentError, StoreUnavailable, TemporaryError
-from pipeline.platform import nodework
+from pipeline.platform import fanout, nodework
 from pipeline.platform.routing import NODE_QUEUE_PREFIX, QueueRouter, node_queue
 from pipeline.platform.sealing import seal_from
 from pipeline.settings import Settings
 from pipeline.store import Holding, Keys, Store
 
 log = logging.getLogger("coral2_pipeline.tasks")
-
-#: How many messages kombu buffers before one pipelined write to the broker.
-PUBLISH_BATCH = 1000
 
 __all__ = [
     "NODE_QUEUE_PREFIX",
@@ -195,37 +192,46 @@ def dispatch_nodes(
 ) -> list[str]:
     """Send each ``(node, task name, kwargs)`` to its node's queue; return their task ids.
 
-    A whole machine's node tasks cost a dozen round trips, not two per node: every
-    message is noted in the ledger first (a thousand a round trip), then published
-    through one producer in kombu's publish batches (one pipelined write for up to a
-    thousand). Should publishing fail, every entry is crossed out and the error raised,
-    as :func:`dispatch` does: messages already published are answered, and their
-    answers find no entry (a copy's path), so nothing is counted twice.
+    The sends of one task with the same arguments go out as one signed manifest
+    (:mod:`pipeline.platform.fanout`): one signature, and one copy a node, pushed in
+    pipelined batches. Every copy is noted in the ledger first (a thousand a round trip)
+    under its own id, with its node's whole arguments. Should publishing fail, every
+    entry is crossed out and the error raised, as :func:`dispatch` does: copies already
+    published are answered, and their answers find no entry (a copy's path), so nothing
+    is counted twice.
     """
     prefix = settings_of(app).pipeline.queues.node_prefix
-    messages = []
-    for node, name, kwargs in sends:
+    for node, _name, _kwargs in sends:
         node_queue(node)  # refuses a hostname that cannot name a queue
-        messages.append((str(uuid.uuid4()), name, kwargs, prefix + node))
-    if not messages:
+    manifests = [fanout.manifest(app, group) for group in fanout.grouped(sends)]
+    copies = [m.copies(prefix) for m in manifests]
+    notes = []
+    for made, group_copies in zip(manifests, copies, strict=True):
+        kwargs = made.group.kwargs
+        for node, (task_id, queue, _raw) in zip(made.group.hosts, group_copies, strict=True):
+            notes.append((task_id, made.group.name, {"hostname": node, **kwargs}, queue))
+    if not notes:
         return []
     resend_after_s = settings_of(app).pipeline.resend_after
-    store.ledger.note_all(messages, now=time.time(), resend_after_s=resend_after_s)
+    store.ledger.note_all(notes, now=time.time(), resend_after_s=resend_after_s)
     try:
-        with app.producer_or_acquire() as producer, producer.batch(PUBLISH_BATCH):
-            for task_id, name, kwargs, queue in messages:
-                send(app, name, kwargs, task_id, queue, producer)
-    except BaseException as failed:
+        with app.producer_or_acquire() as producer:
+            errors = (*producer.connection.connection_errors, OperationalError)
+            try:
+                for group_copies in copies:
+                    fanout.push(producer, group_copies)
+            except errors as exc:  # the broker is down: a store outage
+                raise StoreUnavailable(f"sending node tasks: the broker: {exc}") from exc
+    except BaseException:
         try:
-            store.ledger.done_all([task_id for task_id, *_ in messages])
+            store.ledger.done_all([task_id for task_id, *_ in notes])
         except StoreUnavailable as exc:  # they will be sent later: tasks are idempotent
             log.warning("sending node tasks failed, and so did crossing them out: %s", exc)
-        if isinstance(failed, OperationalError):  # the broker is down: a store outage
-            raise StoreUnavailable(f"sending node tasks: the broker: {failed}") from failed
         raise
-    for (node, _, kwargs), (task_id, name, _, _) in zip(sends, messages, strict=True):
-        nodework.trace("sent", name, kwargs.get("jobid"), node, task_id)
-    return [task_id for task_id, *_ in messages]
+    if nodework.log.isEnabledFor(logging.INFO):
+        for task_id, name, kwargs, _queue in notes:
+            nodework.trace("sent", name, kwargs.get("jobid"), kwargs["hostname"], task_id)
+    return [task_id for task_id, *_ in notes]
 
 
 def reprs(kwargs: dict[str, Any]) -> dict[str, str]:

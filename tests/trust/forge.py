@@ -46,12 +46,16 @@ def forge(
     *,
     content_type: str = "application/json",
     proto1: bool = False,
+    task_id: str | None = None,
+    claim: dict[str, Any] | None = None,
 ) -> bytes:
     """The kombu message (JSON) of task ``name`` on ``queue``, its body made by ``body``
-    from the claim a sender writes into it (task name and id) and signed with ``key``;
-    with ``proto1``, headers without the task name, as Celery's protocol 1 sends them."""
-    task_id = str(uuid.uuid4())
-    claim = {"task": None if proto1 else name, "id": None if proto1 else task_id}
+    from the claim a sender writes into it (task name and id, or ``claim``) and signed
+    with ``key``, under ``task_id`` (a new one by default); with ``proto1``, headers
+    without the task name, as Celery's protocol 1 sends them."""
+    task_id = task_id or str(uuid.uuid4())
+    if claim is None:
+        claim = {"task": None if proto1 else name, "id": None if proto1 else task_id}
     payload = envelope(key, cert, body(claim), content_type, "utf-8")
     headers: dict[str, Any] = {}
     if not proto1:
@@ -96,11 +100,13 @@ def forge_answer(
     body: Callable[[dict[str, Any]], bytes],
     *,
     content_type: str = "application/json",
+    claim: dict[str, Any] | None = None,
 ) -> dict[str, str]:
     """The answers-stream entry of ``name`` (what a node worker appends with ``XADD``), its
-    body made by ``body`` from the claim and signed with ``key``."""
+    body made by ``body`` from the claim (or ``claim``) and signed with ``key``."""
     task_id = str(uuid.uuid4())
-    payload = envelope(key, cert, body({"task": name, "id": task_id}), content_type, "utf-8")
+    claim = {"task": name, "id": task_id} if claim is None else claim
+    payload = envelope(key, cert, body(claim), content_type, "utf-8")
     return {"task": name, "id": task_id, "ct": "application/data", "ce": "utf-8", "body": payload}
 
 

@@ -33,7 +33,7 @@ from typing import Any
 from node_worker.app import NodeWorker
 from node_worker.ended import EndedJobs
 from pipeline.platform.answers import answers_key
-from pipeline.platform.signing import refusal
+from pipeline.platform.signing import CLAIM, manifest_host, refusal
 from pipeline.settings import Settings
 from pipeline.sim.node.cassini import SimulatedNic
 from pipeline.sim.node.service import SimulatedService
@@ -150,12 +150,15 @@ class NodeEmulator:
         if why is not None:
             log.error("message on %s refused: %s", queue, why)
             return
-        args, kwargs, _embed = message.decode()
+        args, kwargs, embed = message.decode()
         name = message.headers.get("task")
+        task_id = message.headers.get("id")
+        if "hostname" not in kwargs:  # a copy of a manifest: its id names the node
+            kwargs = {**kwargs, "hostname": manifest_host(task_id, embed.get(CLAIM)) or ""}
         task = self.app.tasks.get(name)
         if task is None:
             log.error("message on %s: no node task %r", queue, name)
             return
-        result = task.apply(args, kwargs, task_id=message.headers.get("id"))
+        result = task.apply(args, kwargs, task_id=task_id)
         if result.failed():
             log.error("%s on %s failed: %s", name, queue, result.result)
