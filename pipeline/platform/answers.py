@@ -94,9 +94,27 @@ def _text(value: Any) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
-def decode(app: Celery, entry_id: str, fields: dict[bytes, bytes]) -> Answer | Unreadable:
+@dataclass(frozen=True)
+class Reading:
+    """What reading an entry needs of the app, looked up once for a reader's batches
+    (Celery's settings cost a chain of lookups each)."""
+
+    accept: set[str]
+    signed: bool
+
+    @classmethod
+    def of(cls, app: Celery) -> Reading:
+        """The reading of ``app``'s entries."""
+        accept = prepare_accept_content(app.conf.accept_content)  # type: ignore[no-untyped-call]
+        return cls(accept, signed(app))
+
+
+def decode(
+    app: Celery, entry_id: str, fields: dict[bytes, bytes], reading: Reading | None = None
+) -> Answer | Unreadable:
     """The answer of one stream entry, verified before it is decoded; or why it is
-    refused."""
+    refused. ``reading``: :meth:`Reading.of` ``app``, when the caller keeps it."""
+    reading = reading or Reading.of(app)
     name = _text(fields.get(b"task", b""))
     headers = {"task": name, "id": _text(fields.get(b"id", b""))}
     raw = f"headers={headers} body={_text(fields.get(b'body', b''))[:2000]}"
@@ -107,10 +125,10 @@ def decode(app: Celery, entry_id: str, fields: dict[bytes, bytes]) -> Answer | U
         fields.get(b"body", b""),
         _text(fields.get(b"ct", b"")),
         _text(fields.get(b"ce", b"")),
-        prepare_accept_content(app.conf.accept_content),  # type: ignore[no-untyped-call]
+        reading.accept,
     )
     try:
-        if signed(app):
+        if reading.signed:
             why = refusal(message)
             if why is not None:
                 return Unreadable(entry_id, raw, why)

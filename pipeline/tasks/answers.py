@@ -40,7 +40,7 @@ from celery.signals import worker_ready, worker_shutdown
 
 from pipeline.errors import StoreUnavailable
 from pipeline.platform import nodework
-from pipeline.platform.answers import Answer, Unreadable, decode
+from pipeline.platform.answers import Answer, Reading, Unreadable, decode
 from pipeline.platform.task import dispatch, dispatch_nodes, settings_of, store_of
 from pipeline.store import Store
 
@@ -117,6 +117,7 @@ class AnswerReader:
     def __init__(self, app: Celery, consumer: str) -> None:
         self.app, self.consumer = app, consumer
         self.store = store_of(app)
+        self.reading = Reading.of(app)
         self._own = True  # first, what this consumer took before and did not finish
         self._reclaimed_at = -float("inf")
 
@@ -141,7 +142,7 @@ class AnswerReader:
     def _handle(self, entries: list[tuple[str, dict[bytes, bytes]]]) -> None:
         answers: list[Answer] = []
         for entry_id, fields in entries:
-            decoded = decode(self.app, entry_id, fields)
+            decoded = decode(self.app, entry_id, fields, self.reading)
             if isinstance(decoded, Unreadable):
                 where = self.store.keys.answers
                 self.store.dead_letters.add(where, decoded.raw, f"refused: {decoded.reason}")
