@@ -35,6 +35,7 @@ import redis
 
 from benchmarks.elcap import system as elcap_system
 from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.sim.clock import cache_dir
 from pipeline.sim.kube.api import REQUESTS_PATH
 from pipeline.sim.node.agent import USER_AGENT as CLIENTMOUNT_DAEMON
 from pipeline.sim.procstat import cpu_seconds
@@ -71,10 +72,14 @@ def _run_job(sim: SimulatedSystem, nodes: int) -> Any:
     return job
 
 
-def _settle(sim: SimulatedSystem, prolog: dict[str, float]) -> tuple[dict[str, float], float]:
+def _settle(
+    sim: SimulatedSystem, prolog: dict[str, float], jobid: int
+) -> tuple[dict[str, float], float]:
     """Wait until every node task sent is answered (the job's epilogs) and the job's VNIs
     are out of quarantine; return the emulator's times of the epilog round and when the
-    quarantine was found empty. The next job's messages then reach the emulator alone."""
+    pipeline confirmed the last node clean, as the job's timeline has it (the end of its
+    ``job.epilogs_complete``: this process, which hosts the simulated Flux, may see the
+    quarantine empty only later). The next job's messages then reach the emulator alone."""
     assert sim.store is not None
     deadline = time.monotonic() + 1800
     epilog = prolog
@@ -83,7 +88,14 @@ def _settle(sim: SimulatedSystem, prolog: dict[str, float]) -> tuple[dict[str, f
             raise RuntimeError(f"still in quarantine: {sim.store.vnipool.query()['quarantine']}")
         time.sleep(0.01)
         epilog = json.loads(sim.emulator_times(0).read_text())
-    freed = time.time()
+    done = [
+        entry.at
+        for entry in sim.store.timeline.read(jobid)
+        if entry.what.startswith("job.epilogs_complete run") and entry.what.endswith(": done")
+    ]
+    if not done:
+        raise RuntimeError(f"job {jobid}'s timeline shows no job.epilogs_complete done")
+    freed = max(done)
     while sim.store.ledger.unsettled(1):
         if time.monotonic() > deadline:
             raise RuntimeError(f"node tasks still unanswered: {sim.store.ledger.unsettled(3)}")
@@ -105,6 +117,7 @@ def bench_fanout(nodes: int, workers: int = 1) -> dict[str, float]:
         emulator_hold=nodes,
         slingshot=True,
         signing=True,
+        key_cache=cache_dir(),
         latency_s=0.0,
         workers=workers,
     ) as sim:
@@ -118,7 +131,7 @@ def bench_fanout(nodes: int, workers: int = 1) -> dict[str, float]:
             emulator = json.loads(sim.emulator_times(0).read_text())
             pushes = _pushes(client) - before
             # its epilogs answered: the CPU figure covers the whole node work
-            epilog, freed = _settle(sim, emulator)
+            epilog, freed = _settle(sim, emulator, job.id)
             cpu_after = cpu_seconds(pids)
         times = {
             e.name + str((e.context or {}).get("description", "")): e.timestamp

@@ -13,6 +13,8 @@ anyone without the management key) signed.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -20,6 +22,11 @@ from pathlib import Path
 
 from pipeline.platform.pki import CertificateAuthority, make_ca
 from pipeline.platform.signing import HOST
+
+#: The management side's certificate's name (its files: ``<name>.key``, ``<name>.crt``).
+MANAGEMENT = "coral2-pipeline management"
+MANAGEMENT_KEY, MANAGEMENT_CERT = f"{MANAGEMENT}.key", f"{MANAGEMENT}.crt"
+CA_CERT = "ca.crt"
 
 
 @dataclass(frozen=True)
@@ -66,14 +73,33 @@ def key_pair(directory: Path, name: str) -> tuple[Path, Path]:
     return ca.issue(directory, name)
 
 
+def cached_signers(directory: Path, hosts: Iterable[str], cache: Path) -> tuple[Signer, Signer]:
+    """:func:`demo_signers` for ``hosts``, copied into ``directory`` from ``cache``, where
+    they are made the first time: a whole machine's node keys take minutes of a core to
+    make (the benchmarks' runs share them; a site never does this)."""
+    hosts = list(hosts)
+    digest = hashlib.sha256("\n".join(hosts).encode()).hexdigest()[:16]
+    kept = cache / f"keys-{len(hosts)}-{digest}"
+    if not kept.exists():
+        making = cache / f"{kept.name}.{os.getpid()}"  # whole, or not there at all
+        shutil.rmtree(making, ignore_errors=True)
+        demo_signers(making, hosts)
+        try:
+            making.rename(kept)
+        except OSError:  # another run made them first
+            shutil.rmtree(making, ignore_errors=True)
+    shutil.copytree(kept, directory, dirs_exist_ok=True)
+    return _signers(directory)
+
+
 def demo_signers(directory: Path, hosts: Iterable[str] = ("compute01",)) -> tuple[Signer, Signer]:
     """The management side's signer and the node workers' (see the module docstring):
     one key per node of ``hosts``."""
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     ca_key, ca_cert = make_ca(directory)
     ca = CertificateAuthority(ca_key, ca_cert)
-    # the management key signs a message per node of every job: EC signs fastest
-    mgmt_key, mgmt_cert = ca.issue(directory, "coral2-pipeline management", key_type="ec")
+    # the management key signs every task message: EC signs fastest
+    _mgmt_key, mgmt_cert = ca.issue(directory, MANAGEMENT, key_type="ec")
     nodes = directory / "nodes"
     nodes.mkdir(exist_ok=True, mode=0o700)
     mgmt_store, node_store = directory / "management-trusts", directory / "node-trusts"
@@ -85,6 +111,18 @@ def demo_signers(directory: Path, hosts: Iterable[str] = ("compute01",)) -> tupl
     for host in hosts:
         _key, cert = ca.issue(nodes, host)
         shutil.copy(cert, answers / cert.name)
-    management = Signer(mgmt_key, mgmt_cert, mgmt_store, answers, ca_cert)
-    node = Signer(str(nodes / f"{HOST}.key"), str(nodes / f"{HOST}.crt"), node_store)
+    return _signers(directory)
+
+
+def _signers(directory: Path) -> tuple[Signer, Signer]:
+    """The signers of the keys :func:`demo_signers` made in ``directory``."""
+    nodes = directory / "nodes"
+    management = Signer(
+        directory / MANAGEMENT_KEY,
+        directory / MANAGEMENT_CERT,
+        directory / "management-trusts",
+        directory / "node-answers-trusts",
+        directory / CA_CERT,
+    )
+    node = Signer(str(nodes / f"{HOST}.key"), str(nodes / f"{HOST}.crt"), directory / "node-trusts")
     return management, node

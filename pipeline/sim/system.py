@@ -41,7 +41,7 @@ from pipeline.sim.flux import libfabric
 from pipeline.sim.flux.delivery import DeliveryThread
 from pipeline.sim.flux.hold import StoreHold
 from pipeline.sim.flux.jobmanager import JobManager
-from pipeline.sim.keys import demo_signers
+from pipeline.sim.keys import cached_signers, demo_signers
 from pipeline.sim.kube.api import FAULTS_PATH
 from pipeline.sim.kube.identities import KubeEndpoint, with_identities
 from pipeline.sim.node_side import emulator_times, start_node_side
@@ -78,6 +78,9 @@ class SimulatedSystem:
     #: sign every task message: the management side and the node workers each with their
     #: own key, made at start (pipeline.sim.keys)
     signing: bool = False
+    #: with ``signing``: keep the keys made here for the next run with the same computes
+    #: (a whole machine's take minutes to make: the fan-out benchmark's)
+    key_cache: Path | None = None
     #: Redis with a user per role (pipeline.platform.acl), passwords made at start
     acl: bool = False
     #: uid → seconds the CXI services of that user's jobs stay busy once their job is over
@@ -222,7 +225,11 @@ class SimulatedSystem:
         """Start everything; return self."""
         (self.workdir / "rabbitmapping.json").write_text(self.mapping.model_dump_json(indent=1))
         if self.signing:
-            management, node = demo_signers(self.workdir / "keys", self.mapping.computes)
+            keys, computes = self.workdir / "keys", self.mapping.computes
+            if self.key_cache is not None:
+                management, node = cached_signers(keys, computes, self.key_cache)
+            else:
+                management, node = demo_signers(keys, computes)
             self.extra_env.update(management.env())
             self.node_env.update(node.env())
         self._start_redis()
