@@ -179,13 +179,14 @@ def bench_lifecycle(
     live_jobs: int | None = None,
     workers: int = 1,
     pool: str = "threads",
+    rabbits: int = 16,
 ) -> LifecycleFigures:
     """Both phases (module docstring); ``live_jobs`` (default ``2 * in_flight``, 0 to skip)
     jobs of ``runtime_s`` seconds in the responsiveness phase."""
     directive = dw or "#DW jobdw type=xfs capacity=10GiB name=scratch"
     live_jobs = 2 * in_flight if live_jobs is None else live_jobs
     with SimulatedSystem(
-        mapping(),
+        mapping(rabbits),
         latency_s=0.0,
         observe_only=False,
         with_flux=True,
@@ -310,6 +311,12 @@ def main() -> None:
     # threads per worker: 4 beat 8 on 2 cores (fewer threads contending for the worker's
     # interpreter lock; docs/lifecycle.md "Performance" has the runs)
     parser.add_argument("--concurrency", type=int, default=4, help="per worker process")
+    parser.add_argument(
+        "--computes",
+        type=int,
+        default=256,
+        help="simulated computes, 16 a rabbit (a job takes one: at least --in-flight)",
+    )
     args = parser.parse_args()
     figures = bench_lifecycle(
         args.jobs,
@@ -319,6 +326,7 @@ def main() -> None:
         live_jobs=args.live_jobs,
         workers=args.workers,
         pool=args.pool,
+        rabbits=-(-args.computes // 16),
     )
     for key, value in describe(figures).items():
         print(f"{key:28} {value}")
