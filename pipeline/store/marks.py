@@ -50,6 +50,11 @@ return 0
 #: The fence ``job.cleanup`` puts up first: no ``job.run`` of the job acts after it, and
 #: hardware-collective housekeeping leaves its reservation to the release under way.
 CLEANUP_FENCE = "cleanup"
+#: Up from the first task that takes a job's Workflow towards its end (``dws.post_run``,
+#: ``dws.epilog_lost``, ``dws.teardown``, ``dws.abort``): a ``dws.create`` that comes
+#: later (a copy the ledger sent again while the first waited on a dead worker) creates
+#: nothing, even before the job has ended.
+TEARDOWN_FENCE = "teardown"
 
 
 class LockBusy(TemporaryError):

@@ -25,6 +25,7 @@ from pipeline.platform.task import PipelineTask, dispatch, dispatch_nodes, pipel
 from pipeline.states import hooks
 from pipeline.states.actions import Action
 from pipeline.store.jobs import ENDED
+from pipeline.store.marks import TEARDOWN_FENCE
 from pipeline.tasks.act import perform
 from pipeline.tasks.health import clientmounts_not_in_state, rabbits_with_allocations
 
@@ -99,6 +100,12 @@ def ended(task: PipelineTask, jobid: int) -> bool:
     return True
 
 
+def fence_create(task: PipelineTask, jobid: int) -> None:
+    """Put up the job's :data:`TEARDOWN_FENCE` (not a mark of work done but a fence, so
+    first), as long as a finished job's record is kept."""
+    task.store.marks.fence(jobid, TEARDOWN_FENCE, max(task.settings.pipeline.retention, 3600.0))
+
+
 def read_workflow(task: PipelineTask, jobid: int) -> dict[str, Any] | None:
     """The job's Workflow as it is now (None: it does not exist)."""
     try:
@@ -117,9 +124,13 @@ def create(
     failure_tolerance: int,
 ) -> bool:
     """Create ``fluxjob-<jobid>``; enqueued by the ``dws.create`` hook (job in DEPEND).
-    A copy that runs after the job ended creates nothing. The hook's checks are made
-    again: a request that breaks one gets the hook's job exception, and no Workflow."""
+    A copy that runs after the job's way out began (:data:`TEARDOWN_FENCE`), or after
+    it ended, creates nothing. The hook's checks are made again: a request that breaks
+    one gets the hook's job exception, and no Workflow."""
     if ended(task, jobid):
+        return False
+    if task.store.marks.fenced(jobid, TEARDOWN_FENCE):
+        log.info("dws.create for job %s after its teardown began: nothing to do", jobid)
         return False
     owner = task.settings.pipeline.owner_uid
     rules = hooks.CreateRules.of(task.settings, os.getuid() if owner is None else owner)
@@ -176,6 +187,7 @@ def setup(task: PipelineTask, jobid: int, R: dict[str, Any]) -> bool:
 @pipeline_task("dws.post_run", queue="lifecycle", lock_job=True)
 def post_run(task: PipelineTask, jobid: int, run_started: bool) -> None:
     """Move to PostRun (Teardown if the job never ran); enqueued by ``dws.post_run``."""
+    fence_create(task, jobid)
     record = record_of(task, jobid)
     workflow = None if run_started else read_workflow(task, jobid)
     act(
@@ -189,6 +201,7 @@ def post_run(task: PipelineTask, jobid: int, run_started: bool) -> None:
 def epilog_lost(task: PipelineTask, jobid: int, run_started: bool) -> None:
     """Move on as ``dws.post_run`` would, sending no ``epilog-remove``; enqueued when
     the events journal shows dws-jobtap gave the job's DWS epilog up."""
+    fence_create(task, jobid)
     record = record_of(task, jobid)
     workflow = None if run_started else read_workflow(task, jobid)
     actions = hooks.on_epilog_lost(record, run_started, workflow, task.settings.rabbit, time.time())
@@ -198,6 +211,7 @@ def epilog_lost(task: PipelineTask, jobid: int, run_started: bool) -> None:
 @pipeline_task("dws.teardown", queue="lifecycle", lock_job=True)
 def teardown(task: PipelineTask, jobid: int) -> None:
     """Move to Teardown unless already done; enqueued by ``dws.teardown`` (epilog exception)."""
+    fence_create(task, jobid)
     record = record_of(task, jobid)
     workflow = read_workflow(task, jobid)
     act(task, jobid, hooks.on_teardown(record, workflow, task.settings.rabbit))
@@ -206,6 +220,7 @@ def teardown(task: PipelineTask, jobid: int) -> None:
 @pipeline_task("dws.abort", queue="lifecycle", lock_job=True)
 def abort(task: PipelineTask, jobid: int) -> None:
     """Give up the epilog and tear down; enqueued by ``dws.abort`` (``dws-epilog-timeout``)."""
+    fence_create(task, jobid)
     record = record_of(task, jobid)
     name = hooks.name_of(jobid)
     workflow = read_workflow(task, jobid)

@@ -50,8 +50,8 @@ def test_a_late_create_does_not_make_the_workflow_again(
     kinds = outbox_kinds(store)
     created = run(
         app, "dws.create", jobid=41, userid=1001,
-        directives=["#DW jobdw type=xfs capacity=10GiB name=s"],
-        resources=[], failure_tolerance=-1,
+        directives=["#DW jobdw type=xfs capacity=10GiB name=scratch"],
+        resources=[], failure_tolerance=1,
     )  # fmt: skip
     assert created is False
     with pytest.raises(NotFound):
