@@ -118,6 +118,13 @@ def bench_fanout(nodes: int, workers: int = 1) -> dict[str, float]:
         slingshot=True,
         signing=True,
         key_cache=cache_dir(),
+        # the emulator works its nodes one after the other, minutes at a whole machine,
+        # where a machine's nodes answer at once: no resends of messages it has not
+        # reached yet, which would measure the ledger's recovery rather than the pipeline
+        extra_env={
+            "CORAL2_PIPELINE_PIPELINE__RESEND_AFTER": "3600",
+            "CORAL2_PIPELINE_PIPELINE__RESEND_CAP": "3600",
+        },
         latency_s=0.0,
         workers=workers,
     ) as sim:
