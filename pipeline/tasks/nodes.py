@@ -253,6 +253,11 @@ def cleanup(task: PipelineTask, jobid: int) -> None:
     task.store.marks.fence(jobid, CLEANUP_FENCE, max(task.settings.pipeline.retention, 3600.0))
     record = record_of(task, jobid)
     if record.node_work is None and record.slingshot is None:
+        if task.store.jobs.get(jobid) is not None:
+            # a record its job.run made and died before filling (it sent the job's
+            # exception, perhaps): nothing of the job's is held, and no copy of that
+            # run will fill it now (the fence): finish it, if no Workflow keeps it
+            act(task, jobid, slingshot.finished(record, None))
         return
     actions = [*slingshot.on_cleanup(record)]
     state = record.slingshot
