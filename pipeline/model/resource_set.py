@@ -172,12 +172,20 @@ class ResourceSet(BaseModel):
             raise ResourceSetError(f"rank {rank} is not in R")
         return self._host_by_rank[rank]
 
+    @cached_property
+    def _rank_by_host(self) -> dict[str, int]:
+        """Each host's first rank (a whole machine's job asks for every host's)."""
+        first: dict[str, int] = {}
+        for rank, host in self._host_by_rank.items():
+            first.setdefault(host, rank)
+        return first
+
     def rank_of(self, hostname: str) -> int:
         """Return the first rank whose hostname is ``hostname``."""
-        for rank, host in self._host_by_rank.items():
-            if host == hostname:
-                return rank
-        raise ResourceSetError(f"host {hostname!r} is not in R")
+        rank = self._rank_by_host.get(hostname)
+        if rank is None:
+            raise ResourceSetError(f"host {hostname!r} is not in R")
+        return rank
 
     def children(self, hostname: str) -> dict[str, tuple[int, ...]]:
         """Return the resources under ``hostname``: ``{"core": (0, 1, …), "gpu": (…)}``."""
