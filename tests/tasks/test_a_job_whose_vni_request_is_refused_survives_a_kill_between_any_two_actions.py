@@ -1,10 +1,10 @@
 """A job whose VNI request the pool refuses (``vnicount`` 5) fails at RUN with the
 cray-slingshot exception; whatever gap between two actions its ``job.run`` dies in, with
 the run's copy delivered only after the job's ``job.cleanup`` (the job went to CLEANUP
-meanwhile), the exception is sent at most once and nothing of the job is left. A 300-job chaos run found one left
-tracked: its ``job.run`` died after making its record and sending the exception, its
-``job.cleanup`` found nothing recorded to clean and left the record, and the copy, fenced
-off by the cleanup, did nothing."""
+meanwhile), the exception is sent at most once and nothing of the job is left. A 300-job
+chaos run found one left tracked: its ``job.run`` died after making its record and
+sending the exception, its ``job.cleanup`` found nothing recorded to clean and left the
+record, and the copy, fenced off by the cleanup, did nothing."""
 
 from __future__ import annotations
 
