@@ -7,7 +7,6 @@ even though the job has not ended yet: ``dws.post_run``, ``dws.teardown``,
 from __future__ import annotations
 
 from contextlib import suppress
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,21 +16,10 @@ from pipeline.clients.k8s import DwsClient
 from pipeline.errors import NotFound
 from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import Store
-from tests.tasks.eager_app import eager_app, store_of_app
 
 DIRECTIVES = ["#DW jobdw type=xfs capacity=10GiB name=scratch"]
 SLOT = {"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 1}]}
 RESOURCES = [{"type": "node", "count": 1, "with": [SLOT]}]
-
-
-@pytest.fixture
-def app(tmp_path: Path, redis_url: str, kube: tuple[KubeApiServer, DwsClient]) -> Celery:
-    return eager_app(tmp_path, redis_url, kube[0].url)
-
-
-@pytest.fixture
-def store(app: Celery) -> Store:
-    return store_of_app(app)
 
 
 def run(app: Celery, name: str, **kwargs: Any) -> Any:

@@ -5,7 +5,6 @@ finished job is tracked again or gets an exception, no VNI is reserved again."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,17 +15,6 @@ from pipeline.errors import NotFound
 from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import JobRecord, Store
 from tests.conftest import make_r
-from tests.tasks.eager_app import eager_app, store_of_app
-
-
-@pytest.fixture
-def app(tmp_path: Path, redis_url: str, kube: tuple[KubeApiServer, DwsClient]) -> Celery:
-    return eager_app(tmp_path, redis_url, kube[0].url)
-
-
-@pytest.fixture
-def store(app: Celery) -> Store:
-    return store_of_app(app)
 
 
 def run(app: Celery, name: str, **kwargs: Any) -> Any:

@@ -5,25 +5,9 @@ for its node timeout and fails, though every node answered (found by ``make chao
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
 from celery import Celery
 
-from pipeline.clients.k8s import DwsClient
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import Store
-from tests.tasks.eager_app import eager_app, store_of_app
-
-
-@pytest.fixture
-def app(tmp_path: Path, redis_url: str, kube: tuple[KubeApiServer, DwsClient]) -> Celery:
-    return eager_app(tmp_path, redis_url, kube[0].url)
-
-
-@pytest.fixture
-def store(app: Celery) -> Store:
-    return store_of_app(app)
 
 
 def decisions_sent(store: Store, jobid: int) -> list[str]:

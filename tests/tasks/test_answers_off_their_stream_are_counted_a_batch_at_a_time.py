@@ -8,26 +8,17 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import Any
 
-import pytest
 from celery import Celery
 
-from pipeline.clients.k8s import DwsClient
 from pipeline.platform.answers import encode
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import Store
 from pipeline.tasks.answers import AnswerReader
-from tests.tasks.eager_app import eager_app, store_of_app
+from tests.tasks.eager_app import store_of_app
 
 JOBID = 951
 NODES = ["n1", "n2", "n3"]
-
-
-@pytest.fixture
-def app(tmp_path: Path, redis_url: str, kube: tuple[KubeApiServer, DwsClient]) -> Celery:
-    return eager_app(tmp_path, redis_url, kube[0].url)
 
 
 def send_prologs(app: Celery, store: Store) -> dict[str, str]:

@@ -4,10 +4,7 @@ before them leaves the work done and the mark unwritten, never the other way rou
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from celery import Celery
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.model.job import JobRecord
@@ -15,7 +12,6 @@ from pipeline.sim.kube.api import KubeApiServer
 from pipeline.states.actions import Action, FinishJob, MarkDone, Release, UpdateJob
 from pipeline.store import Store
 from pipeline.tasks import act
-from tests.tasks.eager_app import eager_app, store_of_app
 
 LIST: list[Action] = [
     MarkDone({"failed_nodes": ["c2"]}),
@@ -23,16 +19,6 @@ LIST: list[Action] = [
     FinishJob(),
     UpdateJob({"hosts": ["c1", "c2"]}),
 ]
-
-
-@pytest.fixture
-def app(tmp_path: Path, redis_url: str, kube: tuple[KubeApiServer, DwsClient]) -> Celery:
-    return eager_app(tmp_path, redis_url, kube[0].url)
-
-
-@pytest.fixture
-def store(app: Celery) -> Store:
-    return store_of_app(app)
 
 
 class Died(BaseException):
