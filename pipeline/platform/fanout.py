@@ -12,7 +12,9 @@ node's hostname aside), and each group goes out as a **manifest**:
   "compute[1-11136]"}``); the kwargs name no hostname;
 * one Celery message per node, on that node's queue, carrying that same body under the
   task id ``M:<node>``, each noted in the ledger under that id with the node's whole
-  arguments (a resend goes out as an ordinary message of its own).
+  arguments. The ledger sends again the copies of a manifest that are due as that
+  manifest again, signed once for just their nodes, each copy under its id as before
+  (:func:`pipeline.platform.task.resend_copies`).
 
 A node worker runs a copy only if the management side signed it, its task is a node
 task, and its id names a node of the signed hostlist: a node the worker serves and the
@@ -76,6 +78,13 @@ def copy_id(manifest_id: str, node: str) -> str:
     return f"{manifest_id}{COPY_SEPARATOR}{node}"
 
 
+def manifest_of(task_id: str, hostname: str) -> str | None:
+    """The manifest whose copy for ``hostname`` has the id ``task_id``; None when that id
+    is no such copy's (an ordinary message's)."""
+    manifest_id, separator, node = task_id.rpartition(COPY_SEPARATOR)
+    return manifest_id if separator and manifest_id and node == hostname else None
+
+
 @dataclass(frozen=True)
 class Manifest:
     """One group's signed body and the headers its copies share."""
@@ -118,9 +127,11 @@ class Manifest:
         return out
 
 
-def manifest(app: Celery, group: Group) -> Manifest:
-    """Build and sign ``group``'s manifest with ``app``'s serializer (its key)."""
-    manifest_id = str(uuid.uuid4())
+def manifest(app: Celery, group: Group, manifest_id: str | None = None) -> Manifest:
+    """Build and sign ``group``'s manifest with ``app``'s serializer (its key): a new one,
+    or, given ``manifest_id``, that manifest again for ``group``'s nodes (a resend: each
+    copy keeps the id it was noted under)."""
+    manifest_id = manifest_id or str(uuid.uuid4())
     shown, limit = repr(group.kwargs), AMQP.kwargsrepr_maxsize
     message = app.amqp.create_task_message(
         manifest_id,

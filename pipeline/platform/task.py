@@ -215,13 +215,7 @@ def dispatch_nodes(
     resend_after_s = settings_of(app).pipeline.resend_after
     store.ledger.note_all(notes, now=time.time(), resend_after_s=resend_after_s)
     try:
-        with app.producer_or_acquire() as producer:
-            errors = (*producer.connection.connection_errors, OperationalError)
-            try:
-                for group_copies in copies:
-                    fanout.push(producer, group_copies)
-            except errors as exc:  # the broker is down: a store outage
-                raise StoreUnavailable(f"sending node tasks: the broker: {exc}") from exc
+        publish(app, copies)
     except BaseException:
         try:
             store.ledger.done_all([task_id for task_id, *_ in notes])
@@ -232,6 +226,27 @@ def dispatch_nodes(
         for task_id, name, kwargs, _queue in notes:
             nodework.trace("sent", name, kwargs.get("jobid"), kwargs["hostname"], task_id)
     return [task_id for task_id, *_ in notes]
+
+
+def resend_copies(app: Celery, groups: Sequence[tuple[str, fanout.Group]]) -> None:
+    """Send again the copies of manifests whose ledger entries are due: each ``(manifest
+    id, group)`` as that manifest again, signed once for the group's nodes alone, each copy
+    under the id it was noted under (the caller postponed the entries first)."""
+    prefix = settings_of(app).pipeline.queues.node_prefix
+    made = [fanout.manifest(app, group, manifest_id) for manifest_id, group in groups]
+    publish(app, [m.copies(prefix) for m in made])
+
+
+def publish(app: Celery, copies: Sequence[Sequence[tuple[str, str, bytes]]]) -> None:
+    """Push manifests' copies onto their queues through ``app``'s producer
+    (:func:`pipeline.platform.fanout.push`); a broker that is down is a store outage."""
+    with app.producer_or_acquire() as producer:
+        errors = (*producer.connection.connection_errors, OperationalError)
+        try:
+            for group_copies in copies:
+                fanout.push(producer, group_copies)
+        except errors as exc:
+            raise StoreUnavailable(f"sending node tasks: the broker: {exc}") from exc
 
 
 def reprs(kwargs: dict[str, Any]) -> dict[str, str]:

@@ -158,6 +158,17 @@ class Ledger:
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
 
+    def postpone_all(self, until: Sequence[tuple[str, float]], now: float) -> None:
+        """:meth:`postpone` each ``(task id, until)``, :data:`NOTE_BATCH` to a round trip."""
+        try:
+            for start in range(0, len(until), NOTE_BATCH):
+                pipe = self.client.pipeline(transaction=False)
+                for task_id, when in until[start : start + NOTE_BATCH]:
+                    self.postpone_in(pipe, task_id, when, now)
+                pipe.execute()
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
     def postpone_in(
         self, pipe: redis.client.Pipeline, task_id: str, until: float, now: float | None = None
     ) -> None:

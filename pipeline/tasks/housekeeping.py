@@ -5,9 +5,16 @@ from __future__ import annotations
 import logging
 import time
 
-from pipeline.platform.task import PipelineTask, pipeline_task, send
+from pipeline.model.hostlist import encode_hostlist
+from pipeline.platform import fanout
+from pipeline.platform.task import PipelineTask, pipeline_task, resend_copies, send
+from pipeline.store.ledger import Entry
 
 log = logging.getLogger("coral2_pipeline.housekeeping")
+
+#: How many due ledger entries one ``housekeeping.redeliver`` sends again at most: a
+#: whole-machine job's lost copies go out in a few runs, a manifest a run.
+REDELIVER_BATCH = 5000
 
 
 @pipeline_task("housekeeping.ping", queue="housekeeping", max_attempts=3, keep_result=True)
@@ -37,7 +44,9 @@ def redeliver(task: PipelineTask) -> int:
     ``pipeline.resend_cap``).
     The entry is postponed before the message goes out: a redeliver killed
     in between leaves it due, never lost. A duplicate of a message that was
-    only slow is an idempotent no-op.
+    only slow is an idempotent no-op. The due copies of one manifest (a job's
+    node task on many nodes) go out as that manifest again, signed once for
+    their nodes, with one line in the log.
     """
     ledger = task.store.ledger
     resend_after_s = task.settings.pipeline.resend_after
@@ -45,11 +54,17 @@ def redeliver(task: PipelineTask) -> int:
     now = time.time()
     sent = 0
     node_prefix = task.settings.pipeline.queues.node_prefix
-    for entry in ledger.due(now):
+    copies: dict[str, list[Entry]] = {}  # manifest id → its due copies
+    for entry in ledger.due(now, limit=REDELIVER_BATCH):
         on_node = (entry.queue or "").startswith(node_prefix)
         if entry.name not in task.app.tasks and not on_node:
             log.error("ledger entry %s names unknown task %r; dropped", entry.task_id, entry.name)
             ledger.done(entry.task_id)
+            continue
+        hostname = str(entry.kwargs.get("hostname", ""))
+        manifest_id = fanout.manifest_of(entry.task_id, hostname) if on_node else None
+        if manifest_id is not None and entry.queue == node_prefix + hostname:
+            copies.setdefault(manifest_id, []).append(entry)
             continue
         ledger.postpone(entry.task_id, now + entry.next_wait(now, resend_after_s, cap_s), now)
         send(task.app, entry.name, entry.kwargs, entry.task_id, entry.queue)
@@ -61,4 +76,35 @@ def redeliver(task: PipelineTask) -> int:
             extra={"jobid": entry.kwargs.get("jobid"), "task": entry.name},
         )
         sent += 1
+    if copies:
+        sent += _resend_copies(task, copies, now)
     return sent
+
+
+def _resend_copies(task: PipelineTask, due: dict[str, list[Entry]], now: float) -> int:
+    """Send again the due copies of each manifest: postponed first, then that manifest
+    again for their nodes; one line in the log a manifest."""
+    settings = task.settings.pipeline
+    entries = [entry for copies in due.values() for entry in copies]
+    waits = [
+        (e.task_id, now + e.next_wait(now, settings.resend_after, settings.resend_cap))
+        for e in entries
+    ]
+    task.store.ledger.postpone_all(waits, now)
+    groups: list[tuple[str, fanout.Group]] = []
+    for manifest_id, copies in due.items():
+        sends = [(str(e.kwargs["hostname"]), e.name, e.kwargs) for e in copies]
+        groups += [(manifest_id, group) for group in fanout.grouped(sends)]
+    resend_copies(task.app, groups)
+    for manifest_id, group in groups:
+        first_sent = min(e.first_sent for e in due[manifest_id])
+        log.warning(
+            "%s on %d node(s) %s (manifest %s) has no outcome %.0f s after it was sent; sent again",
+            group.name,
+            len(group.hosts),
+            encode_hostlist(group.hosts),
+            manifest_id,
+            now - first_sent,
+            extra={"jobid": group.kwargs.get("jobid"), "task": group.name},
+        )
+    return len(entries)
