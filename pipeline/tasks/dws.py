@@ -19,8 +19,10 @@ from typing import Any
 
 from pipeline.errors import InputError, NotFound
 from pipeline.model.breakdown import storages_of
+from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.job import JobRecord
 from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.platform import fanout
 from pipeline.platform.task import PipelineTask, dispatch, dispatch_nodes, pipeline_task
 from pipeline.states import hooks
 from pipeline.states.actions import Action
@@ -56,13 +58,16 @@ def spread(
     """Send a job's node messages: ``pipeline.send_chunk`` of them from here, and each
     further chunk as a ``job.send_nodes`` task (noted in the ledger like every message),
     which any lifecycle worker process takes, so that a whole machine's messages are
-    signed and sent on as many cores as there are worker processes. Those tasks go out
-    first, then this chunk. Returns the ids of the node messages sent from here."""
+    signed and sent on as many cores as there are worker processes. A chunk names its
+    sends as the manifests they make: ``[task name, kwargs, hostlist]`` for each task and
+    arguments, never a node's arguments each. Those tasks go out first, then this chunk.
+    Returns the ids of the node messages sent from here."""
     chunk = task.settings.pipeline.send_chunk
     first, rest = list(sends[:chunk]), sends[chunk:]
     for start in range(0, len(rest), chunk):
-        part = [[node, name, kwargs] for node, name, kwargs in rest[start : start + chunk]]
-        dispatch(task.app, task.store, SEND_NODES, {"jobid": jobid, "sends": part})
+        groups = fanout.grouped(rest[start : start + chunk])
+        part = [[g.name, g.kwargs, encode_hostlist(g.hosts)] for g in groups]
+        dispatch(task.app, task.store, SEND_NODES, {"jobid": jobid, "groups": part})
     return dispatch_nodes(task.app, task.store, first)
 
 

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from pipeline.errors import InputError, PermanentError, VniError
+from pipeline.model.hostlist import expand_hostlist
 from pipeline.model.job import JobRecord
 from pipeline.model.resource_set import ResourceSet
 from pipeline.model.slingshot import vni_request
@@ -214,14 +215,28 @@ def clientmount_done(
 
 
 @pipeline_task(SEND_NODES, queue="lifecycle")
-def send_nodes(task: PipelineTask, jobid: int, sends: list[list[Any]]) -> int:
-    """Send a part of job ``jobid``'s node messages (``pipeline.tasks.dws.spread``): each
-    ``[node, task name, kwargs]``. Without the job's lock: sending is all it does, and a
+def send_nodes(
+    task: PipelineTask,
+    jobid: int,
+    groups: list[list[Any]] | None = None,
+    sends: list[list[Any]] | None = None,
+) -> int:
+    """Send a part of job ``jobid``'s node messages (``pipeline.tasks.dws.spread``):
+    ``groups``, each ``[task name, kwargs, hostlist]`` (the task with those arguments on
+    each node of the hostlist), or ``sends``, each ``[node, task name, kwargs]`` (as the
+    previous release sent them). Without the job's lock: sending is all it does, and a
     copy sends copies, which the nodes and the counts take as such. Returns how many."""
     try:
-        parts = [(str(node), str(name), dict(kwargs)) for node, name, kwargs in sends]
+        parts = [(str(node), str(name), dict(kwargs)) for node, name, kwargs in sends or []]
+        for name, kwargs, hosts in groups or []:
+            parts += [
+                (node, str(name), {**kwargs, "hostname": node}) for node in expand_hostlist(hosts)
+            ]
     except (TypeError, ValueError) as exc:
-        why = f"job {jobid}: job.send_nodes needs [node, task name, kwargs] each: {exc}"
+        why = (
+            f"job {jobid}: job.send_nodes needs groups of [task name, kwargs, hostlist] "
+            f"or sends of [node, task name, kwargs]: {exc}"
+        )
         raise PermanentError(why) from exc
     dispatch_nodes(task.app, task.store, parts)
     return len(parts)
