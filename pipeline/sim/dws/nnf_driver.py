@@ -38,10 +38,9 @@ from pipeline.sim.dws.nnf_context import (
     parse_all,
 )
 from pipeline.sim.dws.nnf_mounts import (
-    delete_clientmounts,
     delete_datamovements,
     drive_mounts,
-    mounts_of,
+    release_mounts,
     run_datamovement,
 )
 
@@ -235,7 +234,7 @@ def refresh_free(dws: DwsClient, rabbits: Iterable[str]) -> None:
 
 
 def _teardown(ctx: Context, index: int, d: Directive) -> None:
-    delete_clientmounts(ctx.dws, mounts_of(ctx, index))
+    release_mounts(ctx, index)
     if isinstance(d, Copy):
         delete_datamovements(ctx)
     if isinstance(d, DestroyPersistent):

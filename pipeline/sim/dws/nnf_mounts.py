@@ -1,5 +1,6 @@
 """ClientMounts and NnfDataMovements in the simulated nnf driver (mounts per compute in
-PreRun/PostRun, a finished data movement per copy directive, all gone in Teardown)."""
+PreRun/PostRun, a finished data movement per copy directive, all gone in Teardown, where
+each compute's unmount is waited for unless nnf sees that compute as down)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 from kubernetes.client.exceptions import ApiException
 
 from pipeline.clients.k8s import NNF_GROUP, NNF_VERSIONS, WORKFLOW_LABEL, DwsClient
-from pipeline.errors import AlreadyExists
+from pipeline.errors import AlreadyExists, NotFound
 from pipeline.model.directives import Copy, Directive, JobDW
 from pipeline.sim.dws.nnf_context import NNF_CLIENTMOUNT_FINALIZER, Context, Failed, Waiting
 
@@ -21,6 +22,62 @@ def delete_clientmounts(dws: DwsClient, items: list[dict[str, Any]]) -> None:
         node, name = mount["metadata"]["namespace"], mount["metadata"]["name"]
         dws.patch("clientmounts", name, {"metadata": {"finalizers": None}}, namespace=node)
         dws.delete("clientmounts", name, namespace=node)
+
+
+#: How nnf sees a compute it will not wait on: in SystemStatus, and in its Rabbit's Storage.
+DOWN_IN_SYSTEMSTATUS = {"Disabled"}
+DOWN_IN_STORAGE = {"Offline", "Fenced"}
+
+
+def _unmounted(mount: dict[str, Any]) -> bool:
+    status = mount.get("status") or {}
+    states = [m.get("state") for m in status.get("mounts") or []]
+    return bool(status.get("allReady")) and bool(states) and set(states) == {"unmounted"}
+
+
+def down_computes(dws: DwsClient) -> set[str]:
+    """The computes nnf treats as down: Disabled in SystemStatus, or Offline or Fenced in
+    their Rabbit's Storage."""
+    down: set[str] = set()
+    with suppress(NotFound):
+        nodes = (dws.get("systemstatuses", "default").get("data") or {}).get("nodes") or {}
+        down |= {node for node, state in nodes.items() if state in DOWN_IN_SYSTEMSTATUS}
+    storages, _ = dws.list_objects("storages")
+    for storage in storages:
+        access = (storage.get("status") or {}).get("access") or {}
+        for compute in access.get("computes") or []:
+            if compute.get("status") in DOWN_IN_STORAGE:
+                down.add(str(compute.get("name")))
+    return down
+
+
+def release_mounts(ctx: Context, index: int) -> None:
+    """Teardown: each of directive ``index``'s ClientMounts unmounted, then deleted. nnf
+    waits for a compute's unmount, however long it takes (its timeout covers only a
+    ClientMount never reconciled), unless it sees that compute as down
+    (:func:`down_computes`): then it drops the finalizer at once."""
+    mounts = mounts_of(ctx, index)
+    gone, waiting = [], []
+    for mount in mounts:
+        node, name = mount["metadata"]["namespace"], mount["metadata"]["name"]
+        if _unmounted(mount):
+            gone.append(mount)
+            continue
+        if mount["spec"].get("desiredState") != "unmounted":
+            ctx.dws.patch(
+                "clientmounts", name, {"spec": {"desiredState": "unmounted"}}, namespace=node
+            )
+        if ctx.mount_agent and node not in ctx.faults.never_unmount:
+            gone.append(mount)  # the driver plays the daemon: unmounted at once
+        else:
+            waiting.append(mount)
+    if waiting:
+        down = down_computes(ctx.dws)
+        gone += [m for m in waiting if m["metadata"]["namespace"] in down]
+        waiting = [m for m in waiting if m["metadata"]["namespace"] not in down]
+    delete_clientmounts(ctx.dws, gone)
+    if waiting:
+        raise Waiting("pending unmount")
 
 
 def mounts_of(ctx: Context, index: int) -> list[dict[str, Any]]:
