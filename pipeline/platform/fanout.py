@@ -38,6 +38,7 @@ from kombu.serialization import dumps
 
 from pipeline.model.hostlist import encode_hostlist
 from pipeline.platform.signing import CLAIM, COPY_SEPARATOR, NODES
+from pipeline.store.backlog import SENT_HEADER
 
 #: How many copies go to the broker in one pipelined write.
 PUSH_BATCH = 1000
@@ -127,10 +128,13 @@ class Manifest:
         return out
 
 
-def manifest(app: Celery, group: Group, manifest_id: str | None = None) -> Manifest:
+def manifest(
+    app: Celery, group: Group, manifest_id: str | None = None, *, first_sent: float
+) -> Manifest:
     """Build and sign ``group``'s manifest with ``app``'s serializer (its key): a new one,
     or, given ``manifest_id``, that manifest again for ``group``'s nodes (a resend: each
-    copy keeps the id it was noted under)."""
+    copy keeps the id it was noted under). ``first_sent``: when the copies' ledger
+    entries were first sent (:data:`pipeline.store.backlog.SENT_HEADER`)."""
     manifest_id = manifest_id or str(uuid.uuid4())
     shown, limit = repr(group.kwargs), AMQP.kwargsrepr_maxsize
     message = app.amqp.create_task_message(
@@ -147,7 +151,7 @@ def manifest(app: Celery, group: Group, manifest_id: str | None = None) -> Manif
     body = [list(args), kwargs, {**embed, CLAIM: claim}]
     content_type, content_encoding, data = dumps(body, serializer=app.conf.task_serializer)  # type: ignore[no-untyped-call]
     raw = data.encode(content_encoding) if isinstance(data, str) else data
-    headers = dict(message.headers)
+    headers = {**message.headers, SENT_HEADER: first_sent}
     return Manifest(
         manifest_id,
         group,

@@ -47,7 +47,7 @@ from pipeline.platform import fanout, nodework
 from pipeline.platform.routing import NODE_QUEUE_PREFIX, QueueRouter, node_queue
 from pipeline.platform.sealing import seal_from
 from pipeline.settings import Settings
-from pipeline.store import Holding, Keys, Store
+from pipeline.store import Holding, Keys, Store, backlog
 
 log = logging.getLogger("coral2_pipeline.tasks")
 
@@ -138,11 +138,10 @@ def dispatch(
     if name in FLUX_REQUESTS and isinstance(kwargs.get("jobid"), int):
         store.timeline.note(kwargs["jobid"], "flux", FLUX_REQUESTS[name])
     resend_after_s = settings_of(app).pipeline.resend_after
-    store.ledger.note(
-        task_id, name, kwargs, now=time.time(), resend_after_s=resend_after_s, queue=queue
-    )
+    now = time.time()
+    store.ledger.note(task_id, name, kwargs, now=now, resend_after_s=resend_after_s, queue=queue)
     try:
-        send(app, name, kwargs, task_id, queue)
+        send(app, name, kwargs, task_id, queue, first_sent=now)
     except BaseException as failed:
         try:
             store.ledger.done(task_id)
@@ -161,10 +160,14 @@ def send(
     task_id: str,
     queue: str | None,
     producer: Any = None,
+    *,
+    first_sent: float,
 ) -> None:
     """Send one message: through the registered task's own ``apply_async`` (its queue and
-    options), or by name for a node task, which only the node workers register."""
+    options), or by name for a node task, which only the node workers register.
+    ``first_sent``: when its ledger entry was first sent (:data:`backlog.SENT_HEADER`)."""
     options: dict[str, Any] = {"queue": queue} if queue else {}
+    options["headers"] = {backlog.SENT_HEADER: first_sent}
     if producer is not None:
         options["producer"] = producer
     if name in app.tasks:
@@ -203,7 +206,8 @@ def dispatch_nodes(
     prefix = settings_of(app).pipeline.queues.node_prefix
     for node, _name, _kwargs in sends:
         node_queue(node)  # refuses a hostname that cannot name a queue
-    manifests = [fanout.manifest(app, group) for group in fanout.grouped(sends)]
+    now = time.time()
+    manifests = [fanout.manifest(app, group, first_sent=now) for group in fanout.grouped(sends)]
     copies = [m.copies(prefix) for m in manifests]
     notes = []
     for made, group_copies in zip(manifests, copies, strict=True):
@@ -213,7 +217,7 @@ def dispatch_nodes(
     if not notes:
         return []
     resend_after_s = settings_of(app).pipeline.resend_after
-    store.ledger.note_all(notes, now=time.time(), resend_after_s=resend_after_s)
+    store.ledger.note_all(notes, now=now, resend_after_s=resend_after_s)
     try:
         publish(app, copies)
     except BaseException:
@@ -228,12 +232,13 @@ def dispatch_nodes(
     return [task_id for task_id, *_ in notes]
 
 
-def resend_copies(app: Celery, groups: Sequence[tuple[str, fanout.Group]]) -> None:
+def resend_copies(app: Celery, groups: Sequence[tuple[str, fanout.Group, float]]) -> None:
     """Send again the copies of manifests whose ledger entries are due: each ``(manifest
-    id, group)`` as that manifest again, signed once for the group's nodes alone, each copy
-    under the id it was noted under (the caller postponed the entries first)."""
+    id, group, when first sent)`` as that manifest again, signed once for the group's
+    nodes alone, each copy under the id it was noted under (the caller postponed the
+    entries first)."""
     prefix = settings_of(app).pipeline.queues.node_prefix
-    made = [fanout.manifest(app, group, manifest_id) for manifest_id, group in groups]
+    made = [fanout.manifest(app, group, mid, first_sent=when) for mid, group, when in groups]
     publish(app, [m.copies(prefix) for m in made])
 
 

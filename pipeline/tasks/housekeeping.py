@@ -8,6 +8,7 @@ import time
 from pipeline.model.hostlist import encode_hostlist
 from pipeline.platform import fanout
 from pipeline.platform.task import PipelineTask, pipeline_task, resend_copies, send
+from pipeline.store import backlog
 from pipeline.store.ledger import Entry
 
 log = logging.getLogger("coral2_pipeline.housekeeping")
@@ -44,9 +45,11 @@ def redeliver(task: PipelineTask) -> int:
     ``pipeline.resend_cap``).
     The entry is postponed before the message goes out: a redeliver killed
     in between leaves it due, never lost. A duplicate of a message that was
-    only slow is an idempotent no-op. The due copies of one manifest (a job's
-    node task on many nodes) go out as that manifest again, signed once for
-    their nodes, with one line in the log.
+    only slow is an idempotent no-op. A message still waiting in its queue
+    (:mod:`pipeline.store.backlog`) is not sent again, but looked at again
+    ``resend_after`` later: workers that fall behind are not sent more. The due
+    copies of one manifest (a job's node task on many nodes) go out as that
+    manifest again, signed once for their nodes, with one line in the log.
     """
     ledger = task.store.ledger
     resend_after_s = task.settings.pipeline.resend_after
@@ -55,7 +58,7 @@ def redeliver(task: PipelineTask) -> int:
     sent = 0
     node_prefix = task.settings.pipeline.queues.node_prefix
     copies: dict[str, list[Entry]] = {}  # manifest id → its due copies
-    for entry in ledger.due(now, limit=REDELIVER_BATCH):
+    for entry in _not_waiting(task, ledger.due(now, limit=REDELIVER_BATCH), now):
         on_node = (entry.queue or "").startswith(node_prefix)
         if entry.name not in task.app.tasks and not on_node:
             log.error("ledger entry %s names unknown task %r; dropped", entry.task_id, entry.name)
@@ -67,7 +70,14 @@ def redeliver(task: PipelineTask) -> int:
             copies.setdefault(manifest_id, []).append(entry)
             continue
         ledger.postpone(entry.task_id, now + entry.next_wait(now, resend_after_s, cap_s), now)
-        send(task.app, entry.name, entry.kwargs, entry.task_id, entry.queue)
+        send(
+            task.app,
+            entry.name,
+            entry.kwargs,
+            entry.task_id,
+            entry.queue,
+            first_sent=entry.first_sent,
+        )
         log.warning(
             "%s (task %s) has no outcome %.0f s after it was sent; sent again",
             entry.name,
@@ -81,6 +91,44 @@ def redeliver(task: PipelineTask) -> int:
     return sent
 
 
+def _not_waiting(task: PipelineTask, due: list[Entry], now: float) -> list[Entry]:
+    """The ``due`` entries whose message no longer waits in its queue. The others (first
+    sent no earlier than the oldest message their queue holds) are looked at again
+    ``resend_after`` from now, with one line in the log a queue."""
+    queue_of = {entry.task_id: _queue_of(task, entry) for entry in due}
+    oldest = backlog.oldest_waiting(task.store.client, filter(None, queue_of.values()))
+    waiting: dict[str, list[Entry]] = {}
+    out = []
+    for entry in due:
+        queue = queue_of[entry.task_id]
+        if queue in oldest and entry.first_sent >= oldest[queue]:
+            waiting.setdefault(queue, []).append(entry)
+        else:
+            out.append(entry)
+    later = now + task.settings.pipeline.resend_after
+    task.store.ledger.postpone_all([(e.task_id, later) for q in waiting.values() for e in q], now)
+    for queue, entries in waiting.items():
+        log.warning(
+            "%d message(s) on %s have had no outcome for %.0f s or more and still wait there, "
+            "behind its oldest message (first sent %.0f s ago): the workers are behind; "
+            "not sent again",
+            len(entries),
+            queue,
+            now - max(e.first_sent for e in entries),
+            now - oldest[queue],
+            extra={"queue": queue},
+        )
+    return out
+
+
+def _queue_of(task: PipelineTask, entry: Entry) -> str | None:
+    """The queue an entry's message was sent to: its own, or its task's."""
+    if entry.queue:
+        return entry.queue
+    logical = getattr(task.app.tasks.get(entry.name), "logical_queue", None)
+    return getattr(task.settings.pipeline.queues, logical, None) if logical else None
+
+
 def _resend_copies(task: PipelineTask, due: dict[str, list[Entry]], now: float) -> int:
     """Send again the due copies of each manifest: postponed first, then that manifest
     again for their nodes; one line in the log a manifest."""
@@ -91,13 +139,13 @@ def _resend_copies(task: PipelineTask, due: dict[str, list[Entry]], now: float) 
         for e in entries
     ]
     task.store.ledger.postpone_all(waits, now)
-    groups: list[tuple[str, fanout.Group]] = []
+    groups: list[tuple[str, fanout.Group, float]] = []
     for manifest_id, copies in due.items():
         sends = [(str(e.kwargs["hostname"]), e.name, e.kwargs) for e in copies]
-        groups += [(manifest_id, group) for group in fanout.grouped(sends)]
+        first_sent = min(e.first_sent for e in copies)
+        groups += [(manifest_id, group, first_sent) for group in fanout.grouped(sends)]
     resend_copies(task.app, groups)
-    for manifest_id, group in groups:
-        first_sent = min(e.first_sent for e in due[manifest_id])
+    for manifest_id, group, first_sent in groups:
         log.warning(
             "%s on %d node(s) %s (manifest %s) has no outcome %.0f s after it was sent; sent again",
             group.name,

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pipeline.errors import PermanentError
 from pipeline.platform.task import PipelineTask, pipeline_task, reprs
 from pipeline.store import Deadline, JobRecord, Store
+from pipeline.store.backlog import SENT_HEADER
 from pipeline.store.deadlines import noted_id
 
 log = logging.getLogger("coral2_pipeline.timeouts")
@@ -125,7 +126,10 @@ def sweep(task: PipelineTask, limit: int = 500) -> int:
             "due": deadline.due,
         }
         task.app.tasks[FIRE].apply_async(
-            kwargs=kwargs, task_id=noted_id(FIRE, deadline), **reprs(kwargs)
+            kwargs=kwargs,
+            task_id=noted_id(FIRE, deadline),
+            headers={SENT_HEADER: now},  # as the sweep noted it in the ledger
+            **reprs(kwargs),
         )
     return len(due)
 

@@ -1,0 +1,64 @@
+"""What waits in a queue: a message the broker still holds is not lost.
+
+The ledger sends again a message that has had no outcome for its wait, as the broker
+may have lost it. But a message may only be waiting behind others: workers that fall
+behind (a burst of jobs, a slow API server) leave messages in their queue for longer
+than ``pipeline.resend_after``, and sending each of those again would add a copy behind
+it for every one — a backlog that feeds itself.
+
+So every message the pipeline sends carries, in the header :data:`SENT_HEADER`, when its
+ledger entry says it was first sent. kombu's Redis transport pushes a message on the
+left of its queue's list and workers take from the right: the rightmost message is the
+oldest still waiting, and every message first sent at or after it is still waiting too
+(or was lost behind it, and is sent again once the queue has moved past it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import redis
+
+from pipeline.store.connection import store_errors
+
+#: The header of every message the pipeline sends: when its ledger entry was first sent
+#: (seconds since the epoch, by the sender's clock).
+SENT_HEADER = "coral2_first_sent"
+
+
+def first_sent_of(raw: Any) -> float | None:
+    """The :data:`SENT_HEADER` of a message as kombu's Redis transport stores it (JSON);
+    None when it has none that reads as a time (a message sent by other means)."""
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw)["headers"][SENT_HEADER]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def oldest_waiting(client: redis.Redis, queues: Iterable[str]) -> dict[str, float]:
+    """For each of ``queues`` that holds a message, when the oldest one waiting was first
+    sent (its :data:`SENT_HEADER`), in one round trip. A queue that is empty, or whose
+    oldest message does not say, is left out."""
+    names = sorted(set(queues))
+    if not names:
+        return {}
+    try:
+        pipe = client.pipeline(transaction=False)
+        for name in names:
+            pipe.lindex(name, -1)
+        heads = pipe.execute()
+    except redis.RedisError as exc:
+        raise store_errors(exc) from exc
+    out: dict[str, float] = {}
+    for name, raw in zip(names, heads, strict=True):
+        stamp = first_sent_of(raw)
+        if stamp is not None:
+            out[name] = stamp
+    return out
