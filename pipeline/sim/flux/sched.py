@@ -171,7 +171,11 @@ class Resources:
             self.free.difference_update(hosts)
             return hosts, {}
         left = {r: self._ssd_usable(r) for r in self.ssd_free}
-        avail = {r: [h for h in usable if self.mapping.computes.get(h) == r] for r in left}
+        avail: dict[str, list[str]] = {r: [] for r in left}
+        for host in usable:  # one pass: a whole machine's hosts, each to its rabbit
+            hosts_of = avail.get(self.mapping.computes.get(host, ""))
+            if hosts_of is not None:
+                hosts_of.append(host)
         chosen: list[str] = []
         ssd: dict[str, int] = {}
         for _ in range(request.groups):  # groups may share a rabbit, as Fluxion slots do
