@@ -255,21 +255,27 @@ def bench_lifecycle(
     )
 
 
+#: What a phase that did not run shows instead of its figures (a 0 would read as one).
+SKIPPED = "(no saturated phase)"
+LIVE_SKIPPED = "(no live phase)"
+
+
 def describe(f: LifecycleFigures) -> dict[str, Any]:
+    ran, live = bool(f.jobs), bool(f.live_jobs)
     return {
         "jobs": f.jobs,
-        "jobs_per_s": round(f.jobs_per_s, 1),
-        "tasks_per_job": round(f.tasks_per_job, 1),
-        "saturated_transition_p50_ms": round(f.p50_ms, 1),
-        "saturated_transition_p99_ms": round(f.p99_ms, 1),
+        "jobs_per_s": round(f.jobs_per_s, 1) if ran else SKIPPED,
+        "tasks_per_job": round(f.tasks_per_job, 1) if ran else SKIPPED,
+        "saturated_transition_p50_ms": round(f.p50_ms, 1) if ran else SKIPPED,
+        "saturated_transition_p99_ms": round(f.p99_ms, 1) if ran else SKIPPED,
         "celery_ceiling_tasks_per_s": round(f.ceiling_tasks_per_s),
         "celery_ceiling_samples": " ".join(f"{c:.0f}" for c in f.ceiling_samples),
-        "throughput_vs_ceiling": round(f.ratio, 2),
-        "throughput_vs_best_ceiling": round(f.ratio_to_best, 2),
+        "throughput_vs_ceiling": round(f.ratio, 2) if ran else SKIPPED,
+        "throughput_vs_best_ceiling": round(f.ratio_to_best, 2) if ran else SKIPPED,
         "live_jobs": f.live_jobs,
-        "live_steady_transitions": f.live_transitions,
-        "live_transition_p50_ms": round(f.live_p50_ms, 1),
-        "live_transition_p99_ms": round(f.live_p99_ms, 1),
+        "live_steady_transitions": f.live_transitions if live else LIVE_SKIPPED,
+        "live_transition_p50_ms": round(f.live_p50_ms, 1) if live else LIVE_SKIPPED,
+        "live_transition_p99_ms": round(f.live_p99_ms, 1) if live else LIVE_SKIPPED,
         "worker_threads": "{} → {}".format(*f.worker_threads),
         "worker_rss_mib": "{:.0f} → {:.0f}".format(*f.worker_rss_mib),
         "cpu_ms_per_job": cpu_line(f),
@@ -282,7 +288,7 @@ def describe(f: LifecycleFigures) -> dict[str, Any]:
 def cpu_line(f: LifecycleFigures) -> str:
     """``worker 40, kube-api 23, … (total 92)``: where each saturated job's CPU went."""
     if not f.jobs:
-        return "(no saturated phase)"
+        return SKIPPED
     spent = sorted(f.cpu_ms_per_job.items(), key=lambda item: -item[1])
     parts = [f"{name} {ms:.0f}" for name, ms in spent if ms >= 0.5]
     return ", ".join(parts) + f" (total {sum(f.cpu_ms_per_job.values()):.0f})"
@@ -294,7 +300,7 @@ def task_cpu_line(f: LifecycleFigures) -> str:
     two are measured in the same run, so their ratio shows how much heavier a lifecycle
     task is, whatever the VM's speed at the time."""
     if not f.jobs or not f.tasks_per_job or not f.ceiling_cpu_ms_per_task:
-        return "(no saturated phase)"
+        return SKIPPED
     ours = {name: ms / f.tasks_per_job for name, ms in f.cpu_ms_per_job.items()}
     noop = f.ceiling_cpu_ms_per_task
 
