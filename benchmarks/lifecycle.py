@@ -26,12 +26,13 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.sim.demo.metrics import TransitionClock, leaks, percentile
+from pipeline.sim.demo.metrics import STATES, TransitionClock, leaks, percentile
 from pipeline.sim.system import SimulatedSystem
 
 TiB = 2**40
@@ -60,8 +61,11 @@ class LifecycleFigures:
     live_transitions: int = 0
     live_p50_ms: float = 0.0
     live_p99_ms: float = 0.0
+    live_by_state: dict[str, tuple[int, float, float]] = field(default_factory=dict)  # n, p50, p99
     worker_threads: tuple[int, int] = (0, 0)  # after warm-up, at the end
     worker_rss_mib: tuple[float, float] = (0.0, 0.0)
+    #: live phase, while at least 90 % of --in-flight were live: first, last, highest
+    steady_rss_mib: tuple[float, float, float] = (0.0, 0.0, 0.0)
     cpu_ms_per_job: dict[str, float] = field(default_factory=dict)  # saturated phase
     cores_busy: float = 0.0  # saturated phase: CPU seconds per second of wall time
     ceiling_cpu_ms_per_task: dict[str, float] = field(default_factory=dict)  # no-op samples
@@ -138,6 +142,35 @@ class Ceiling:
 
     def cpu_ms_per_task(self) -> dict[str, float]:
         return {name: 1000 * s / max(self.tasks, 1) for name, s in self.cpu_s.items()}
+
+
+class RssTrace:
+    """The worker's resident memory every ``every_s`` seconds, with the monotonic time of
+    each reading: memory that holds flat while the count in flight holds is a high-water
+    mark, memory that climbs through it is kept objects."""
+
+    def __init__(self, system: SimulatedSystem, every_s: float = 5.0) -> None:
+        self.system, self.every_s = system, every_s
+        self.readings: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="rss-trace", daemon=True)
+
+    def __enter__(self) -> RssTrace:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self.readings.append((time.monotonic(), self.system.footprint("worker")[1]))
+
+    def within(self, since: float, until: float) -> tuple[float, float, float]:
+        """(first, last, highest) MiB read between ``since`` and ``until`` (zeros if none)."""
+        mib = [m for at, m in self.readings if since <= at <= until]
+        return (mib[0], mib[-1], max(mib)) if mib else (0.0, 0.0, 0.0)
 
 
 #: How often the live jobs are counted (s): a count holds the simulated Flux's lock.
@@ -223,11 +256,20 @@ def bench_lifecycle(
         ceiling.measure(system)
         live_ids: list[int] = []
         live: list[float] = []
+        steady_rss = (0.0, 0.0, 0.0)
+        by_state: dict[str, list[float]] = {}
         if live_jobs:
             live_clock = TransitionClock(system.kube.api()).start()
-            live_ids, _, (since, until) = _run(system, live_jobs, in_flight, directive, runtime_s)
+            with RssTrace(system) as rss:
+                live_ids, _, (since, until) = _run(
+                    system, live_jobs, in_flight, directive, runtime_s
+                )
+            steady_rss = rss.within(since, until)
             live_clock.stop()
-            live = [ms for at, ms in live_clock.timeline if since <= at <= until]
+            for at, ms, state in live_clock.timeline:
+                if since <= at <= until:
+                    live.append(ms)
+                    by_state.setdefault(state, []).append(ms)
         failed = [j for j in ids + live_ids if flux.jobs[j].result != "COMPLETED"]
         settle = time.monotonic() + 15
         while leaks(system) and time.monotonic() < settle:
@@ -248,8 +290,12 @@ def bench_lifecycle(
         live_transitions=len(live),
         live_p50_ms=percentile(live, 50),
         live_p99_ms=percentile(live, 99),
+        live_by_state={
+            state: (len(v), percentile(v, 50), percentile(v, 99)) for state, v in by_state.items()
+        },
         worker_threads=(threads_before, threads_after),
         worker_rss_mib=(rss_before, rss_after),
+        steady_rss_mib=steady_rss,
         cpu_ms_per_job={name: 1000 * used / max(jobs, 1) for name, used in cpu_used.items()},
         cores_busy=sum(cpu_used.values()) / elapsed if elapsed > 0 else 0.0,
     )
@@ -276,13 +322,26 @@ def describe(f: LifecycleFigures) -> dict[str, Any]:
         "live_steady_transitions": f.live_transitions if live else LIVE_SKIPPED,
         "live_transition_p50_ms": round(f.live_p50_ms, 1) if live else LIVE_SKIPPED,
         "live_transition_p99_ms": round(f.live_p99_ms, 1) if live else LIVE_SKIPPED,
+        "live_by_state_n_p50_p99": state_line(f) if live else LIVE_SKIPPED,
         "worker_threads": "{} → {}".format(*f.worker_threads),
         "worker_rss_mib": "{:.0f} → {:.0f}".format(*f.worker_rss_mib),
+        "worker_rss_mib_steady": (
+            "{:.0f} → {:.0f} (highest {:.0f})".format(*f.steady_rss_mib) if live else LIVE_SKIPPED
+        ),
         "cpu_ms_per_job": cpu_line(f),
         "cpu_ms_per_task": task_cpu_line(f),
         "cores_busy": f"{f.cores_busy:.2f} of {os.cpu_count()}",
         "leaks": f.leaks,
     }
+
+
+def state_line(f: LifecycleFigures) -> str:
+    """``Setup 1200 4.1/12.0, DataIn …``: each state's steady transitions, p50/p99 (ms), in
+    the order DWS goes through them, to tell one slow move from a slow pipeline."""
+    order = [s for s in STATES if s in f.live_by_state]
+    return ", ".join(
+        "{} {} {:.1f}/{:.1f}".format(state, *f.live_by_state[state]) for state in order
+    )
 
 
 def cpu_line(f: LifecycleFigures) -> str:

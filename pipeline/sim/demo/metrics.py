@@ -34,7 +34,8 @@ class TransitionClock:
         self.dws = DwsClient(api)
         self.ready_at: dict[tuple[str, str], float] = {}
         self.samples: dict[str, list[float]] = defaultdict(list)
-        self.timeline: list[tuple[float, float]] = []  # (monotonic time of our patch, ms)
+        #: (monotonic time of our patch, ms, the state it moved out of)
+        self.timeline: list[tuple[float, float, str]] = []
         self._done: set[tuple[str, str]] = set()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="transition-clock", daemon=True)
@@ -53,7 +54,7 @@ class TransitionClock:
         if key in self.ready_at and key not in self._done and state in PIPELINE_DRIVEN:
             self._done.add(key)
             self.samples[state].append((now - self.ready_at[key]) * 1000)
-            self.timeline.append((now, self.samples[state][-1]))
+            self.timeline.append((now, self.samples[state][-1], state))
 
     def observe(self, obj: dict[str, Any], now: float) -> None:
         """Account for one Workflow as seen at ``now``."""
