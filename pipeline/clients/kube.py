@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from kubernetes import client, config, watch
@@ -34,6 +35,11 @@ DWS_VERSIONS = ("v1alpha7", "v1alpha6")
 #: within the outage budget, then the task's own retry — never a thread held forever
 #: (the threads pool enforces no task time limit).
 REQUEST_TIMEOUT_S = 30.0
+#: Objects a list asks for at once (client-go's pager asks for 500): no answer holds all of
+#: a whole machine's Workflows, and no server or client holds its lock for the lot.
+LIST_PAGE = 500
+#: Lists of one snapshot started before one holds (each expires only after minutes).
+LIST_TRIES = 3
 
 
 #: The User-Agent of our requests (the API server's audit log names us).
@@ -258,30 +264,63 @@ class KubeClient:
         selector: str | None = None,
         all_namespaces: bool = False,
     ) -> tuple[list[dict[str, Any]], str]:
-        """List objects; return them and the list's resourceVersion."""
-        if all_namespaces:
-            result: dict[str, Any] = self._call(
-                lambda: self.custom.list_cluster_custom_object(
+        """List objects; return them and the list's resourceVersion: one consistent
+        snapshot, read in chunks (:meth:`list_pages`), listed again from the start should
+        the server expire it between two chunks (at most :data:`LIST_TRIES` times)."""
+        for tries_left in range(LIST_TRIES - 1, -1, -1):
+            items: list[dict[str, Any]] = []
+            try:
+                for chunk, rv in self.list_pages(
+                    plural, namespace=namespace, selector=selector, all_namespaces=all_namespaces
+                ):
+                    items += chunk
+                    version = rv
+            except Gone as exc:
+                if not tries_left:
+                    raise
+                log.info("listing %s again from the start: %s", plural, exc)
+                continue
+            return items, version
+        raise AssertionError("unreachable")  # the last try returns or raises
+
+    def list_pages(
+        self,
+        plural: str,
+        *,
+        namespace: str | None = None,
+        selector: str | None = None,
+        all_namespaces: bool = False,
+        limit: int = LIST_PAGE,
+    ) -> Iterator[tuple[list[dict[str, Any]], str]]:
+        """List objects ``limit`` at a time (``limit`` and ``continue``, as client-go's
+        pager does): yield each chunk with the list's resourceVersion. Every chunk comes
+        from the same snapshot; raises :class:`~pipeline.errors.Gone` when the server
+        expired it between two chunks (410 Expired: list again from the start)."""
+        token: str | None = None
+        while True:
+            options = {
+                "label_selector": selector or "",
+                "limit": limit,
+                "_continue": token,
+                "_request_timeout": self.request_timeout_s,
+            }
+            call = (
+                partial(self.custom.list_cluster_custom_object, DWS_GROUP, self.version, plural)
+                if all_namespaces
+                else partial(
+                    self.custom.list_namespaced_custom_object,
                     DWS_GROUP,
                     self.version,
+                    namespace or self.namespace,
                     plural,
-                    label_selector=selector or "",
-                    _request_timeout=self.request_timeout_s,
                 )
             )
-        else:
-            ns = namespace or self.namespace
-            result = self._call(
-                lambda: self.custom.list_namespaced_custom_object(
-                    DWS_GROUP,
-                    self.version,
-                    ns,
-                    plural,
-                    label_selector=selector or "",
-                    _request_timeout=self.request_timeout_s,
-                )
-            )
-        return list(result.get("items", [])), str(result["metadata"]["resourceVersion"])
+            result: dict[str, Any] = self._call(partial(call, **options))
+            meta = result.get("metadata") or {}
+            yield list(result.get("items", [])), str(meta["resourceVersion"])
+            token = meta.get("continue") or None
+            if token is None:
+                return
 
     def watch(
         self,

@@ -23,6 +23,9 @@
   ends (success, permanent failure, dropped), a retry postpones it, and
   ``housekeeping.redeliver`` sends again the entries left without an
   outcome (``pipeline/store/ledger.py`` says which broker window loses them).
+* **Marks after the work.** A task body hands :meth:`PipelineTask.after_work` the writes
+  that say its work is done; they go into the round trip that settles the run, and only
+  if the run succeeds.
 * **Log context.** Records carry ``jobid``, ``task`` and ``attempt``.
 """
 
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -50,6 +54,9 @@ from pipeline.settings import Settings
 from pipeline.store import Holding, Keys, Store, backlog
 
 log = logging.getLogger("coral2_pipeline.tasks")
+
+#: The marks the run in progress on this thread hands :meth:`PipelineTask.after_work`.
+_AFTER = threading.local()
 
 __all__ = [
     "NODE_QUEUE_PREFIX",
@@ -320,10 +327,23 @@ class PipelineTask(Task):  # type: ignore[misc]
         entry = {"task": self.name, "jobid": jobid, "reason": reason, "time": time.time()}
         self.store.runs.record_failure(self.request.id or "eager", entry)
 
+    def after_work(self, write: Callable[[Any], None]) -> None:
+        """Have ``write`` (called with a Redis pipeline) say that this run's work is done:
+        it joins the round trip that settles the run, and only if the run succeeds — a run
+        that fails or retries, or a worker killed first, leaves no such mark."""
+        _AFTER.writes.append(write)
+
     def _settle(
-        self, holding: Holding | None = None, *, until: float | None = None, now: float = 0.0
+        self,
+        holding: Holding | None = None,
+        *,
+        until: float | None = None,
+        now: float = 0.0,
+        after: Sequence[Callable[[Any], None]] = (),
     ) -> None:
-        self.store.runs.settle(self.name, self.request.id, holding, until=until, now=now or None)
+        self.store.runs.settle(
+            self.name, self.request.id, holding, until=until, now=now or None, after=after
+        )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         jobid = kwargs.get("jobid")
@@ -348,10 +368,12 @@ class PipelineTask(Task):  # type: ignore[misc]
             if lock_jobid is not None
             else nullcontext()
         )
+        outer, _AFTER.writes = getattr(_AFTER, "writes", []), []  # a task run inside a task
         try:
             with guard as holding:
                 result = self.run(*args, **kwargs)
-                self._settle(holding)  # lock release and ledger in one round trip
+                # lock release, ledger and the body's marks in one round trip
+                self._settle(holding, after=_AFTER.writes)
         except TemporaryError as exc:
             retries = self.request.retries
             # equal jitter: half the backoff, plus up to as much again at random, so tasks
@@ -377,6 +399,8 @@ class PipelineTask(Task):  # type: ignore[misc]
             self.store.runs.failed(self.request.id or "eager")
             self._timeline(jobid, f"{self.name} run {attempt}: error: {type(exc).__name__}")
             raise
+        finally:
+            _AFTER.writes = outer
         self._timeline(jobid, f"{self.name} run {attempt}: done")
         return result
 

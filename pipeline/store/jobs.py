@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from typing import Any
 
 import redis
@@ -99,6 +100,14 @@ def parse_notes(raw: Mapping[Any, Any]) -> dict[int, tuple[str, float]]:
 #: that would start its work again (``dws.create``, ``dws.setup``, ``job.run``) does nothing.
 ENDED = "ended"
 
+#: KEYS: index, handled. ARGV: jobid, resourceVersion. Notes that the job's observe of that
+#: version finished, for a tracked job only: a run that ended the job leaves nothing behind.
+_HANDLED = """
+if redis.call('sismember', KEYS[1], ARGV[1]) == 1 then
+  redis.call('hset', KEYS[2], ARGV[1], ARGV[2])
+end
+"""
+
 
 class JobStore:
     """Job records in Redis."""
@@ -108,6 +117,7 @@ class JobStore:
         self.keys = keys
         self._compare_and_set = client.register_script(_COMPARE_AND_SET)
         self._create = client.register_script(_CREATE)
+        self._handled = client.register_script(_HANDLED)
         self._thread = threading.local()
 
     def known(self) -> dict[int, bytes]:
@@ -224,6 +234,7 @@ class JobStore:
             pipe.delete(self.keys.job(jobid), self.keys.marks(jobid))
             pipe.srem(self.keys.jobs_index, jobid)
             pipe.hdel(self.keys.observed, jobid)
+            pipe.hdel(self.keys.handled, jobid)
             pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
@@ -243,6 +254,7 @@ class JobStore:
             pipe.pexpire(self.keys.marks(jobid), ms)
             pipe.hdel(self.keys.workflow_seen, jobid)
             pipe.hdel(self.keys.observed, jobid)
+            pipe.hdel(self.keys.handled, jobid)
             pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
@@ -268,6 +280,28 @@ class JobStore:
             raise store_errors(exc) from exc
         notes = parse_notes(entries)  # unreadable: as never observed, so observed again
         return {int(m): notes.get(int(m), ("", 0.0)) for m in members}
+
+    def handled_in(self, pipe: Any, jobid: int, resource_version: str) -> None:
+        """Add to ``pipe`` the note that ``jobid``'s observe of its Workflow at
+        ``resource_version`` decided and acted (:meth:`handled` reads it back)."""
+        self._handled(
+            keys=[self.keys.jobs_index, self.keys.handled],
+            args=[jobid, resource_version],
+            client=pipe,
+        )
+
+    def handled(self) -> dict[int, str]:
+        """Each tracked job's last finished observe: jobid → the resourceVersion it acted on
+        (a job none finished for is absent)."""
+        try:
+            raw: Any = self.client.hgetall(self.keys.handled)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        out: dict[int, str] = {}
+        for key, value in raw.items():
+            with suppress(ValueError):
+                out[int(key)] = value.decode()
+        return out
 
     def jobids(self) -> list[int]:
         """Return the ids of the tracked jobs, ascending."""

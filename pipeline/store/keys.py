@@ -86,6 +86,12 @@ class Keys:
         """Hash jobid → ``"<resourceVersion> <epoch s>"`` of each record's last observe."""
         return f"{self.prefix}:observed"
 
+    @property
+    def handled(self) -> str:
+        """Hash jobid → the resourceVersion of the Workflow the job's last completed observe
+        decided on and acted upon (written as that observe's run settles)."""
+        return f"{self.prefix}:handled"
+
     def watch_rv(self, plural: str) -> str:
         """The last resourceVersion the watcher processed for ``plural``."""
         return f"{self.prefix}:watch-rv:{plural}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import redis
@@ -92,14 +93,18 @@ class TaskRuns:
         *,
         until: float | None,
         now: float | None = None,
+        after: Sequence[Callable[[Any], None]] = (),
     ) -> None:
         """Close a run in one round trip: release ``holding`` and cross the message out of
         the ledger (it has an outcome) — or, with ``until``, postpone its resend (it
         retries; ``now``: the clock ``until`` was read from, checked for a step in the same
-        step). A store outage only costs a duplicate later, and a lock that expires by
-        itself."""
+        step). ``after``: the writes that mark the run's work done, each given the pipeline,
+        before the lock's release. A store outage only costs a duplicate later, and a lock
+        that expires by itself."""
         try:
             pipe = self.client.pipeline(transaction=False)
+            for write in after:
+                write(pipe)
             if holding is not None and not holding.released:
                 self.locks.release_in(pipe, holding)
             if task_id is not None:  # None: run eagerly, never sent

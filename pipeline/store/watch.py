@@ -21,6 +21,15 @@ from pipeline.store.lease import Lease
 #: A watch position to save: (its key, resourceVersion).
 Checkpoint = tuple[str, str]
 
+#: KEYS: workflow-seen. ARGV: jobid, the note as read before ("" = none), the new note.
+#: Replaces the job's note only if it is still as read: a newer event the watcher noted
+#: since is never overwritten by an older version from a list.
+_NOTE_IF_UNCHANGED = """
+if (redis.call('hget', KEYS[1], ARGV[1]) or '') ~= ARGV[2] then return 0 end
+redis.call('hset', KEYS[1], ARGV[1], ARGV[3])
+return 1
+"""
+
 
 class WatchState:
     """The watcher's lease and positions, the per-job event notes, the rabbits' health."""
@@ -29,6 +38,7 @@ class WatchState:
         self.client = client
         self.keys = keys
         self.lease = Lease(client, keys.watcher_leader)
+        self._note_if_unchanged = client.register_script(_NOTE_IF_UNCHANGED)
 
     def _do(self, command: str, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -86,6 +96,23 @@ class WatchState:
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
         return wanted and bool(replies[-1])
+
+    def note_missed(self, notes: list[tuple[int, bytes, str]]) -> int:
+        """Note Workflow versions the watcher missed, found by a list: for each ``(jobid,
+        the job's note as read before the list (b"" for none), the listed version's note)``,
+        in one round trip, each only where the note is still as read. Return how many
+        were noted (``dws.resync`` observes them as it does a lost observe)."""
+        if not notes:
+            return 0
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            for jobid, before, seen in notes:
+                self._note_if_unchanged(
+                    keys=[self.keys.workflow_seen], args=[jobid, before, seen], client=pipe
+                )
+            return sum(int(r) for r in pipe.execute())
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
 
     def mark_pending(self, jobid: int) -> bool:
         """Set the job's observe-pending mark; return whether it was not set already."""

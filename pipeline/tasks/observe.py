@@ -63,14 +63,11 @@ def record_observation(task: PipelineTask, jobid: int, workflow: dict[str, Any])
     status: dict[str, Any] = workflow.get("status") or {}
     state = status.get("state") or "new"
     summary = f"{state}:{'ready' if status.get('ready') else status.get('status') or 'pending'}"
+    rv = str(workflow["metadata"].get("resourceVersion", ""))
     record = store.jobs.update(
         jobid,
         lambda r: r.model_copy(
-            update={
-                "state": summary,
-                "observed_at": time.time(),
-                "observed_rv": workflow["metadata"].get("resourceVersion", ""),
-            }
+            update={"state": summary, "observed_at": time.time(), "observed_rv": rv}
         ),
         default=JobRecord(jobid=jobid, workflow=workflow["metadata"]["name"]),
     )
@@ -79,6 +76,9 @@ def record_observation(task: PipelineTask, jobid: int, workflow: dict[str, Any])
         settings = task.settings.rabbit
         actions = decide(snapshot, record, time.time(), settings)
         act(task, jobid, actions, workflow)
+    # this version is dealt with once the run settles (dws.resync observes again a job
+    # whose last observe read a version and never got that far)
+    task.after_work(lambda pipe: store.jobs.handled_in(pipe, jobid, rv))
     return summary
 
 
@@ -133,8 +133,9 @@ def observe_storage(task: PipelineTask, name: str) -> dict[str, Any] | None:
 #: A Workflow event no observe has read after this long (s) was lost: resync observes it.
 RESYNC_AFTER_S = 10.0
 
-#: A tracked job not observed for this long (s) is observed again whatever its events.
-IDLE_RESYNC_S = 300.0
+#: A job whose last observe read its Workflow but did not finish (its actions failed for
+#: good, or kept failing) is observed again this long (s) after that read.
+UNFINISHED_RESYNC_S = 300.0
 
 
 def seen_entry(workflow: dict[str, Any], now: float) -> str:
@@ -144,7 +145,8 @@ def seen_entry(workflow: dict[str, Any], now: float) -> str:
 
 @pipeline_task("dws.resync", queue="housekeeping", max_attempts=3)
 def resync(task: PipelineTask) -> int:
-    """Enqueue ``dws.observe`` for each job whose latest Workflow event went unobserved.
+    """Enqueue ``dws.observe`` for each job whose latest Workflow event went unobserved,
+    or whose last observe did not finish.
 
     The watcher is edge-triggered: one lost observe (a worker killed before
     Redis forgot its message, an enqueue that failed in a broker outage)
@@ -154,26 +156,33 @@ def resync(task: PipelineTask) -> int:
     ``beat_schedules/schedule.py``) compares, per job, the resourceVersion
     of the latest event the watcher saw (``<prefix>:workflow-seen``) with
     the one its last observe read (``observed_rv``); a difference older than
-    ``RESYNC_AFTER_S`` is a lost observe — both read from compact hashes
-    (``<prefix>:observed`` is kept with each record, ``JobStore.observed``),
-    not from the records, so a pass costs two small reads however many jobs
-    are in flight. Jobs waiting on DWS or on Flux
-    cost nothing; a tracked job not observed for ``IDLE_RESYNC_S`` is
-    observed anyway (one never observed has no Workflow to read: a job
-    tracked for its VNIs alone, or one whose create was refused), and an
-    event of a job with no tracked record is observed so that it is tracked
-    or finished. The coalescing mark keeps
-    a job from being queued twice. Returns how many were enqueued.
+    ``RESYNC_AFTER_S`` is a lost observe. An observe that read a version and
+    did not act on it to the end (its actions failed for good) leaves
+    ``<prefix>:handled`` behind its read: the job is observed again
+    ``UNFINISHED_RESYNC_S`` after that read. A job one of whose events the
+    watcher itself never saw is found by ``housekeeping.stale_sweep``'s list
+    of every Workflow. All three are compact hashes, not the records, so a
+    pass costs three small reads however many jobs are in flight, and jobs
+    waiting on DWS or on Flux cost nothing: no observe, no API request (one
+    never observed has no Workflow to read: a job tracked for its VNIs alone,
+    or one whose create was refused). An event of a job with no tracked
+    record is observed so that it is tracked or finished. The coalescing
+    mark keeps a job from being queued twice. Returns how many were enqueued.
     """
     store = task.store
     now = time.time()
     seen = parse_notes(store.watch.seen())
     due: list[int] = []
+    handled = store.jobs.handled()
     for jobid, (observed_rv, observed_at) in sorted(store.jobs.observed().items()):
         rv, at = seen.pop(jobid, (observed_rv, now))
         lost = rv != observed_rv and now - at > RESYNC_AFTER_S
-        idle = observed_at > 0 and now - observed_at > IDLE_RESYNC_S  # 0: no Workflow seen
-        if lost or idle:
+        unfinished = (  # 0: no Workflow read yet
+            observed_at > 0
+            and handled.get(jobid) != observed_rv
+            and now - observed_at > UNFINISHED_RESYNC_S
+        )
+        if lost or unfinished:
             due.append(jobid)
     due += [jobid for jobid, (_, at) in seen.items() if now - at > RESYNC_AFTER_S]
     count = 0

@@ -7,7 +7,8 @@ resource eventlog's size.
 * ``housekeeping.stale_sweep`` sends each ``fluxjob-*`` Workflow whose job Flux
   no longer runs to Teardown and deletes it (:mod:`pipeline.states.stale`),
   reports the Servers allocations and ClientMounts it held, ends the record of
-  such a job, and compacts the resource eventlog past its bound.
+  such a job, compacts the resource eventlog past its bound, and catches the
+  Workflow changes the watcher never reported.
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ from __future__ import annotations
 import logging
 import time
 from contextlib import suppress
+from typing import Any
 
 from pipeline.errors import Conflict, NotFound
 from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.states.stale import TEARDOWN, Step, stale_since, step
 from pipeline.states.systemstatus import follow
+from pipeline.store.jobs import parse_notes
 from pipeline.tasks.health import clientmounts_not_in_state, rabbits_with_allocations
-from pipeline.tasks.observe import jobid_of
+from pipeline.tasks.observe import jobid_of, seen_entry
 
 log = logging.getLogger("coral2_pipeline.sweeps")
 
@@ -52,6 +55,49 @@ def systemstatus_sync(task: PipelineTask) -> int:
     return len(patch)
 
 
+def _missed(
+    workflows: list[dict[str, Any]],
+    seen: dict[bytes, bytes],
+    observed: dict[int, tuple[str, float]],
+    now: float,
+) -> list[tuple[int, bytes, str]]:
+    """The tracked jobs whose listed Workflow version neither the watcher's latest note
+    nor their last observe has: ``(jobid, the note as read, the listed version's note)``."""
+    notes = parse_notes(seen)
+    missed = []
+    for workflow in workflows:
+        jobid = jobid_of(str((workflow.get("metadata") or {}).get("name", "")))
+        if jobid is None or jobid not in observed:
+            continue
+        rv = str(workflow["metadata"].get("resourceVersion", ""))
+        if rv not in (notes.get(jobid, ("", 0.0))[0], observed[jobid][0]):
+            missed.append((jobid, seen.get(str(jobid).encode(), b""), seen_entry(workflow, now)))
+    return missed
+
+
+def _clear(task: PipelineTask, name: str, jobid: int, what: Step) -> None:
+    """Send stale Workflow ``name`` to Teardown, or delete it (``what``)."""
+    if what is Step.TEARDOWN:
+        held = rabbits_with_allocations(task.dws, name)
+        mounts = clientmounts_not_in_state(task.dws, name, "unmounted")
+        log.warning(
+            "stale Workflow %s: job %s is not running in Flux; Teardown (Servers "
+            "allocations on %s, ClientMounts still mounted on %s)",
+            name,
+            jobid,
+            ", ".join(held) or "no rabbit",
+            ", ".join(sorted(mounts)) or "no compute",
+            extra={"jobid": jobid},
+        )
+        with suppress(NotFound, Conflict):
+            task.dws.patch_desired_state(name, TEARDOWN, expected_state=None)
+    elif what is Step.DELETE:
+        with suppress(NotFound):
+            task.dws.remove_finalizer(name)
+            task.dws.delete_workflow(name)
+        log.warning("stale Workflow %s deleted", name, extra={"jobid": jobid})
+
+
 @pipeline_task("housekeeping.stale_sweep", queue="housekeeping", max_attempts=3)
 def stale_sweep(task: PipelineTask) -> dict[str, int]:
     """Tear down and delete ``fluxjob-*`` Workflows whose job Flux no longer runs; return
@@ -61,43 +107,34 @@ def stale_sweep(task: PipelineTask) -> dict[str, int]:
     INACTIVE in Flux's events journal (or, for a job the journal never listed
     and the pipeline has no record of, after a backlog read that came later
     than the Workflow). Each run also ends the records of jobs Flux finished
-    (they expire after ``pipeline.retention``) and compacts the resource
+    (they expire after ``pipeline.retention``), compacts the resource
     eventlog once it holds more than ``pipeline.resource_eventlog_compact_at``
-    events.
+    events, and notes each tracked job's listed Workflow version that neither
+    the watcher reported nor an observe read, so that ``dws.resync`` observes
+    it: a change the watch never delivered costs a minute, not the job.
     """
     settings = task.settings.pipeline
     now = time.time()
     jobs, synced = task.store.flux_jobs.view()
-    workflows, _ = task.dws.list_objects("workflows")
+    seen = task.store.watch.seen()  # before the list: what the list shows is newer or equal
     counts = {s.value: 0 for s in Step}
-    tracked = set(task.store.jobs.jobids())
-    for workflow in workflows:
-        name = str((workflow.get("metadata") or {}).get("name", ""))
-        jobid = jobid_of(name)
-        if jobid is None:
-            continue
-        since = stale_since(workflow, jobs.get(jobid), jobid in jobs, synced, jobid in tracked)
-        what = step(workflow, since, now, settings.stale_after)
-        counts[what.value] += 1
-        if what is Step.TEARDOWN:
-            held = rabbits_with_allocations(task.dws, name)
-            mounts = clientmounts_not_in_state(task.dws, name, "unmounted")
-            log.warning(
-                "stale Workflow %s: job %s is not running in Flux; Teardown (Servers "
-                "allocations on %s, ClientMounts still mounted on %s)",
-                name,
-                jobid,
-                ", ".join(held) or "no rabbit",
-                ", ".join(sorted(mounts)) or "no compute",
-                extra={"jobid": jobid},
-            )
-            with suppress(NotFound, Conflict):
-                task.dws.patch_desired_state(name, TEARDOWN, expected_state=None)
-        elif what is Step.DELETE:
-            with suppress(NotFound):
-                task.dws.remove_finalizer(name)
-                task.dws.delete_workflow(name)
-            log.warning("stale Workflow %s deleted", name, extra={"jobid": jobid})
+    observed = task.store.jobs.observed()
+    tracked = set(observed)
+    missed = 0
+    for workflows, _ in task.dws.list_pages("workflows"):  # a chunk in memory at a time
+        missed += task.store.watch.note_missed(_missed(workflows, seen, observed, now))
+        for workflow in workflows:
+            name = str((workflow.get("metadata") or {}).get("name", ""))
+            jobid = jobid_of(name)
+            if jobid is None:
+                continue
+            since = stale_since(workflow, jobs.get(jobid), jobid in jobs, synced, jobid in tracked)
+            what = step(workflow, since, now, settings.stale_after)
+            counts[what.value] += 1
+            if what in (Step.TEARDOWN, Step.DELETE):
+                _clear(task, name, jobid, what)
+    if missed:
+        log.warning("%d Workflow change(s) the watcher never reported: observing them", missed)
     ended = [j for j, at in jobs.items() if at is not None]
     for jobid in ended:
         if jobid in tracked and 0 < settings.stale_after < now - (jobs[jobid] or now):

@@ -54,3 +54,21 @@ def broken(task: PipelineTask, key: str) -> None:
     """Count the start, then fail as a bug would (neither temporary nor permanent)."""
     task.store.client.incr(key)
     raise RuntimeError("a bug")
+
+
+@pipeline_task(
+    "probe.marked", queue="housekeeping", retry_base_s=0.01, retry_cap_s=0.05, keep_result=True
+)
+def marked(task: PipelineTask, key: str, ending: str) -> None:
+    """Hand the base class the mark ``key`` as the run's after-work write, count the run,
+    then end as ``ending`` says: ``ok``, ``retry-once`` (a TemporaryError on the first
+    run), ``permanent`` or ``bug``."""
+    client = task.store.client
+    task.after_work(lambda pipe: pipe.incr(key + ":marks"))
+    runs = int(client.incr(key + ":runs"))
+    if ending == "retry-once" and runs == 1:
+        raise TemporaryError("not yet", delay_s=0.01)
+    if ending == "permanent":
+        raise PermanentError("cannot be done")
+    if ending == "bug":
+        raise RuntimeError("a bug")

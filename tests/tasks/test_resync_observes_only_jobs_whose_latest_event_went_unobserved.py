@@ -1,6 +1,7 @@
 """dws.resync observes a job when the latest Workflow event the watcher saw went unobserved
-for RESYNC_AFTER_S, when it was not observed for IDLE_RESYNC_S, or when an event names a
-job with no tracked record — and leaves alone every job that waits on DWS or on Flux.
+for RESYNC_AFTER_S, when its last observe read a version and did not finish with it for
+UNFINISHED_RESYNC_S, or when an event names a job with no tracked record — and leaves
+alone every job that waits on DWS or on Flux, however long ago its last observe was.
 
 Run every second by beat: jobs in flight cost nothing, a lost observe costs seconds.
 """
@@ -14,11 +15,11 @@ from celery import Celery
 
 from pipeline.platform.task import settings_of
 from pipeline.store import JobRecord, Keys, Store
-from pipeline.tasks.observe import IDLE_RESYNC_S, RESYNC_AFTER_S, resync
+from pipeline.tasks.observe import RESYNC_AFTER_S, UNFINISHED_RESYNC_S, resync
 from tests.platform.results import result_of
 
 
-def test_resync_observes_lost_idle_and_stray_events_and_nothing_else(
+def test_resync_observes_lost_unfinished_and_stray_events_and_nothing_else(
     celery_app: Celery, worker: None
 ) -> None:
     store = Store(
@@ -31,12 +32,18 @@ def test_resync_observes_lost_idle_and_stray_events_and_nothing_else(
     now = time.time()
     late, fresh = now - RESYNC_AFTER_S - 5, now - 1
 
-    def job(jobid: int, rv: str, observed_at: float = now) -> None:
+    long_ago = now - UNFINISHED_RESYNC_S - 5
+
+    def job(jobid: int, rv: str, observed_at: float = now, handled: bool = True) -> None:
         store.jobs.create(
             JobRecord(
                 jobid=jobid, workflow=f"fluxjob-{jobid}", observed_rv=rv, observed_at=observed_at
             )
         )
+        if handled:  # as an observe's run writes it when it settles
+            with store.client.pipeline(transaction=False) as pipe:
+                store.jobs.handled_in(pipe, jobid, rv)
+                pipe.execute()
 
     def seen(jobid: int, rv: str, at: float) -> None:
         store.client.hset(store.keys.workflow_seen, str(jobid), f"{rv} {at:.3f}")
@@ -47,10 +54,14 @@ def test_resync_observes_lost_idle_and_stray_events_and_nothing_else(
     seen(952, "7", late)  # lost
     job(953, "8")
     seen(953, "9", fresh)  # its observe may still be on its way
-    job(954, "3", observed_at=now - IDLE_RESYNC_S - 5)  # idle
-    job(955, "4", observed_at=now - IDLE_RESYNC_S - 5)
+    job(954, "3", observed_at=long_ago, handled=False)  # read, never finished with
+    job(955, "4", observed_at=long_ago, handled=False)
     store.jobs.finish(955, retain_s=60)  # finished: not tracked
+    assert 955 not in store.jobs.handled()
     seen(956, "2", late)  # stray: no record
+    job(957, "6", observed_at=long_ago)  # waits on DWS or Flux: its observe finished
+    seen(957, "6", long_ago)
+    job(958, "2", observed_at=now - 5, handled=False)  # its observe may still be running
     assert result_of(resync) == 3
     deadline = time.monotonic() + 30
     while {952, 954} & set(store.jobs.jobids()) or store.client.hexists(
@@ -58,7 +69,8 @@ def test_resync_observes_lost_idle_and_stray_events_and_nothing_else(
     ):
         assert time.monotonic() < deadline, "the due jobs were never observed"
         time.sleep(0.05)
-    assert store.jobs.jobids() == [951, 953]  # observed (no Workflow: finished) or left alone
-    for left in (951, 953, 955):
+    # observed (no Workflow: finished) or left alone
+    assert store.jobs.jobids() == [951, 953, 957, 958]
+    for left in (951, 953, 955, 957, 958):
         record = store.jobs.get(left)
         assert record is not None and record.state is None  # never observed: no Workflow read

@@ -124,6 +124,7 @@ def local_api_client(server: KubeApiServer) -> client.ApiClient:
 _QUERY = {
     "label_selector": "labelSelector",
     "limit": "limit",
+    "_continue": "continue",
     "resource_version": "resourceVersion",
     "timeout_seconds": "timeoutSeconds",
     "watch": "watch",

@@ -41,18 +41,21 @@ TYPES = {(t.group, t.plural): t for t in RESOURCE_TYPES}
 class ApiError(Exception):
     """An error the server answers with a ``Status`` body."""
 
-    def __init__(self, code: int, reason: str, message: str) -> None:
+    def __init__(
+        self, code: int, reason: str, message: str, metadata: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.reason = reason
         self.message = message
+        self.metadata = metadata or {}  # a ListMeta: the continue token of an expired one
 
     def status(self) -> dict[str, Any]:
         """The ``Status`` object."""
         return {
             "kind": "Status",
             "apiVersion": "v1",
-            "metadata": {},
+            "metadata": dict(self.metadata),
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,

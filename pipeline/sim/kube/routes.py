@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from pipeline.sim.kube.discovery import VERSIONS
+from pipeline.sim.kube.paging import Pager
 from pipeline.sim.kube.patch import PatchError, json_patch, merge_patch
 from pipeline.sim.kube.rbac import Request, request_of
 from pipeline.sim.kube.resources import TYPES, ApiError, ResourceType
@@ -133,6 +134,7 @@ class Routes:
         self.faults: deque[Fault] = deque()
         self.fault_lock = threading.Lock()
         self.down = False  # restarting: in-process clients are refused as HTTP ones are
+        self.pager = Pager()  # the snapshots of lists read in chunks
 
     def take_fault(self, method: str) -> Fault | None:
         """The next injected fault for ``method``, applied: it waits its delay and raises its
@@ -193,11 +195,17 @@ class Routes:
         store, rtype, namespace, name = self.store, route.rtype, route.ns or "", route.name
         version = route.api_version
         if method == "GET" and name is None:
-            items, rv = store.list(rtype, route.ns, route.query.get("labelSelector"), copy=False)
+            selector = route.query.get("labelSelector")
+            items, meta = self.pager.page(
+                (rtype.group, rtype.plural, route.ns, selector),
+                route.query,
+                store.list(rtype, route.ns, selector, copy=False),
+                counted=not selector,
+            )
             return 200, {
                 "apiVersion": version,
                 "kind": f"{rtype.kind}List",
-                "metadata": {"resourceVersion": str(rv)},
+                "metadata": meta,
                 "items": [{"kind": rtype.kind, **item, "apiVersion": version} for item in items],
             }
         if method == "POST" and name is None:
