@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import heapq
 import itertools
 import logging
 import threading
@@ -83,6 +84,10 @@ class JobManager:
         self.jobtap = DwsJobtap(self, service, epilog_timeout_s=epilog_timeout_s)
         self.jobs: dict[int, FluxJob] = {}
         self._active: dict[int, FluxJob] = {}  # not INACTIVE, in submission order
+        #: the active jobs each reactor step advances: all but those running quietly
+        #: until their end (``_due``), so that a step costs what changes, not what runs
+        self._busy: dict[int, FluxJob] = {}
+        self._due: list[tuple[float, int]] = []  # (run_until, jobid): a heap
         self.lock = threading.RLock()
         self.tick_s = tick_s
         self.set_status: dict[str, str] = {}
@@ -92,7 +97,8 @@ class JobManager:
         self._seq = itertools.count(1)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._timers: list[tuple[float, Callable[[], None]]] = []
+        self._timers: list[tuple[float, int, Callable[[], None]]] = []  # a heap
+        self._ticket = itertools.count()  # orders timers due at the same time
         self._store_warned = 0.0
         self.changed = threading.Condition(self.lock)
 
@@ -123,6 +129,7 @@ class JobManager:
             job = FluxJob(jobid, userid, jobspec, runtime_s)
             self.jobs[jobid] = job
             self._active[jobid] = job
+            self._busy[jobid] = job
             self.post(job, "submit", {"userid": userid, "urgency": 16, "flags": 0, "version": 1})
             self.jobtap.depend(job)
             self._advance(job)
@@ -156,6 +163,7 @@ class JobManager:
                     job.finish_status = 15 if type_ == "cancel" else 1
                 elif job.state in ("DEPEND", "PRIORITY", "SCHED"):
                     self._enter(job, "CLEANUP")
+            self._wake(job)
             self._advance(job)
 
     def job(self, jobid: int) -> FluxJob:
@@ -219,6 +227,7 @@ class JobManager:
                 raise FluxError(f"{topic}: Function not implemented")
             target = self.jobs.get(payload.get("id", -1))
             if target is not None and target.state != "INACTIVE":
+                self._wake(target)
                 self._advance(target)
             self.changed.notify_all()
             return answer
@@ -267,12 +276,24 @@ class JobManager:
 
     def later(self, delay_s: float, callback: Callable[[], None]) -> None:
         """Run ``callback`` under the lock after ``delay_s`` (a one-shot reactor timer)."""
-        self._timers.append((time.monotonic() + delay_s, callback))
+        heapq.heappush(self._timers, (time.monotonic() + delay_s, next(self._ticket), callback))
+
+    def _wake(self, job: FluxJob) -> None:
+        """Have the reactor advance ``job`` at each step again (something touched it)."""
+        if job.state != "INACTIVE":
+            self._busy[job.id] = job
+
+    def _rest(self, job: FluxJob) -> None:
+        """Leave ``job`` out of the reactor's steps until its end, if it only runs now."""
+        if job.state == "RUN" and job.started and job.run_until is not None and not job.prologs:
+            self._busy.pop(job.id, None)
+            heapq.heappush(self._due, (job.run_until, job.id))
 
     def _enter(self, job: FluxJob, state: str) -> None:
         job.state = state
         if state == "INACTIVE":
             self._active.pop(job.id, None)
+            self._busy.pop(job.id, None)
         self.changed.notify_all()
         if state == "RUN":
             self.jobtap.run(job)
@@ -337,7 +358,7 @@ class JobManager:
             job.kvs["eventlog"] = "".join(e.to_line() for e in job.eventlog)
 
     def _schedule(self) -> None:
-        for job in list(self._active.values()):
+        for job in list(self._busy.values()):  # a waiting job is never at rest
             if job.state != "SCHED" or job.request is None or job.fatal:
                 continue
             got = self.resources.allocate(job.request, job.system.get("constraints"))
@@ -349,17 +370,24 @@ class JobManager:
             self._enter(job, "RUN")
 
     def step(self) -> None:
-        """One pass of the reactor: timers, scheduling, and every job's progress."""
+        """One pass of the reactor: timers, scheduling, and the progress of every job that
+        can move (a job that only runs is woken when its time is up, or when touched)."""
         with self.lock:
             now = time.monotonic()
-            due = [cb for t, cb in self._timers if t <= now]
-            self._timers = [(t, cb) for t, cb in self._timers if t > now]
+            due = []
+            while self._timers and self._timers[0][0] <= now:
+                due.append(heapq.heappop(self._timers)[2])
             for callback in due:  # one failing timer does not cost the others theirs
-                if not self._guarded(callback):
-                    self._timers.append((now, callback))  # Redis is down: next tick
+                if not self._guarded(callback):  # Redis is down: next tick
+                    heapq.heappush(self._timers, (now, next(self._ticket), callback))
+            while self._due and self._due[0][0] <= now:
+                job = self._active.get(heapq.heappop(self._due)[1])
+                if job is not None:
+                    self._busy[job.id] = job
             self._schedule()
-            for job in list(self._active.values()):  # a reactor step costs the live jobs only
+            for job in list(self._busy.values()):
                 self._guarded(functools.partial(self._advance, job))
+                self._rest(job)
 
     def _guarded(self, step: Callable[[], None]) -> bool:
         """Run one callback of the reactor: it survives a bad one, like Flux's. Return
