@@ -32,7 +32,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.sim.demo.metrics import STATES, TransitionClock, leaks, percentile
+from pipeline.sim.demo.metrics import (
+    PIPELINE_DRIVEN,
+    STATES,
+    TransitionClock,
+    leaks,
+    percentile,
+)
 from pipeline.sim.system import SimulatedSystem
 
 TiB = 2**40
@@ -62,6 +68,9 @@ class LifecycleFigures:
     live_p50_ms: float = 0.0
     live_p99_ms: float = 0.0
     live_by_state: dict[str, tuple[int, float, float]] = field(default_factory=dict)  # n, p50, p99
+    #: the pipeline's own view of the live phase (its transition histogram, every state):
+    #: (count, the bucket bound p50 falls under, the one p99 falls under), in ms
+    live_histogram: tuple[int, float, float] = (0, 0.0, 0.0)
     worker_threads: tuple[int, int] = (0, 0)  # after warm-up, at the end
     worker_rss_mib: tuple[float, float] = (0.0, 0.0)
     #: live phase, while at least 90 % of --in-flight were live: first, last, highest
@@ -173,6 +182,36 @@ class RssTrace:
         return (mib[0], mib[-1], max(mib)) if mib else (0.0, 0.0, 0.0)
 
 
+def _counted(system: SimulatedSystem) -> list[tuple[float, int]]:
+    """The pipeline's transition histogram, the states the clock times (the pipeline's
+    moves, not Proposal's wait for Flux or PreRun's for the job) summed: (bound s,
+    cumulative)."""
+    assert system.store is not None
+    summed: dict[float, int] = {}
+    for state, histogram in system.store.metrics.transitions().items():
+        if state not in PIPELINE_DRIVEN:
+            continue
+        for bound, count in histogram.buckets:
+            summed[bound] = summed.get(bound, 0) + count
+    return sorted(summed.items())
+
+
+def _bucket_percentiles(
+    after: list[tuple[float, int]], before: list[tuple[float, int]]
+) -> tuple[int, float, float]:
+    """(count, p50's bucket bound, p99's) in ms of the transitions counted in between: the
+    worker's own measure, from DWS's ``readyChange`` to its patch (the exported
+    ``coral2_transition_seconds``), beside the benchmark's clock."""
+    earlier = dict(before)
+    counts = [(bound, total - earlier.get(bound, 0)) for bound, total in after]
+    total = counts[-1][1] if counts else 0
+
+    def bound_of(q: float) -> float:
+        return next((1000 * b for b, c in counts if c >= q / 100 * total), float("inf"))
+
+    return total, bound_of(50), bound_of(99)
+
+
 #: How often the live jobs are counted (s): a count holds the simulated Flux's lock.
 LOOK_S = 0.25
 
@@ -257,14 +296,17 @@ def bench_lifecycle(
         live_ids: list[int] = []
         live: list[float] = []
         steady_rss = (0.0, 0.0, 0.0)
+        histogram = (0, 0.0, 0.0)
         by_state: dict[str, list[float]] = {}
         if live_jobs:
             live_clock = TransitionClock(system.kube.api()).start()
+            counted = _counted(system)
             with RssTrace(system) as rss:
                 live_ids, _, (since, until) = _run(
                     system, live_jobs, in_flight, directive, runtime_s
                 )
             steady_rss = rss.within(since, until)
+            histogram = _bucket_percentiles(_counted(system), counted)
             live_clock.stop()
             for at, ms, state in live_clock.timeline:
                 if since <= at <= until:
@@ -296,6 +338,7 @@ def bench_lifecycle(
         worker_threads=(threads_before, threads_after),
         worker_rss_mib=(rss_before, rss_after),
         steady_rss_mib=steady_rss,
+        live_histogram=histogram,
         cpu_ms_per_job={name: 1000 * used / max(jobs, 1) for name, used in cpu_used.items()},
         cores_busy=sum(cpu_used.values()) / elapsed if elapsed > 0 else 0.0,
     )
@@ -323,6 +366,11 @@ def describe(f: LifecycleFigures) -> dict[str, Any]:
         "live_transition_p50_ms": round(f.live_p50_ms, 1) if live else LIVE_SKIPPED,
         "live_transition_p99_ms": round(f.live_p99_ms, 1) if live else LIVE_SKIPPED,
         "live_by_state_n_p50_p99": state_line(f) if live else LIVE_SKIPPED,
+        "live_pipeline_histogram": (
+            "{} transitions, p50 ≤ {:g} ms, p99 ≤ {:g} ms".format(*f.live_histogram)
+            if live
+            else LIVE_SKIPPED
+        ),
         "worker_threads": "{} → {}".format(*f.worker_threads),
         "worker_rss_mib": "{:.0f} → {:.0f}".format(*f.worker_rss_mib),
         "worker_rss_mib_steady": (
