@@ -19,24 +19,7 @@ from pipeline.clients.k8s import DwsClient
 from pipeline.errors import Gone
 from pipeline.sim.kube.api import KubeApiServer
 from pipeline.sim.kube.paging import SNAPSHOTS
-
-G, V, NS = "dataworkflowservices.github.io", "v1alpha7", "default"
-
-
-def workflow(name: str, **labels: str) -> dict[str, Any]:
-    return {
-        "apiVersion": f"{G}/{V}",
-        "kind": "Workflow",
-        "metadata": {"name": name, "labels": labels},
-        "spec": {
-            "desiredState": "Proposal",
-            "dwDirectives": [],
-            "jobID": "f1",
-            "userID": 1,
-            "groupID": 1,
-            "wlmID": "flux",
-        },
-    }
+from tests.sim.kube.test_api_conformance import NS, G, V, workflow
 
 
 def batch(custom: client.CustomObjectsApi, count: int) -> tuple[str, list[str]]:
