@@ -7,6 +7,9 @@
 
 SHELL := /bin/bash
 PYTHON ?= python3
+# the suite's processes (pytest-xdist, one test module at a time each): most tests wait on
+# real processes, so more processes than cores pay; PYTEST_WORKERS=0 runs it in one process
+PYTEST_WORKERS ?= 4
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -64,7 +67,7 @@ contracts: venv
 # the real-Flux tier's Flux is built (or found in its cache) before the suite starts, so no
 # test's time limit covers a cold build
 unit: venv redis kubectl promtool flux
-	$(BIN)/pytest -q $(PYTEST_ARGS)
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
 
 test: lint typecheck contracts unit
 
