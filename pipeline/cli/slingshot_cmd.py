@@ -129,7 +129,7 @@ def run_clean(args: argparse.Namespace) -> int:
         print(f"{args.node}: {name} destroyed")
     if answer["busy"]:
         raise CommandError(f"{args.node}: still busy: {'; '.join(answer['busy'])}")
-    from pipeline.platform.task import dispatch
+    from pipeline.platform.sending import dispatch
 
     freed = []
     app = _app(args)

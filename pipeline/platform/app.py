@@ -16,8 +16,8 @@ from celery import Celery
 from beat_schedules.schedule import SCHEDULE, heartbeats
 from pipeline.platform import nodework, supervision  # noqa: F401  (its signal handlers)
 from pipeline.platform.config import celery_config
+from pipeline.platform.sending import dispatch, store_of
 from pipeline.platform.signing import secure
-from pipeline.platform.task import dispatch, store_of
 from pipeline.settings import Settings, load_settings
 
 #: The modules whose tasks every pipeline process registers.
@@ -63,7 +63,7 @@ def create_app(settings: Settings | None = None, *, set_current: bool = True) ->
 def sender(celery: Celery) -> Callable[[str, dict[str, Any]], None]:
     """Return how the hooks and the watcher enqueue a task by name: fire and forget.
 
-    It goes through :func:`pipeline.platform.task.dispatch`: the message is
+    It goes through :func:`pipeline.platform.sending.dispatch`: the message is
     noted in the ledger (so one the broker loses is sent again), then sent
     through the registered task's ``apply_async``, so the task's own options
     apply — its queue, and ``keep_result``: ``send_task`` would subscribe

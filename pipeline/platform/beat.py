@@ -32,8 +32,8 @@ from typing import Any
 from celery.beat import PersistentScheduler
 
 from pipeline.errors import PipelineError, StoreUnavailable
+from pipeline.platform.sending import settings_of
 from pipeline.platform.systemd import notify, watchdog_interval
-from pipeline.platform.task import settings_of
 from pipeline.store import Store
 from pipeline.store.lease import Lease, identity
 

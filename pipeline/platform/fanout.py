@@ -14,7 +14,7 @@ node's hostname aside), and each group goes out as a **manifest**:
   task id ``M:<node>``, each noted in the ledger under that id with the node's whole
   arguments. The ledger sends again the copies of a manifest that are due as that
   manifest again, signed once for just their nodes, each copy under its id as before
-  (:func:`pipeline.platform.task.resend_copies`).
+  (:func:`pipeline.platform.sending.resend_copies`).
 
 A node worker runs a copy only if the management side signed it, its task is a node
 task, and its id names a node of the signed hostlist: a node the worker serves and the

@@ -30,7 +30,7 @@ from pipeline.errors import ConfigError
 from pipeline.model.jgf import containment_path
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.platform.sealing import seal_of
-from pipeline.platform.task import settings_of
+from pipeline.platform.sending import settings_of
 from pipeline.services.bridge import service as bridge_service
 from pipeline.services.bridge.journal import JobStates
 from pipeline.services.hooks import Hooks

@@ -41,7 +41,7 @@ from celery.signals import worker_ready, worker_shutdown
 from pipeline.errors import StoreUnavailable
 from pipeline.platform import nodework
 from pipeline.platform.answers import Answer, Reading, Unreadable, decode
-from pipeline.platform.task import dispatch, dispatch_nodes, settings_of, store_of
+from pipeline.platform.sending import dispatch, dispatch_nodes, settings_of, store_of
 from pipeline.store import Store
 
 log = logging.getLogger("coral2_pipeline.answers")

@@ -23,7 +23,8 @@ from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.job import JobRecord
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.platform import fanout
-from pipeline.platform.task import PipelineTask, dispatch, dispatch_nodes, pipeline_task
+from pipeline.platform.sending import dispatch, dispatch_nodes
+from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.states import hooks
 from pipeline.states.actions import Action
 from pipeline.store.jobs import ENDED

@@ -7,7 +7,8 @@ import time
 
 from pipeline.model.hostlist import encode_hostlist
 from pipeline.platform import fanout
-from pipeline.platform.task import PipelineTask, pipeline_task, resend_copies, send
+from pipeline.platform.sending import resend_copies, send
+from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.store import backlog
 from pipeline.store.ledger import Entry
 

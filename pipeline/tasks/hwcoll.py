@@ -37,7 +37,8 @@ from pipeline.model.hwcoll import (
 )
 from pipeline.model.jgf import default_cluster_name
 from pipeline.model.job import JobRecord
-from pipeline.platform.task import PipelineTask, dispatch, pipeline_task
+from pipeline.platform.sending import dispatch
+from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.settings import Settings
 from pipeline.states import hwcoll
 from pipeline.states.actions import Action

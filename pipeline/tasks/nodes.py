@@ -20,13 +20,8 @@ from pipeline.model.job import JobRecord
 from pipeline.model.resource_set import ResourceSet
 from pipeline.model.slingshot import vni_request
 from pipeline.platform import nodework
-from pipeline.platform.task import (
-    PipelineTask,
-    dispatch,
-    dispatch_node,
-    dispatch_nodes,
-    pipeline_task,
-)
+from pipeline.platform.sending import dispatch, dispatch_node, dispatch_nodes
+from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.states import nodes, slingshot
 from pipeline.states.actions import Action
 from pipeline.store import Deadline

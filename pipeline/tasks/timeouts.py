@@ -14,7 +14,8 @@ import time
 from collections.abc import Callable
 
 from pipeline.errors import PermanentError
-from pipeline.platform.task import PipelineTask, pipeline_task, reprs
+from pipeline.platform.sending import reprs
+from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.store import Deadline, JobRecord, Store
 from pipeline.store.backlog import SENT_HEADER
 from pipeline.store.deadlines import noted_id

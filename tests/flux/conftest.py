@@ -32,8 +32,8 @@ import pytest
 from pipeline.errors import ConfigError, FluxError
 from pipeline.model.jobid import decode_jobid
 from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.platform.sending import settings_of
 from pipeline.platform.signing import secure
-from pipeline.platform.task import settings_of
 from pipeline.sim.flux.jobmanager import JobManager
 from pipeline.sim.flux_real import RealFlux, build_flux
 from pipeline.sim.system import CLUSTER, SimulatedSystem

@@ -15,7 +15,7 @@ import pytest
 from celery import Celery
 
 from pipeline.clients.k8s import DwsClient
-from pipeline.platform.task import send
+from pipeline.platform.sending import send
 from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import Store
 from tests.tasks.eager_app import eager_app, store_of_app

@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.errors import StoreUnavailable
 from pipeline.platform.app import create_app
-from pipeline.platform.task import dispatch, dispatch_nodes, store_of
+from pipeline.platform.sending import dispatch, dispatch_nodes, store_of
 from pipeline.settings import load_settings
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import redis
 
 from pipeline.platform.app import create_app
-from pipeline.platform.task import dispatch
+from pipeline.platform.sending import dispatch
 from pipeline.settings import load_settings
 from pipeline.store import Store
 

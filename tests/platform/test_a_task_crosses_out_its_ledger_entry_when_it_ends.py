@@ -9,7 +9,7 @@ from typing import Any
 
 from celery import Celery
 
-from pipeline.platform.task import dispatch, store_of
+from pipeline.platform.sending import dispatch, store_of
 
 
 def run_dispatched(app: Celery, name: str, **kwargs: Any) -> str:

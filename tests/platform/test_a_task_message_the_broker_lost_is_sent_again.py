@@ -8,7 +8,7 @@ import uuid
 
 from celery import Celery
 
-from pipeline.platform.task import store_of
+from pipeline.platform.sending import store_of
 from pipeline.tasks.housekeeping import redeliver
 from tests.platform.results import result_of
 

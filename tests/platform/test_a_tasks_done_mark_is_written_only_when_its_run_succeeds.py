@@ -10,7 +10,7 @@ import uuid
 import pytest
 from celery import Celery
 
-from pipeline.platform.task import dispatch, store_of
+from pipeline.platform.sending import dispatch, store_of
 
 
 def runs_and_marks(app: Celery, ending: str) -> tuple[int, int]:

@@ -9,7 +9,8 @@ from typing import Any
 import redis
 from celery import Celery
 
-from pipeline.platform.task import PipelineTask, settings_of
+from pipeline.platform.sending import settings_of
+from pipeline.platform.task import PipelineTask
 from pipeline.store import Deadline, JobRecord, Keys, Store
 from pipeline.tasks import timeouts
 from pipeline.tasks.housekeeping import redeliver

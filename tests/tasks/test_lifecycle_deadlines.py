@@ -11,7 +11,7 @@ from kubernetes import client
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.model.job import Epilog, Teardown
-from pipeline.platform.task import settings_of
+from pipeline.platform.sending import settings_of
 from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import JobRecord, Keys, Store
 from pipeline.tasks import timeouts

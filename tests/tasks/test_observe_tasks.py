@@ -9,7 +9,7 @@ from celery import Celery
 from kubernetes import client
 
 from pipeline.clients.k8s import DwsClient
-from pipeline.platform.task import settings_of
+from pipeline.platform.sending import settings_of
 from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import JobRecord, Keys, Store
 from pipeline.tasks.observe import jobid_of, observe, observe_storage

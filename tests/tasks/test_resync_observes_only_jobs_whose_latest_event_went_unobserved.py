@@ -13,7 +13,7 @@ import time
 import redis
 from celery import Celery
 
-from pipeline.platform.task import settings_of
+from pipeline.platform.sending import settings_of
 from pipeline.store import JobRecord, Keys, Store
 from pipeline.tasks.observe import RESYNC_AFTER_S, UNFINISHED_RESYNC_S, resync
 from tests.platform.results import result_of

@@ -15,7 +15,7 @@ from celery import Celery
 from pipeline.clients.k8s import DwsClient
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.platform.app import create_app
-from pipeline.platform.task import settings_of
+from pipeline.platform.sending import settings_of
 from pipeline.settings import load_settings
 from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import JobRecord, Keys, Store
