@@ -44,6 +44,7 @@ from pipeline.sim.demo.metrics import (
     leaks,
     percentile,
 )
+from pipeline.sim.heap import FrozenHeap
 from pipeline.sim.system import SimulatedSystem
 
 TiB = 2**40
@@ -163,16 +164,19 @@ def bench_lifecycle(
     jobs of ``runtime_s`` seconds in the responsiveness phase."""
     directive = dw or "#DW jobdw type=xfs capacity=10GiB name=scratch"
     live_jobs = 2 * in_flight if live_jobs is None else live_jobs
-    with SimulatedSystem(
-        mapping(rabbits),
-        latency_s=0.0,
-        observe_only=False,
-        with_flux=True,
-        prefix="bench",
-        worker_concurrency=concurrency,
-        workers=workers,
-        worker_pool=pool,
-    ) as system:
+    with (
+        SimulatedSystem(
+            mapping(rabbits),
+            latency_s=0.0,
+            observe_only=False,
+            with_flux=True,
+            prefix="bench",
+            worker_concurrency=concurrency,
+            workers=workers,
+            worker_pool=pool,
+        ) as system,
+        FrozenHeap(),
+    ):  # the simulated Flux and the clock: no collector's pause
         assert system.flux is not None and system.kube is not None
         flux = system.flux
         ceiling = Ceiling()

@@ -18,6 +18,7 @@ from pipeline.sim.dws import admission as dws_admission
 from pipeline.sim.dws.controller import DwsController
 from pipeline.sim.dws.fixtures import install_cluster
 from pipeline.sim.dws.nnf_context import Faults, WorkflowFaults
+from pipeline.sim.heap import FrozenHeap
 from pipeline.sim.kube.api import KubeApiServer
 from pipeline.sim.kube.discovery import kubeconfig
 from pipeline.sim.kube.rbac import MASTERS, Authorizer
@@ -295,12 +296,14 @@ def run_kube_api(args: argparse.Namespace) -> int:
             raise CommandError(
                 f"cannot write --kubeconfig {args.kubeconfig}: {exc.strerror}"
             ) from exc
+    heap = FrozenHeap().start()  # the simulated cluster: out of CPython's full collections
     print(server.url, flush=True)
     try:
         stop.wait()
     except KeyboardInterrupt:
         pass
     finally:
+        heap.stop()
         if controller is not None:
             controller.stop()
         server.stop()

@@ -9,6 +9,7 @@ from typing import Any
 
 from pipeline.cli.common import CommandError, add_verbose, settings_of, setup_logging
 from pipeline.clients.k8s import DwsClient, api_client
+from pipeline.platform import heap
 from pipeline.platform.systemd import Watchdog, notify
 from pipeline.services.watcher import Watcher
 from pipeline.store import Store
@@ -60,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, stop)
     thread = threading.Thread(target=watcher.run, name="watcher", daemon=True)
     thread.start()
+    heap.settle()
     notify("READY=1", "STATUS=watching Workflows and Storages")
     watchdog = Watchdog(lambda: thread.is_alive() and watcher.turning()).start()
     done.wait()

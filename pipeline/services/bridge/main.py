@@ -20,6 +20,7 @@ from pipeline.model.jgf import containment_path, default_cluster_name
 from pipeline.model.job import Teardown
 from pipeline.model.jobid import decode_jobid
 from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.platform import heap
 from pipeline.platform.systemd import notify, watchdog_interval
 from pipeline.services.bridge.delivery import Deliverer
 from pipeline.services.bridge.journal import JobStates
@@ -94,6 +95,7 @@ def run_bridge(
         handle.every(interval, ping_watchdog)
     handle.every(HEARTBEAT_S, lambda: log.info("Service is still alive"))
     log.info("flux-bridge: serving dws.*, reading the events journal, delivering the outbox")
+    heap.settle()
     notify("READY=1", "STATUS=serving dws.*, delivering the outbox")
     handle.run()
     notify("STOPPING=1")
