@@ -94,6 +94,12 @@ def main() -> None:
         f"{ceiling:.0f} tasks/s",
         "bare Celery on 2 cores: ≈630/s",
     )
+    before, settled, tracked = platform.collection_pause()
+    table.add_row(
+        f"a management process's full collection (its imports: {tracked:,} objects)",
+        f"{before:.1f} ms before its heap settles, {settled:.1f} ms after",
+        "",
+    )
     gets, patches = platform.api_rates()
     table.add_row(
         "simulated API server, one official client",

@@ -160,3 +160,30 @@ def watch_to_observe(events: int = 200, interval_s: float = 0.02) -> tuple[float
         api.close()
         latencies = [(started[j] - sent[j]) * 1000 for j in sent if j in started]
         return percentile(latencies, 50), percentile(latencies, 99)
+
+
+#: Run in a fresh interpreter: a management worker's imports, then one full collection
+#: before and one after the process settles its heap (median of five each).
+_PAUSE = """
+import gc, statistics, time
+import kubernetes.client, pipeline.app, pipeline.tasks  # what a worker imports
+from pipeline.platform import heap
+def pause():
+    runs = []
+    for _ in range(5):
+        t = time.perf_counter(); gc.collect(); runs.append((time.perf_counter() - t) * 1000)
+    return statistics.median(runs)
+before, tracked = pause(), len(gc.get_objects())
+heap.settle()
+print(before, pause(), tracked)
+"""
+
+
+def collection_pause() -> tuple[float, float, int]:
+    """A management process's full collection (ms) with its start-up heap in the
+    collector's walk and once settled (``pipeline.platform.heap``), and how many objects
+    the walk held before."""
+    out = subprocess.run(
+        [sys.executable, "-c", _PAUSE], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout.split()
+    return float(out[0]), float(out[1]), int(out[2])
