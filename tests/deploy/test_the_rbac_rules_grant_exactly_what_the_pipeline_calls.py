@@ -34,6 +34,10 @@ from pipeline.tasks.health import clientmounts_not_in_state
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "deploy" / "k8s" / "coral2-pipeline.yaml"
 
+#: the module's fixture runs the demo's whole batch and its sweep: a hang is caught, a
+#: machine busy with other work is waited for
+pytestmark = pytest.mark.timeout(900)
+
 
 @dataclass
 class Run:
