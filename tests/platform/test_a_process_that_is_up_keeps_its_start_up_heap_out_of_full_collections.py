@@ -5,33 +5,15 @@ from __future__ import annotations
 
 import gc
 import weakref
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from celery.signals import beat_init, worker_process_init, worker_ready
 
 import pipeline.platform.supervision  # noqa: F401  (connects the handlers, as the app does)
+from tests.heap_probe import Node, unfrozen, walked_by_a_full_collection
 
-
-class Node:
-    def __init__(self) -> None:
-        self.me = self  # a reference cycle: only the collector frees it
-
-
-@pytest.fixture
-def unfrozen() -> Iterator[None]:
-    """Nothing frozen yet, and no automatic collection: only the process's own moves."""
-    gc.unfreeze()
-    gc.disable()
-    yield
-    gc.enable()
-    gc.unfreeze()  # the rest of the session's objects go back to the collector
-
-
-def walked_by_a_full_collection(objects: list[Any]) -> int:
-    ids = {id(o) for o in objects}
-    return sum(1 for o in gc.get_objects() if id(o) in ids)
+__all__ = ["unfrozen"]  # the fixture
 
 
 @pytest.mark.parametrize("ready", [worker_ready, worker_process_init, beat_init])

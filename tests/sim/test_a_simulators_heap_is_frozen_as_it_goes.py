@@ -7,31 +7,11 @@ from __future__ import annotations
 import gc
 import time
 import weakref
-from collections.abc import Iterator
-from typing import Any
-
-import pytest
 
 from pipeline.sim.heap import FrozenHeap
+from tests.heap_probe import Node, unfrozen, walked_by_a_full_collection
 
-
-class Node:
-    def __init__(self) -> None:
-        self.me = self  # a reference cycle: only the collector frees it
-
-
-@pytest.fixture
-def unfrozen() -> Iterator[None]:
-    gc.unfreeze()
-    gc.disable()  # only the simulator's own moves
-    yield
-    gc.enable()
-    gc.unfreeze()
-
-
-def walked_by_a_full_collection(objects: list[Any]) -> int:
-    ids = {id(o) for o in objects}
-    return sum(1 for o in gc.get_objects() if id(o) in ids)
+__all__ = ["unfrozen"]  # the fixture
 
 
 def test_objects_it_keeps_leave_full_collections_and_its_garbage_is_freed(
