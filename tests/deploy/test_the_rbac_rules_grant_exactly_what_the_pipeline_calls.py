@@ -76,7 +76,11 @@ def run() -> Run:
             timeout=120,
         )
         assert kubeconfig is not None
-        off_the_batch(system.kube.api(), DwsClient(api_client(kubeconfig=str(kubeconfig))))
+        account = DwsClient(api_client(kubeconfig=str(kubeconfig)))
+        try:
+            off_the_batch(system.kube.api(), account)
+        finally:
+            account.close()  # its pooled sockets, before the system stops
         used, refused = system.kube.rbac()
     return Run(report, rabbitmapping, used.get(PIPELINE_USER, set()), refused, bool(kubeconfig))
 
