@@ -26,6 +26,14 @@ SCHEDULE: dict[str, dict[str, Any]] = {
         "schedule": 1.0,
         "options": {"expires": 1.0},
     },
+    # That pass reads only the jobs whose notes fell due; this one reads every
+    # job's notes, for a due time a crash or an older version never wrote.
+    "workflow-resync-full": {
+        "task": "dws.resync",
+        "schedule": 120.0,
+        "kwargs": {"full": True},
+        "options": {"expires": 120.0},
+    },
     # Every task message we send is noted in <prefix>:ledger until its task
     # has an outcome; the broker loses one whose worker dies between taking
     # and recording it. This sends again each entry without an outcome after

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from pipeline.model.hostlist import encode_hostlist
 from pipeline.store.report import JobView, PipelineView
-from pipeline.tasks.observe import RESYNC_AFTER_S
+from pipeline.store.resync import LOST_AFTER_S
 
 OK, WARNING, CRITICAL, UNKNOWN = 0, 1, 2, 3
 NAMES = {OK: "OK", WARNING: "WARNING", CRITICAL: "CRITICAL", UNKNOWN: "UNKNOWN"}
@@ -46,7 +46,7 @@ def job_flags(view: JobView, now: float, resend_after_s: float) -> list[Flag]:
         flags.append(Flag(CRITICAL, why))
     record = view.record
     read_rv = record.observed_rv if record else ""
-    if view.seen and view.seen[0] != read_rv and now - view.seen[1] > RESYNC_AFTER_S:
+    if view.seen and view.seen[0] != read_rv and now - view.seen[1] > LOST_AFTER_S:
         why = (
             f"its latest Workflow event (rv {view.seen[0]}) went unobserved for "
             f"{now - view.seen[1]:.0f} s: are a worker and beat (dws.resync) running?"
@@ -181,11 +181,11 @@ def pipeline_flags(
     if view.watcher_leader is None:
         why = "no watcher leads: start `coral2-pipeline watch` (no event reaches a task)"
         flags.append(Flag(CRITICAL, why))
-    lost = [j for j, _, at in view.unobserved if now - at > RESYNC_AFTER_S]
+    lost = [j for j, _, at in view.unobserved if now - at > LOST_AFTER_S]
     if lost:
         why = (
             f"{len(lost)} job(s) have a Workflow event unobserved for over "
-            f"{RESYNC_AFTER_S:.0f} s (e.g. {lost[0]}): are a worker and beat (dws.resync) "
+            f"{LOST_AFTER_S:.0f} s (e.g. {lost[0]}): are a worker and beat (dws.resync) "
             "running?"
         )
         flags.append(Flag(WARNING, why))

@@ -127,8 +127,10 @@ class Watcher:
                 log.warning("ignoring Workflow %s: not created by Flux (fluxjob-<jobid>)", name)
             return
         watch = self.store.watch
-        seen = seen_entry(obj, time.time())
-        if watch.note_workflow(jobid, seen, wanted=wanted, checkpoint=checkpoint):
+        now = time.time()
+        if watch.note_workflow(
+            jobid, seen_entry(obj, now), now, wanted=wanted, checkpoint=checkpoint
+        ):
             try:  # the mark was set: no observe was pending
                 self.enqueue("dws.observe", {"jobid": jobid})
             except BaseException:  # not sent: the mark must not hold back the next try

@@ -28,6 +28,7 @@ from pipeline.store.metrics import Metrics
 from pipeline.store.outbox import Delivery, Outbox, OutboxMessage, Seal
 from pipeline.store.releases import Releases, Verdict
 from pipeline.store.resource_log import ResourceLog
+from pipeline.store.resync import ResyncDue
 from pipeline.store.runs import TaskRuns
 from pipeline.store.systemstatus import SystemStatusSync
 from pipeline.store.tally import Counted, Tally
@@ -59,6 +60,7 @@ __all__ = [
     "RabbitsTold",
     "Releases",
     "ResourceLog",
+    "ResyncDue",
     "Store",
     "SystemStatusSync",
     "Tally",
@@ -169,6 +171,11 @@ class Store:
     def watch(self) -> WatchState:
         """The watcher's lease and positions, per-job event notes, rabbits' health."""
         return WatchState(self.client, self.keys)
+
+    @cached_property
+    def resync(self) -> ResyncDue:
+        """The jobs ``dws.resync`` looks at next, and when."""
+        return ResyncDue(self.client, self.keys)
 
     @cached_property
     def vnipool(self) -> VniPool:

@@ -36,18 +36,21 @@ from pipeline.errors import StoreConflict
 from pipeline.model.job import JobRecord
 from pipeline.store.connection import store_errors
 from pipeline.store.keys import Keys
+from pipeline.store.resync import UNFINISHED_AFTER_S
 
 MAX_ATTEMPTS = 50
 
 #: The most records a thread remembers (one task touches one or two; a hook process, many).
 KNOWN_MAX = 64
 
-#: KEYS: record, index, observed, marks. ARGV: the record as read ("" = absent), the new
-#: record, jobid, the new record's observed entry. Stores the new record (keeping its
-#: expiry) only if the stored one is still as read; a record created here joins the index,
-#: unless the job has ended (a late task never makes a finished job tracked again). A
-#: tracked job's entry in the observed hash follows its record (a finished job's stays
-#: gone). Returns 1 if it stored, 0 if the record moved.
+#: KEYS: record, index, observed, marks, resync-due. ARGV: the record as read ("" = absent),
+#: the new record, jobid, the new record's observed entry, when ``dws.resync`` looks at a
+#: new read ("" = no new read). Stores the new record (keeping its expiry) only if the
+#: stored one is still as read; a record created here joins the index, unless the job has
+#: ended (a late task never makes a finished job tracked again). A tracked job's entry in
+#: the observed hash follows its record (a finished job's stays gone), and a new read of
+#: its Workflow is looked at again unless finished with by then (:mod:`.resync`). Returns 1
+#: if it stored, 0 if the record moved.
 _COMPARE_AND_SET = """
 local current = redis.call('get', KEYS[1])
 if (current or '') ~= ARGV[1] then return 0 end
@@ -57,26 +60,41 @@ if not current and redis.call('hexists', KEYS[4], 'ended') == 0 then
 end
 if redis.call('sismember', KEYS[2], ARGV[3]) == 1 then
   redis.call('hset', KEYS[3], ARGV[3], ARGV[4])
+  if ARGV[5] ~= '' then redis.call('zadd', KEYS[5], 'LT', ARGV[5], ARGV[3]) end
 end
 return 1
 """
 
-#: KEYS: record, index, observed, marks. ARGV: the record, jobid, its observed entry.
-#: Stores the record and its entry unless a record exists; the job joins the index either
-#: way (a record whose index entry a crash lost is tracked again) — unless the job has
-#: ended: a late copy of a task creates nothing for a finished job and tracks it no more.
+#: KEYS: record, index, observed, marks, resync-due. ARGV: the record, jobid, its observed
+#: entry, when ``dws.resync`` looks at its read ("" = it read nothing). Stores the record
+#: and its entry unless a record exists; the job joins the index either way (a record whose
+#: index entry a crash lost is tracked again) — unless the job has ended: a late copy of a
+#: task creates nothing for a finished job and tracks it no more.
 _CREATE = """
 if redis.call('hexists', KEYS[4], 'ended') == 1 then return 0 end
 local created = redis.call('set', KEYS[1], ARGV[1], 'NX')
 redis.call('sadd', KEYS[2], ARGV[2])
-if created then redis.call('hset', KEYS[3], ARGV[2], ARGV[3]) return 1 end
-return 0
+if not created then return 0 end
+redis.call('hset', KEYS[3], ARGV[2], ARGV[3])
+if ARGV[4] ~= '' then redis.call('zadd', KEYS[5], 'LT', ARGV[4], ARGV[2]) end
+return 1
 """
 
 
 def observed_entry(record: JobRecord) -> str:
     """A record's entry in the observed hash: ``"<observed_rv> <observed_at>"``."""
     return f"{record.observed_rv} {record.observed_at!r}"
+
+
+def look_at(record: JobRecord, before: JobRecord | None) -> str:
+    """When ``dws.resync`` looks at ``record``'s read of its Workflow, if that read is new
+    since ``before`` (else ""): once the observe that read it should have finished."""
+    if record.observed_at <= 0 or (
+        before is not None
+        and (before.observed_rv, before.observed_at) == (record.observed_rv, record.observed_at)
+    ):
+        return ""
+    return repr(record.observed_at + UNFINISHED_AFTER_S)
 
 
 Updater = Callable[[JobRecord], JobRecord | None]
@@ -169,8 +187,9 @@ class JobStore:
                     self.keys.jobs_index,
                     self.keys.observed,
                     self.keys.marks(record.jobid),
+                    self.keys.resync_due,
                 ],
-                args=[written, record.jobid, observed_entry(record)],
+                args=[written, record.jobid, observed_entry(record), look_at(record, None)],
             )
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
@@ -215,8 +234,20 @@ class JobStore:
                     new = new.model_copy(update={"version": current.version + 1})
                 written = new.model_dump_json()
                 stored = self._compare_and_set(
-                    keys=[key, self.keys.jobs_index, self.keys.observed, self.keys.marks(jobid)],
-                    args=[b"" if raw is None else raw, written, jobid, observed_entry(new)],
+                    keys=[
+                        key,
+                        self.keys.jobs_index,
+                        self.keys.observed,
+                        self.keys.marks(jobid),
+                        self.keys.resync_due,
+                    ],
+                    args=[
+                        b"" if raw is None else raw,
+                        written,
+                        jobid,
+                        observed_entry(new),
+                        look_at(new, None if raw is None else current),
+                    ],
                 )
                 if stored:
                     self._remember(jobid, written.encode())
@@ -235,6 +266,7 @@ class JobStore:
             pipe.srem(self.keys.jobs_index, jobid)
             pipe.hdel(self.keys.observed, jobid)
             pipe.hdel(self.keys.handled, jobid)
+            pipe.zrem(self.keys.resync_due, jobid)
             pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
@@ -255,6 +287,7 @@ class JobStore:
             pipe.hdel(self.keys.workflow_seen, jobid)
             pipe.hdel(self.keys.observed, jobid)
             pipe.hdel(self.keys.handled, jobid)
+            pipe.zrem(self.keys.resync_due, jobid)
             pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc

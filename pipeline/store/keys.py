@@ -92,6 +92,11 @@ class Keys:
         decided on and acted upon (written as that observe's run settles)."""
         return f"{self.prefix}:handled"
 
+    @property
+    def resync_due(self) -> str:
+        """Sorted set jobid → when ``dws.resync`` looks at the job's notes again."""
+        return f"{self.prefix}:resync-due"
+
     def watch_rv(self, plural: str) -> str:
         """The last resourceVersion the watcher processed for ``plural``."""
         return f"{self.prefix}:watch-rv:{plural}"

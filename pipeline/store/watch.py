@@ -17,16 +17,19 @@ import redis
 from pipeline.store.connection import store_errors
 from pipeline.store.keys import Keys
 from pipeline.store.lease import Lease
+from pipeline.store.resync import LOST_AFTER_S
 
 #: A watch position to save: (its key, resourceVersion).
 Checkpoint = tuple[str, str]
 
-#: KEYS: workflow-seen. ARGV: jobid, the note as read before ("" = none), the new note.
-#: Replaces the job's note only if it is still as read: a newer event the watcher noted
-#: since is never overwritten by an older version from a list.
+#: KEYS: workflow-seen, resync-due. ARGV: jobid, the note as read before ("" = none), the
+#: new note, when ``dws.resync`` looks at it. Replaces the job's note only if it is still as
+#: read: a newer event the watcher noted since is never overwritten by an older version
+#: from a list.
 _NOTE_IF_UNCHANGED = """
 if (redis.call('hget', KEYS[1], ARGV[1]) or '') ~= ARGV[2] then return 0 end
 redis.call('hset', KEYS[1], ARGV[1], ARGV[3])
+redis.call('zadd', KEYS[2], 'LT', ARGV[4], ARGV[1])
 return 1
 """
 
@@ -80,9 +83,10 @@ class WatchState:
 
     # --- per job ------------------------------------------------------------------------
     def note_workflow(
-        self, jobid: int, seen: str, *, wanted: bool, checkpoint: Checkpoint | None
+        self, jobid: int, seen: str, at: float, *, wanted: bool, checkpoint: Checkpoint | None
     ) -> bool:
         """In one round trip: save ``checkpoint``, note the job's latest event ``seen``
+        (seen at ``at``, epoch s), for ``dws.resync`` to look at unless observed by then,
         and, if ``wanted``, set its observe-pending mark. Return whether the mark was set
         by this call (no observe was pending: one must be sent)."""
         try:
@@ -90,6 +94,7 @@ class WatchState:
             if checkpoint is not None:
                 pipe.set(*checkpoint)
             pipe.hset(self.keys.workflow_seen, str(jobid), seen)
+            pipe.zadd(self.keys.resync_due, {str(jobid): at + LOST_AFTER_S}, lt=True)
             if wanted:
                 pipe.set(self.keys.observe_pending(jobid), "1", nx=True, ex=PENDING_TTL_S)
             replies = pipe.execute()
@@ -97,18 +102,20 @@ class WatchState:
             raise store_errors(exc) from exc
         return wanted and bool(replies[-1])
 
-    def note_missed(self, notes: list[tuple[int, bytes, str]]) -> int:
-        """Note Workflow versions the watcher missed, found by a list: for each ``(jobid,
-        the job's note as read before the list (b"" for none), the listed version's note)``,
-        in one round trip, each only where the note is still as read. Return how many
-        were noted (``dws.resync`` observes them as it does a lost observe)."""
+    def note_missed(self, notes: list[tuple[int, bytes, str]], at: float) -> int:
+        """Note Workflow versions the watcher missed, found by a list at ``at`` (epoch s):
+        for each ``(jobid, the job's note as read before the list (b"" for none), the
+        listed version's note)``, in one round trip, each only where the note is still as
+        read. Return how many were noted (``dws.resync`` observes them as it does a lost
+        observe)."""
         if not notes:
             return 0
+        keys = [self.keys.workflow_seen, self.keys.resync_due]
         try:
             pipe = self.client.pipeline(transaction=False)
             for jobid, before, seen in notes:
                 self._note_if_unchanged(
-                    keys=[self.keys.workflow_seen], args=[jobid, before, seen], client=pipe
+                    keys=keys, args=[jobid, before, seen, repr(at + LOST_AFTER_S)], client=pipe
                 )
             return sum(int(r) for r in pipe.execute())
         except redis.RedisError as exc:

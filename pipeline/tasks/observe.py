@@ -21,7 +21,7 @@ from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.states import Snapshot, WorkflowState, decide, hooks
 from pipeline.states.rabbits import offline_computes
 from pipeline.store import JobRecord, Keys
-from pipeline.store.jobs import parse_notes
+from pipeline.store.resync import LOST_AFTER_S, UNFINISHED_AFTER_S, Notes
 from pipeline.tasks.dws import act
 from pipeline.tasks.rabbits import tell_flux
 
@@ -130,21 +130,43 @@ def observe_storage(task: PipelineTask, name: str) -> dict[str, Any] | None:
     return health
 
 
-#: A Workflow event no observe has read after this long (s) was lost: resync observes it.
-RESYNC_AFTER_S = 10.0
-
-#: A job whose last observe read its Workflow but did not finish (its actions failed for
-#: good, or kept failing) is observed again this long (s) after that read.
-UNFINISHED_RESYNC_S = 300.0
-
-
 def seen_entry(workflow: dict[str, Any], now: float) -> str:
     """The watcher's note of a Workflow event: ``"<resourceVersion> <epoch s>"``."""
     return f"{workflow['metadata'].get('resourceVersion', '')} {now:.3f}"
 
 
+#: The most due jobs one ``dws.resync`` pass looks at (the rest wait for the next pass).
+DUE_PER_PASS = 1000
+
+
+def _note(raw: str) -> tuple[str, float] | None:
+    """``"<resourceVersion> <epoch s>"`` as (resourceVersion, epoch s); None if unreadable."""
+    rv, _, at = raw.partition(" ")
+    try:
+        return rv, float(at)
+    except ValueError:
+        return None
+
+
+def next_look(notes: Notes, now: float) -> tuple[bool, float | None]:
+    """Whether ``dws.resync`` observes a job with ``notes`` now, and when it looks at the
+    job again (None: not until a note changes)."""
+    seen = _note(notes.seen)
+    observed_rv, observed_at = _note(notes.observed) or ("", 0.0)
+    due: list[float] = []
+    if seen is not None and (not notes.tracked or seen[0] != observed_rv):
+        due.append(seen[1] + LOST_AFTER_S)  # an event no observe read: lost, or a stray
+    if notes.tracked and observed_at > 0 and notes.handled != observed_rv:
+        due.append(observed_at + UNFINISHED_AFTER_S)  # 0: no Workflow read yet
+    if not due:
+        return False, None
+    if min(due) < now:
+        return True, now + LOST_AFTER_S  # then see whether that observe happened
+    return False, min(due)
+
+
 @pipeline_task("dws.resync", queue="housekeeping", max_attempts=3)
-def resync(task: PipelineTask) -> int:
+def resync(task: PipelineTask, full: bool = False) -> int:
     """Enqueue ``dws.observe`` for each job whose latest Workflow event went unobserved,
     or whose last observe did not finish.
 
@@ -156,38 +178,37 @@ def resync(task: PipelineTask) -> int:
     ``beat_schedules/schedule.py``) compares, per job, the resourceVersion
     of the latest event the watcher saw (``<prefix>:workflow-seen``) with
     the one its last observe read (``observed_rv``); a difference older than
-    ``RESYNC_AFTER_S`` is a lost observe. An observe that read a version and
+    ``LOST_AFTER_S`` is a lost observe. An observe that read a version and
     did not act on it to the end (its actions failed for good) leaves
     ``<prefix>:handled`` behind its read: the job is observed again
-    ``UNFINISHED_RESYNC_S`` after that read. A job one of whose events the
+    ``UNFINISHED_AFTER_S`` after that read. A job one of whose events the
     watcher itself never saw is found by ``housekeeping.stale_sweep``'s list
-    of every Workflow. All three are compact hashes, not the records, so a
-    pass costs three small reads however many jobs are in flight, and jobs
-    waiting on DWS or on Flux cost nothing: no observe, no API request (one
-    never observed has no Workflow to read: a job tracked for its VNIs alone,
-    or one whose create was refused). An event of a job with no tracked
-    record is observed so that it is tracked or finished. The coalescing
-    mark keeps a job from being queued twice. Returns how many were enqueued.
+    of every Workflow. An event of a job with no tracked record is observed
+    so that it is tracked or finished. The coalescing mark keeps a job from
+    being queued twice.
+
+    A pass looks only at the jobs whose notes changed into something that is
+    now due (``<prefix>:resync-due``, :mod:`pipeline.store.resync`), so it
+    costs what changed, not what is in flight: jobs waiting on DWS or on Flux
+    cost nothing — no read, no observe, no API request. With ``full`` (beat:
+    every few minutes) it looks at every job any note names, the backstop
+    for a due time a crash or an older version never wrote. Returns how many
+    were enqueued.
     """
     store = task.store
     now = time.time()
-    seen = parse_notes(store.watch.seen())
-    due: list[int] = []
-    handled = store.jobs.handled()
-    for jobid, (observed_rv, observed_at) in sorted(store.jobs.observed().items()):
-        rv, at = seen.pop(jobid, (observed_rv, now))
-        lost = rv != observed_rv and now - at > RESYNC_AFTER_S
-        unfinished = (  # 0: no Workflow read yet
-            observed_at > 0
-            and handled.get(jobid) != observed_rv
-            and now - observed_at > UNFINISHED_RESYNC_S
-        )
-        if lost or unfinished:
-            due.append(jobid)
-    due += [jobid for jobid, (_, at) in seen.items() if now - at > RESYNC_AFTER_S]
+    due = (
+        store.resync.every_note()
+        if full
+        else store.resync.notes(store.resync.due(now, DUE_PER_PASS))
+    )
+    moves: list[tuple[int, Notes, float | None]] = []
     count = 0
-    for jobid in due:
-        if store.watch.mark_pending(jobid):
+    for jobid, notes in sorted(due.items()):
+        observe_now, again = next_look(notes, now)
+        if observe_now and store.watch.mark_pending(jobid):
             task.enqueue("dws.observe", jobid=jobid)
             count += 1
+        moves.append((jobid, notes, again))
+    store.resync.settle(moves)
     return count

@@ -122,7 +122,7 @@ def stale_sweep(task: PipelineTask) -> dict[str, int]:
     tracked = set(observed)
     missed = 0
     for workflows, _ in task.dws.list_pages("workflows"):  # a chunk in memory at a time
-        missed += task.store.watch.note_missed(_missed(workflows, seen, observed, now))
+        missed += task.store.watch.note_missed(_missed(workflows, seen, observed, now), now)
         for workflow in workflows:
             name = str((workflow.get("metadata") or {}).get("name", ""))
             jobid = jobid_of(name)

@@ -5,7 +5,6 @@ lock, deadline, ledger entry, outbox backlog, allocated node or Rabbit object.""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 
@@ -25,11 +24,14 @@ def system() -> Iterator[SimulatedSystem]:
     sim.stop()
 
 
-def delete_every_workflow(system: SimulatedSystem, stop: threading.Event) -> int:
-    """What ``kubectl delete workflows --all`` does, again and again until ``stop``."""
-    assert system.dws is not None
+def delete_workflows_while_jobs_live(
+    system: SimulatedSystem, jobids: list[int], enough: int
+) -> int:
+    """What ``kubectl delete workflows --all`` does, again and again, until it has deleted
+    ``enough`` Workflows or every job has ended, however slowly the jobs move."""
+    assert system.dws is not None and system.flux is not None
     deleted = 0
-    while not stop.is_set():
+    while deleted < enough and any(system.flux.job(j).state != "INACTIVE" for j in jobids):
         items, _ = system.dws.list_objects("workflows")
         for item in items:
             if item["metadata"]["name"].startswith("fluxjob-"):
@@ -45,15 +47,7 @@ def test_every_job_ends_and_nothing_is_left(system: SimulatedSystem) -> None:
         system.flux.submit(nodes(1), runtime_s=0.5 + (i % 5) * 0.3, system={"dw": dw})
         for i in range(JOBS)
     ]
-    time.sleep(1.0)  # some are in Proposal, some in Setup, some running
-    stop = threading.Event()
-    deleted: list[int] = []
-    admin = threading.Thread(target=lambda: deleted.append(delete_every_workflow(system, stop)))
-    admin.start()
-    time.sleep(3.0)
-    stop.set()
-    admin.join()
-    assert deleted[0] > 0
+    assert delete_workflows_while_jobs_live(system, jobids, enough=JOBS // 3) > 0
     assert system.flux.wait_inactive(jobids, 180), leaks(system)
     results = {system.flux.job(j).result for j in jobids}
     assert results <= {"COMPLETED", "FAILED"}

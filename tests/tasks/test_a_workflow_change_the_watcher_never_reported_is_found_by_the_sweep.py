@@ -16,6 +16,7 @@ from pipeline.model.workflow import WLM_FINALIZER
 from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import JobRecord, Store
 from pipeline.store.jobs import parse_notes
+from pipeline.store.resync import LOST_AFTER_S
 
 
 def workflow(dws: DwsClient, jobid: int) -> dict[str, Any]:
@@ -51,6 +52,9 @@ def test_an_unreported_version_is_noted_and_a_read_one_is_left_alone(
 
 def test_a_newer_note_of_the_watcher_is_never_overwritten(store: Store) -> None:
     store.client.hset(store.keys.workflow_seen, "83", "12 5.000")  # after the sweep's read
-    noted = store.watch.note_missed([(83, b"10 4.000", "11 6.000"), (84, b"", "3 6.000")])
+    noted = store.watch.note_missed([(83, b"10 4.000", "11 6.000"), (84, b"", "3 6.000")], 6.0)
     assert noted == 1
     assert parse_notes(store.watch.seen()) == {83: ("12", 5.0), 84: ("3", 6.0)}
+    # dws.resync looks at the note it wrote when an observe should have read it
+    assert store.client.zscore(store.keys.resync_due, "84") == 6.0 + LOST_AFTER_S
+    assert store.client.zscore(store.keys.resync_due, "83") is None

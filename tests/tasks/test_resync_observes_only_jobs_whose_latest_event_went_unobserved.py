@@ -1,6 +1,6 @@
 """dws.resync observes a job when the latest Workflow event the watcher saw went unobserved
-for RESYNC_AFTER_S, when its last observe read a version and did not finish with it for
-UNFINISHED_RESYNC_S, or when an event names a job with no tracked record — and leaves
+for LOST_AFTER_S, when its last observe read a version and did not finish with it for
+UNFINISHED_AFTER_S, or when an event names a job with no tracked record — and leaves
 alone every job that waits on DWS or on Flux, however long ago its last observe was.
 
 Run every second by beat: jobs in flight cost nothing, a lost observe costs seconds.
@@ -15,7 +15,8 @@ from celery import Celery
 
 from pipeline.platform.sending import settings_of
 from pipeline.store import JobRecord, Keys, Store
-from pipeline.tasks.observe import RESYNC_AFTER_S, UNFINISHED_RESYNC_S, resync
+from pipeline.store.resync import LOST_AFTER_S, UNFINISHED_AFTER_S
+from pipeline.tasks.observe import resync
 from tests.platform.results import result_of
 
 
@@ -28,11 +29,11 @@ def test_resync_observes_lost_unfinished_and_stray_events_and_nothing_else(
     )
     for jobid in store.jobs.jobids():  # other tests' jobs are not this test's business
         store.jobs.finish(jobid, retain_s=60)
-    store.client.delete(store.keys.workflow_seen)
+    store.client.delete(store.keys.workflow_seen, store.keys.resync_due)
     now = time.time()
-    late, fresh = now - RESYNC_AFTER_S - 5, now - 1
+    late, fresh = now - LOST_AFTER_S - 5, now - 1
 
-    long_ago = now - UNFINISHED_RESYNC_S - 5
+    long_ago = now - UNFINISHED_AFTER_S - 5
 
     def job(jobid: int, rv: str, observed_at: float = now, handled: bool = True) -> None:
         store.jobs.create(
@@ -45,8 +46,8 @@ def test_resync_observes_lost_unfinished_and_stray_events_and_nothing_else(
                 store.jobs.handled_in(pipe, jobid, rv)
                 pipe.execute()
 
-    def seen(jobid: int, rv: str, at: float) -> None:
-        store.client.hset(store.keys.workflow_seen, str(jobid), f"{rv} {at:.3f}")
+    def seen(jobid: int, rv: str, at: float) -> None:  # as the watcher notes an event
+        store.watch.note_workflow(jobid, f"{rv} {at:.3f}", at, wanted=False, checkpoint=None)
 
     job(951, "5")
     seen(951, "5", late)  # observed
@@ -74,3 +75,6 @@ def test_resync_observes_lost_unfinished_and_stray_events_and_nothing_else(
     for left in (951, 953, 955, 957, 958):
         record = store.jobs.get(left)
         assert record is not None and record.state is None  # never observed: no Workflow read
+    # a job that can no longer fall due leaves the due set; one that still may waits in it
+    waiting = store.client.zrange(store.keys.resync_due, 0, -1)
+    assert sorted(int(m) for m in waiting) == [953, 958]
