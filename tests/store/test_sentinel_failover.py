@@ -29,13 +29,27 @@ def test_records_survive_a_failover_and_writes_resume(
 ) -> None:
     sentinel_port, master, replica_port = sentinel_cluster
     store = Store.from_url(f"sentinel://127.0.0.1:{sentinel_port}/coral2", "ha")
-    assert store.jobs.create(JobRecord(jobid=1, hosts=["c1"]))
     replica = redis.Redis(port=replica_port)
+    sentinel = redis.Redis(port=sentinel_port, decode_responses=True)
+    try:
+        follow_a_failover(store, master, replica, sentinel)
+    finally:  # the pool a sentinel gives is not the client's own: closing it leaves it open
+        pool = store.client.connection_pool
+        pool.disconnect()
+        for asked in pool.sentinel_manager.sentinels:  # type: ignore[attr-defined]
+            asked.close()
+        replica.close()
+        sentinel.close()
+
+
+def follow_a_failover(
+    store: Store, master: subprocess.Popen[bytes], replica: redis.Redis, sentinel: redis.Redis
+) -> None:
+    assert store.jobs.create(JobRecord(jobid=1, hosts=["c1"]))
     deadline = time.monotonic() + 20
     while replica.get("ha:job:1") is None:
         assert time.monotonic() < deadline, "the replica never caught up"
         time.sleep(0.05)
-    sentinel = redis.Redis(port=sentinel_port, decode_responses=True)
     deadline = time.monotonic() + 30
     while not any(  # the sentinel learns replicas from the master's INFO (every few seconds)
         r.get("flags") == "slave" and r.get("master-link-status") == "ok"

@@ -36,16 +36,19 @@ class Flux:
 def test_the_entry_is_delivered_once_across_the_outage(tmp_path: Path) -> None:
     with RedisServer(tmp_path, aof=True) as redis:
         store = Store.from_url(redis.url, "owed")
-        store.outbox.append(OutboxMessage("epilog-remove", 5, {"id": 5}))
-        flux = Flux(redis)
-        deliverer = Deliverer(store.outbox, flux, "c1", lambda host: host)
-        with pytest.raises(StoreUnavailable):
+        try:
+            store.outbox.append(OutboxMessage("epilog-remove", 5, {"id": 5}))
+            flux = Flux(redis)
+            deliverer = Deliverer(store.outbox, flux, "c1", lambda host: host)
+            with pytest.raises(StoreUnavailable):
+                deliverer.run_once()
+            assert deliverer.owed_acks
+            with pytest.raises(StoreUnavailable):  # still down: still owed, nothing read
+                deliverer.run_once()
+            redis.start()
+            store.outbox.append(OutboxMessage("epilog-remove", 6, {"id": 6}))
             deliverer.run_once()
-        assert deliverer.owed_acks
-        with pytest.raises(StoreUnavailable):  # still down: still owed, nothing read
-            deliverer.run_once()
-        redis.start()
-        store.outbox.append(OutboxMessage("epilog-remove", 6, {"id": 6}))
-        deliverer.run_once()
-        assert [p["id"] for _, p in flux.rpcs] == [5, 6]
-        assert store.outbox.backlog() == 0 and not deliverer.owed_acks
+            assert [p["id"] for _, p in flux.rpcs] == [5, 6]
+            assert store.outbox.backlog() == 0 and not deliverer.owed_acks
+        finally:
+            store.client.close()
