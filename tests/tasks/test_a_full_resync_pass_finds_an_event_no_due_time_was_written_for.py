@@ -6,26 +6,14 @@ from __future__ import annotations
 
 import time
 
-import redis
-from celery import Celery
-
-from pipeline.platform.sending import settings_of
-from pipeline.store import Keys, Store
+from pipeline.store import Store
 from pipeline.store.resync import LOST_AFTER_S
 from pipeline.tasks.observe import resync
 from tests.platform.results import result_of
 
 
-def test_the_full_pass_observes_what_the_due_pass_cannot_see(
-    celery_app: Celery, worker: None
-) -> None:
-    store = Store(
-        redis.Redis.from_url(celery_app.conf.broker_url),
-        Keys(settings_of(celery_app).pipeline.key_prefix),
-    )
-    for jobid in store.jobs.jobids():  # other tests' jobs are not this test's business
-        store.jobs.finish(jobid, retain_s=60)
-    store.client.delete(store.keys.workflow_seen, store.keys.resync_due)
+def test_the_full_pass_observes_what_the_due_pass_cannot_see(resync_store: Store) -> None:
+    store = resync_store
     late = time.time() - LOST_AFTER_S - 5
     # an event of a job with no record, noted with no due time
     store.client.hset(store.keys.workflow_seen, "44971", f"4 {late:.3f}")

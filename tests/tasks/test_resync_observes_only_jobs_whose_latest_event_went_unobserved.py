@@ -10,26 +10,16 @@ from __future__ import annotations
 
 import time
 
-import redis
-from celery import Celery
-
-from pipeline.platform.sending import settings_of
-from pipeline.store import JobRecord, Keys, Store
+from pipeline.store import JobRecord, Store
 from pipeline.store.resync import LOST_AFTER_S, UNFINISHED_AFTER_S
 from pipeline.tasks.observe import resync
 from tests.platform.results import result_of
 
 
 def test_resync_observes_lost_unfinished_and_stray_events_and_nothing_else(
-    celery_app: Celery, worker: None
+    resync_store: Store,
 ) -> None:
-    store = Store(
-        redis.Redis.from_url(celery_app.conf.broker_url),
-        Keys(settings_of(celery_app).pipeline.key_prefix),
-    )
-    for jobid in store.jobs.jobids():  # other tests' jobs are not this test's business
-        store.jobs.finish(jobid, retain_s=60)
-    store.client.delete(store.keys.workflow_seen, store.keys.resync_due)
+    store = resync_store
     now = time.time()
     late, fresh = now - LOST_AFTER_S - 5, now - 1
 
