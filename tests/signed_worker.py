@@ -9,7 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from celery import Celery
@@ -29,6 +29,7 @@ class SignedWorker:
     node: Signer  # the node workers' keys ({host}: compute01)
     process: subprocess.Popen[bytes]
     log: Path
+    apps: list[Celery] = field(default_factory=list)  # the senders' apps made, to close
 
     def url_as(self, user: str) -> str:
         """The broker URL logged in as ``user`` (every role's password is ``<role>-pw``)."""
@@ -40,8 +41,23 @@ class SignedWorker:
         return env | (signer.env() if signer is not None else {})
 
     def app(self, user: str = "management", signer: Signer | None = None) -> Celery:
-        """A sender's app with those settings."""
-        return create_app(load_settings(env=self.env(user, signer)), set_current=False)
+        """A sender's app with those settings (closed with the worker)."""
+        app = create_app(load_settings(env=self.env(user, signer)), set_current=False)
+        self.apps.append(app)
+        return app
+
+    def close_apps(self) -> None:
+        """Close what the senders' apps opened: broker connections, the result subscriber
+        and the result client (Celery's ``close`` leaves them to the garbage collector)."""
+        for app in self.apps:
+            app.pool.force_close_all()
+            consumer = getattr(app.backend, "result_consumer", None)
+            if consumer is not None:
+                consumer.stop()
+            client = getattr(app.backend, "client", None)
+            if client is not None:
+                client.connection_pool.disconnect()
+        self.apps.clear()
 
 
 def spawn(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
@@ -71,5 +87,6 @@ def signed_worker(work: Path) -> Iterator[SignedWorker]:
         try:
             yield site
         finally:
+            site.close_apps()
             site.process.terminate()
             site.process.wait(timeout=60)
