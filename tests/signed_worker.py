@@ -74,7 +74,7 @@ def spawn(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[b
 
 @contextmanager
 def signed_worker(work: Path) -> Iterator[SignedWorker]:
-    """A redis-server and one signing worker under ``work``."""
+    """A redis-server and one signing worker under ``work``, taking tasks."""
     management, node = demo_signers(work / "keys")
     roles = {role: f"{role}-pw" for role in ("management", "flower", "monitoring")}
     (work / "users.acl").write_text(acl_file(load_settings(env={}), roles, admin="admin-pw"))
@@ -85,6 +85,10 @@ def signed_worker(work: Path) -> Iterator[SignedWorker]:
             ["worker", "--", "--pool=threads", "--concurrency=2", "-n", "w1@%h"], env, site.log
         )
         try:
+            # up: taking tasks, and so listening for control commands (a broadcast before
+            # its worker listens reaches nobody)
+            ping = site.app("management", management).send_task("housekeeping.ping", args=["up"])
+            assert ping.get(timeout=120) == "up"
             yield site
         finally:
             site.close_apps()

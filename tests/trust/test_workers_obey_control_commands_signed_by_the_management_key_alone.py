@@ -18,8 +18,6 @@ from tests.signed_worker import SignedWorker, signed_worker
 @pytest.fixture(scope="module")
 def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SignedWorker]:
     with signed_worker(tmp_path_factory.mktemp("control")) as site:
-        app = site.app("management", site.management)
-        assert app.send_task("housekeeping.ping", args=["up"]).get(timeout=120) == "up"
         yield site
 
 
