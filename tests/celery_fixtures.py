@@ -14,6 +14,7 @@ from kubernetes import client
 import tests.platform.probe_tasks  # noqa: F401  (registers the probe tasks)
 from pipeline.clients.k8s import DwsClient
 from pipeline.platform.app import create_app
+from pipeline.platform.task import close_dws_clients
 from pipeline.settings import load_settings
 from pipeline.sim.kube.api import KubeApiServer
 
@@ -61,4 +62,5 @@ def kube() -> Iterator[tuple[KubeApiServer, DwsClient]]:
             yield server, DwsClient(api, outage_budget_s=1)
         finally:
             api.close()  # its pooled sockets: left to the collector, a ResourceWarning
+            close_dws_clients(server.url)  # the clients the tests' tasks made of it
         api.close()

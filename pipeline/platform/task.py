@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from functools import cache, cached_property
+from functools import cached_property
 from typing import Any
 
 from celery import Task, shared_task
@@ -85,16 +85,32 @@ QUIET_TASKS = frozenset(
 )
 
 
-@cache
+#: The process's DWS clients by (API host, kubeconfig, namespace, version): one each.
+_DWS_CLIENTS: dict[tuple[str | None, str | None, str, str | None], DwsClient] = {}
+
+
 def _dws(
     host: str | None, kubeconfig: str | None, namespace: str, version: str | None
 ) -> DwsClient:
     """The process's DWS client, speaking the newest version the API server serves (probed
     before its first request; an outage raises and the next request probes again)."""
-    client = DwsClient(
-        api_client(host=host, kubeconfig=kubeconfig), namespace=namespace, version=version
-    )
-    return client.probe_lazily(version)
+    key = (host, kubeconfig, namespace, version)
+    client = _DWS_CLIENTS.get(key)
+    if client is None:
+        made = DwsClient(
+            api_client(host=host, kubeconfig=kubeconfig), namespace=namespace, version=version
+        ).probe_lazily(version)
+        client = _DWS_CLIENTS.setdefault(key, made)
+        if client is not made:  # another thread made one first
+            made.close()
+    return client
+
+
+def close_dws_clients(host: str) -> None:
+    """Close and forget this process's DWS clients of API server ``host`` (one that has
+    stopped for good): their pooled connections are closed, not left to the collector."""
+    for key in [k for k in _DWS_CLIENTS if k[0] == host]:
+        _DWS_CLIENTS.pop(key).close()
 
 
 class PipelineTask(Task):  # type: ignore[misc]
