@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,15 +33,6 @@ __all__ = [
 ]
 
 DATA = Path(__file__).parent / "data"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def sockets_closed_by_their_module() -> Iterator[None]:
-    """A socket a module leaves open — a client it never closed, kept alive by a cycle such
-    as an exception's traceback — warns when the collector frees it, in whichever test runs
-    then. Collecting as each module ends blames the module that left it, every time."""
-    yield
-    gc.collect()
 
 
 #: kombu's serializer registry as the session found it, before any app signed messages
