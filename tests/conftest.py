@@ -32,6 +32,9 @@ __all__ = [
     "worker",
 ]
 
+#: the real-Flux tier runs only where a Flux is installed (tests/flux_tier.py)
+pytest_plugins = ["tests.flux_tier"]
+
 DATA = Path(__file__).parent / "data"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from pipeline.cli.common import CommandError
@@ -46,13 +47,15 @@ def register(sub: Any) -> None:
         "--flux",
         choices=("sim", "real"),
         default="sim",
-        help="the Flux the batch runs on: the simulated job manager (default), or a real "
-        "flux-core with Fluxion and flux-coral2's plugins built by `make flux`",
+        help="the Flux the batch runs on: the simulated job manager (default), or the "
+        "flux-core with Fluxion and flux-coral2's plugins this machine has installed "
+        "(FLUX_PREFIX, else `flux` on PATH; FLUX_CORAL2_PREFIX when flux-coral2 lies apart)",
     )
     parser.add_argument(
         "--flux-prefix",
         metavar="DIR",
-        help="with --flux real: the prefix `make flux` printed (default: build or find it)",
+        help="with --flux real: flux-core's installation prefix (default: $FLUX_PREFIX, "
+        "else the one of `flux` on PATH)",
     )
     parser.add_argument(
         "--model-only",
@@ -68,12 +71,19 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--jobs must be at least 1, got {args.jobs}")
     if args.flux_prefix and args.flux != "real":
         raise CommandError("--flux-prefix goes with --flux real")
+    site = None
+    if args.flux == "real":  # before anything starts: what is missing, one line each
+        from pipeline.clients.flux_site import find_flux
+
+        env = dict(os.environ)
+        if args.flux_prefix:
+            env["FLUX_PREFIX"] = args.flux_prefix
+        site = find_flux(env)
     return run_demo(
         args.config,
         lifecycle=not args.model_only,
         jobs=args.jobs,
         as_json=args.json,
         keep_running=args.keep_running,
-        flux=args.flux,
-        flux_prefix=args.flux_prefix,
+        flux_site=site,
     )

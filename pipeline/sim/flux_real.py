@@ -1,6 +1,6 @@
-"""A real Flux instance for the demo and the tests: flux-core, Fluxion and flux-coral2's
-``dws-jobtap.so`` as ``make flux`` builds them, started as a test instance whose brokers
-are named after the computes of a rabbit mapping.
+"""A real Flux instance for the demo and the tests: the flux-core, Fluxion and
+flux-coral2's ``dws-jobtap.so`` this machine has installed (:mod:`pipeline.clients.flux_site`),
+started as a test instance whose brokers are named after the computes of a rabbit mapping.
 
 The instance is configured the way a site configures its system instance:
 
@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -38,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.clients.flux_site import FluxSite, fluxion_version_from_dmesg
 from pipeline.errors import ConfigError
 from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.jgf import dws2jgf
@@ -52,57 +52,15 @@ SHIPPED_PREFIX = "/opt/coral2-pipeline"
 SHIPPED_SETTINGS = "/etc/coral2-pipeline/flux.toml"
 SHIPPED_PROLOG_D = ROOT / "deploy" / "flux" / "prolog.d" / "coral2-pipeline"
 SHIPPED_NODE_SETTINGS = "/etc/coral2-pipeline/node.toml"
-BUILD = ROOT / "deploy" / "flux" / "build-flux.sh"
 #: Cores per simulated compute (few: Fluxion's graph stays small).
 CORES = "0-3"
-
-
-def build_flux(log: Path, *, sources: str | None = None) -> Path:
-    """``make flux``: build (or find in its cache) flux-core, Fluxion and dws-jobtap.so;
-    return the prefix. The build's output goes to ``log``."""
-    if not BUILD.exists():
-        raise ConfigError(f"{BUILD} is missing: a real Flux is built from a clone of the project")
-    env = dict(os.environ)
-    shared = ROOT.parent / "shared" / "flux"
-    if sources:
-        env["FLUX_SOURCES"] = sources
-    elif "FLUX_SOURCES" not in env and (shared / "SHA256SUMS").exists():
-        env["FLUX_SOURCES"] = str(shared)
-    with log.open("w") as out:
-        done = subprocess.run(
-            ["bash", str(BUILD)],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=out,
-            text=True,
-            check=False,
-        )
-    if done.returncode != 0:
-        tail = log.read_text(errors="replace")[-1500:]
-        raise ConfigError(f"make flux failed (exit {done.returncode}); see {log}:\n{tail}")
-    return Path(done.stdout.strip().splitlines()[-1])
-
-
-def versions(prefix: Path) -> dict[str, str]:
-    """The releases ``make flux`` built into ``prefix`` (flux-core, flux-sched, which is
-    Fluxion, and flux-coral2), with flux-core's as its own ``flux version`` says."""
-    path = prefix / "coral2-pipeline-versions.json"
-    found: dict[str, str] = json.loads(path.read_text()) if path.exists() else {}
-    out = subprocess.run(
-        [str(prefix / "bin" / "flux"), "version"], capture_output=True, text=True, check=True
-    ).stdout
-    for line in out.splitlines():
-        name, _, value = line.partition(":")
-        if name.strip() == "libflux-core":
-            found["flux-core"] = value.strip()
-    return found
 
 
 @dataclass
 class RealFlux:
     """One running test instance of the real Flux (see the module docstring)."""
 
-    prefix: Path
+    site: FluxSite
     workdir: Path
     mapping: RabbitMapping
     cluster: str
@@ -124,6 +82,11 @@ class RealFlux:
     _bridge_argv: list[str] = field(default_factory=list)
 
     @property
+    def prefix(self) -> Path:
+        """The installation prefix of flux-core."""
+        return self.site.prefix
+
+    @property
     def computes(self) -> list[str]:
         """The brokers' hostnames, rank order."""
         return list(self.mapping.computes)
@@ -142,8 +105,9 @@ class RealFlux:
             f'[resource]\npath = "{self.workdir / "R.json"}"\nnoverify = true\n'
         )
         (conf / "sched-fluxion.toml").write_text('[sched-fluxion-resource]\nmatch-format = "rv1"\n')
-        site = '[job-manager]\nplugins = [\n  { load = "dws-jobtap.so" },\n'
-        site += '  { load = "perilog.so" },\n]\n'
+        site = "[job-manager]\nplugins = [\n"
+        site += f'  {{ load = "{self.site.dws_jobtap}" }},\n'
+        site += f'  {{ load = "{self.site.perilog}" }},\n]\n'
         # a site gives jobs a time limit: Fluxion calls a job that must wait for one
         # without a limit "unsatisfiable" (it can never reserve a start after it)
         site += '\n[policy.jobspec.defaults.system]\nduration = "1h"\n'
@@ -179,7 +143,9 @@ class RealFlux:
     def instance_env(self) -> dict[str, str]:
         """The environment of the brokers (and so of the prolog) and the bridge."""
         env = dict(self.env)
-        env["PYTHONPATH"] = str(self.prefix / "lib" / "python3.11" / "site-packages")
+        env["PYTHONPATH"] = str(self.site.pythonpath)
+        if self.site.module_path_prepend:
+            env["FLUX_MODULE_PATH_PREPEND"] = self.site.module_path_prepend
         env["PATH"] = f"{self.prefix / 'bin'}:{Path(sys.executable).parent}:{env['PATH']}"
         if self.statedir is not None:
             # rc1's cleanup would cancel the running jobs at shutdown: a restart keeps them
@@ -195,6 +161,11 @@ class RealFlux:
         argv += [f"--test-size={len(self.computes)}"]
         argv += [f"--test-hosts={encode_hostlist(self.computes)}"]
         argv += ["-Slog-stderr-level=4"]
+        shell_dirs = [*self.site.shell_plugin_dirs]
+        default_shell_dir = self.prefix / "lib" / "flux" / "shell" / "plugins"
+        if shell_dirs != [default_shell_dir]:  # flux-coral2 installed apart
+            paths = ":".join(str(d) for d in [*shell_dirs, default_shell_dir])
+            argv += [f"-Sconf.shell_pluginpath={paths}"]
         if self.statedir is not None:
             self.statedir.mkdir(parents=True, exist_ok=True)
             argv += [f"-Sstatedir={self.statedir}"]
@@ -227,6 +198,15 @@ class RealFlux:
         self.flux("queue", "status")
         self.started_s = time.monotonic() - started
         return self
+
+    def versions(self) -> dict[str, str]:
+        """The releases this instance runs: the site's (:class:`FluxSite`), with Fluxion's
+        read from the instance's log where no package names it."""
+        found = dict(self.site.versions)
+        if found["flux-sched"] == "unknown" and self.uri:
+            logged = fluxion_version_from_dmesg(self.flux("dmesg", check=False))
+            found["flux-sched"] = logged or found["flux-sched"]
+        return found
 
     def restart(self, timeout_s: float = 180) -> RealFlux:
         """Shut the instance down with its running jobs left running (as a system
@@ -322,18 +302,6 @@ class RealFlux:
 
 #: Run in the instance: exit 0 once something answers ``dws.status``.
 _DWS_STATUS = "import flux; flux.Flux().rpc('dws.status', {}).get()"
-
-
-def flux_prefix_of(value: str | None, log: Path) -> Path:
-    """The prefix to run: ``value`` when given (a ``make flux`` prefix), else built."""
-    if value:
-        prefix = Path(value)
-        if not (prefix / "bin" / "flux").exists():
-            raise ConfigError(f"{prefix} holds no bin/flux; give the prefix `make flux` prints")
-        return prefix
-    if shutil.which("gcc") is None and not BUILD.exists():
-        raise ConfigError("no Flux prefix given and none can be built; run `make flux`")
-    return build_flux(log)
 
 
 def job_env(output: str) -> dict[str, Any]:

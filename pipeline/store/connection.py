@@ -72,12 +72,12 @@ def _sentinel(url: str, socket_timeout_s: float) -> redis.Redis:
     db_text = query.get("db", ["0"])[0]
     if not db_text.isdigit():
         raise ConfigError(f"sentinel URL {shown_url(url)!r}: db must be a number, got {db_text!r}")
-    sentinel = Sentinel(  # type: ignore[no-untyped-call]
+    sentinel = Sentinel(  # type: ignore[no-untyped-call, unused-ignore]
         hosts,
         socket_timeout=socket_timeout_s,
         sentinel_kwargs={"password": password} if password else None,
     )
-    master: Any = sentinel.master_for(  # type: ignore[no-untyped-call]
+    master: Any = sentinel.master_for(  # type: ignore[no-untyped-call, unused-ignore]
         service,
         socket_timeout=socket_timeout_s,
         password=password,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import time
 import uuid
 from typing import Any
 
@@ -98,10 +97,12 @@ def test_short_outages_are_retried_with_backoff(server: KubeApiServer, dws: DwsC
 
 def test_a_long_outage_gives_up_within_the_budget(server: KubeApiServer, dws: DwsClient) -> None:
     server.inject(code=503, method="GET", times=1000)
-    start = time.monotonic()
     with pytest.raises(Unavailable):
         dws.get_workflow("fluxjob-6")
-    assert time.monotonic() - start < 10
+    tries = 1000 - len(server.routes.faults)
+    # the backoff (0.05 s, doubling) fits at most 6 tries in the 2-s budget: fewer when
+    # the machine is slow, never more
+    assert 1 <= tries <= 6
 
 
 def test_watch_yields_changes_and_raises_gone_when_too_old() -> None:

@@ -1,18 +1,16 @@
-"""The real-Flux tier: flux-core 0.88, Fluxion 0.54 and flux-coral2's plugins built by
-``make flux`` (``deploy/flux/build-flux.sh``, cached outside the clone).
+"""The real-Flux tier: the flux-core (0.88 or newer), Fluxion and flux-coral2 plugins this
+machine has installed, found by :func:`pipeline.clients.flux_site.find_flux`
+(``FLUX_PREFIX``, else ``flux`` on ``PATH``; ``FLUX_CORAL2_PREFIX``). Without one, the tier
+is not run, and the session says so at its start and in its summary (``tests/conftest.py``);
+``make test-flux`` fails instead.
 
-Two kinds of instance: a bare two-broker one per conformance check (:func:`in_flux`), and
-one whole system per test session (:func:`real_system`): the simulated system of the demo
-(Redis with a user per role and signing, the worker, beat, the watcher, the API server
-with DWS, the node workers, the fabric manager giving hardware collectives to jobs of two
-nodes or more) around a real Flux with Fluxion,
-``dws-jobtap.so``, ``perilog.so`` running ``coral2-pipeline flux-prolog``, and
-``coral2-pipeline flux-bridge`` beside it.
-
-The sources come from ``FLUX_SOURCES`` (``.ci/run`` points it at the tarballs CI lays
-beside the clone), or that same copy when it is there, or else GitHub; with the cache warm
-(keyed by the pinned checksums) none is read. A build that fails
-fails the tier, naming its log: a machine that cannot build Flux does not pass it quietly.
+Two kinds of instance: a bare two-broker one (:func:`in_flux`, for ``make record-flux``'s
+recordings), and one whole system per test session (:func:`session_tier`): the simulated
+system of the demo (Redis with a user per role and signing, the worker, beat, the watcher,
+the API server with DWS, the node workers, the fabric manager giving hardware collectives
+to jobs of two nodes or more) around a real Flux with Fluxion, ``dws-jobtap.so``,
+``perilog.so`` running ``coral2-pipeline flux-prolog``, and ``coral2-pipeline flux-bridge``
+beside it.
 """
 
 from __future__ import annotations
@@ -21,6 +19,7 @@ import contextlib
 import json
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -29,28 +28,27 @@ from typing import Any
 
 import pytest
 
-from pipeline.errors import ConfigError, FluxError
+from pipeline.clients.flux_site import FluxNotFound, FluxSite, find_flux
+from pipeline.errors import FluxError
 from pipeline.model.jobid import decode_jobid
-from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.platform.sending import settings_of
 from pipeline.platform.signing import secure
 from pipeline.sim.flux.jobmanager import JobManager
-from pipeline.sim.flux_real import RealFlux, build_flux
+from pipeline.sim.flux_real import RealFlux
 from pipeline.sim.system import CLUSTER, SimulatedSystem
 from pipeline.store import Store
+from tests.flux.checks import HOSTS, TIER_MAPPING
 
 ROOT = Path(__file__).resolve().parents[2]
-HOSTS = "compute[01-02]"
 
 
 @pytest.fixture(scope="session")
-def flux_prefix(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``make flux``'s prefix; a build that fails fails the tier, naming its log."""
-    log = tmp_path_factory.mktemp("flux-build") / "build.log"
+def flux_site() -> FluxSite:
+    """The installed Flux (the tier is deselected where there is none)."""
     try:
-        return build_flux(log)
-    except ConfigError as exc:
-        pytest.fail(str(exc))
+        return find_flux()
+    except FluxNotFound as exc:
+        pytest.fail(f"real-Flux tier: not run: {exc}")
 
 
 @pytest.fixture(scope="session")
@@ -62,12 +60,12 @@ def flux_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield config
 
 
-def in_flux(prefix: Path, config: Path, script: Path, *args: str) -> str:
-    """Run ``script`` with Debian's python3 inside a fresh two-broker test instance named
+def in_flux(site: FluxSite, config: Path, script: Path, *args: str) -> str:
+    """Run ``script`` with this Python inside a fresh two-broker test instance named
     ``compute[01-02]``; return what it printed."""
-    env = dict(os.environ, PYTHONPATH=str(prefix / "lib" / "python3.11" / "site-packages"))
-    argv = [str(prefix / "bin" / "flux"), "start", f"--config-path={config}", "--test-size=2"]
-    argv += [f"--test-hosts={HOSTS}", "/usr/bin/python3", str(script), *args]
+    env = dict(os.environ, PYTHONPATH=str(site.pythonpath))
+    argv = [str(site.flux), "start", f"--config-path={config}", "--test-size=2"]
+    argv += [f"--test-hosts={HOSTS}", sys.executable, str(script), *args]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
@@ -99,27 +97,15 @@ def until(condition: Callable[[], bool], timeout_s: float = 60) -> bool:
 
 
 def answers(
-    prefix: Path, config: Path, requests: list[tuple[str, dict[str, Any]]], tmp: Path
+    site: FluxSite, config: Path, requests: list[tuple[str, dict[str, Any]]], tmp: Path
 ) -> Any:
     """What the real Flux answered to each request, in order."""
     path = tmp / "requests.json"
     path.write_text(json.dumps(requests))
-    return json.loads(
-        in_flux(prefix, config, Path(__file__).with_name("rpc_answers.py"), str(path))
-    )
+    return json.loads(in_flux(site, config, Path(__file__).with_name("rpc_answers.py"), str(path)))
 
 
 TIER_CONFIG = Path(__file__).with_name("tier-cluster.toml")
-#: 4 computes behind 2 rabbits, 36 TiB each.
-TIER_MAPPING = RabbitMapping.model_validate(
-    {
-        "computes": {f"compute0{i}": f"rabbit{(i + 1) // 2}" for i in range(1, 5)},
-        "rabbits": {
-            "rabbit1": {"capacity": 39582418599936, "hostlist": "compute[01-02]"},
-            "rabbit2": {"capacity": 39582418599936, "hostlist": "compute[03-04]"},
-        },
-    }
-)
 
 
 @dataclass
@@ -181,7 +167,7 @@ class Tier:
 
 
 def start_tier(
-    prefix: Path, workdir: Path, system_env: dict[str, str] | None = None, **flux_options: Any
+    site: FluxSite, workdir: Path, system_env: dict[str, str] | None = None, **flux_options: Any
 ) -> Tier:
     """The simulated world (its pipeline processes given ``system_env`` too), then the real
     Flux in it (with ``flux_options``) and its bridge."""
@@ -203,7 +189,7 @@ def start_tier(
     env = dict(system.env(), **system.role_env("bridge"))
     if "site_prolog_d" in flux_options:  # ours runs on each node, as the node's user
         flux_options["node_env"] = system.role_env("node")
-    flux = RealFlux(prefix, workdir, TIER_MAPPING, CLUSTER, env, **flux_options)
+    flux = RealFlux(site, workdir, TIER_MAPPING, CLUSTER, env, **flux_options)
     try:
         flux.start()
         flux.start_bridge()
@@ -227,10 +213,10 @@ def signing_as(tier: Tier) -> Tier:
 
 @contextlib.contextmanager
 def running_tier(
-    prefix: Path, workdir: Path, system_env: dict[str, str] | None = None, **flux_options: Any
+    site: FluxSite, workdir: Path, system_env: dict[str, str] | None = None, **flux_options: Any
 ) -> Iterator[Tier]:
     """:func:`start_tier`, stopped (Flux, then the simulated world) on leaving."""
-    started = start_tier(prefix, workdir, system_env, **flux_options)
+    started = start_tier(site, workdir, system_env, **flux_options)
     try:
         yield started
     finally:
@@ -239,8 +225,8 @@ def running_tier(
 
 
 @pytest.fixture(scope="session")
-def session_tier(flux_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
-    with running_tier(flux_prefix, tmp_path_factory.mktemp("tier")) as started:
+def session_tier(flux_site: FluxSite, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
+    with running_tier(flux_site, tmp_path_factory.mktemp("tier")) as started:
         yield started
 
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pipeline.clients.flux_site import FluxSite
 from tests.flux.conftest import Tier, running_tier, signing_as
 
 DW = "#DW jobdw type=xfs capacity=10GiB name=scratch"
@@ -45,11 +45,11 @@ def holdings(tier: Tier, jobid: int) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def restartable_module(
-    flux_prefix: Path, tmp_path_factory: pytest.TempPathFactory
+    flux_site: FluxSite, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Tier]:
     """The whole system around a real Flux that keeps its jobs across a restart."""
     workdir = tmp_path_factory.mktemp("restart-tier")
-    with running_tier(flux_prefix, workdir, statedir=workdir / "flux-statedir") as tier:
+    with running_tier(flux_site, workdir, statedir=workdir / "flux-statedir") as tier:
         yield tier
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.clients.flux_site import FluxSite
 from pipeline.sim.node.agent import BUSY
 from tests.flux.conftest import Tier, running_tier, signing_as
 from tests.flux.test_a_node_that_cannot_unmount_is_drained_in_flux_until_undrained import (
@@ -22,11 +23,13 @@ DW = "--setattr=system.dw=#DW jobdw type=xfs capacity=10GiB name=scratch"
 
 
 @pytest.fixture(scope="module")
-def impatient_module(flux_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
+def impatient_module(
+    flux_site: FluxSite, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Tier]:
     """The whole system around a real Flux, with a short ``postrun_timeout``."""
     workdir = tmp_path_factory.mktemp("partial-tier")
     with running_tier(
-        flux_prefix, workdir, {"CORAL2_PIPELINE_RABBIT__POSTRUN_TIMEOUT": "15"}
+        flux_site, workdir, {"CORAL2_PIPELINE_RABBIT__POSTRUN_TIMEOUT": "15"}
     ) as tier:
         yield tier
 

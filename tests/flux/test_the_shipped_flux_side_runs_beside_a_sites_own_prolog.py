@@ -8,24 +8,24 @@ only after both, and ``#DW`` jobs still go through ``dws-jobtap.so``."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
+from pipeline.clients.flux_site import FluxSite
 from tests.flux.conftest import Tier, start_tier
 
 DW = "--setattr=system.dw=#DW jobdw type=xfs capacity=10GiB name=scratch"
 
 
 @pytest.fixture(scope="module")
-def site(flux_prefix: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
+def site(flux_site: FluxSite, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
     workdir = tmp_path_factory.mktemp("site")
     prolog_d = workdir / "prolog.d"
     prolog_d.mkdir()
     own = prolog_d / "00-site"
     own.write_text(f'#!/bin/sh\necho "$FLUX_JOB_ID" >>{workdir}/site-prolog-ran\n')
     own.chmod(0o755)
-    started = start_tier(flux_prefix, workdir, site_prolog_d=prolog_d)
+    started = start_tier(flux_site, workdir, site_prolog_d=prolog_d)
     yield started
     started.flux.stop()
     started.system.stop()

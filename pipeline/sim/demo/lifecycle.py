@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -33,6 +33,9 @@ from pipeline.sim.demo.sweep import BUSY_ENV, sweep_busy_nodes
 from pipeline.sim.flux.job import FluxJob
 from pipeline.sim.redis_server import free_port
 from pipeline.sim.system import SimulatedSystem
+
+if TYPE_CHECKING:
+    from pipeline.clients.flux_site import FluxSite
 
 #: jobs of this many nodes or more get hardware collectives in the demo
 HWCOLL_MIN_NODES = 2
@@ -288,12 +291,11 @@ def run_lifecycle_demo(
     jobs: int = 24,
     as_json: bool = False,
     keep_running: bool = False,
-    flux: str = "sim",
-    flux_prefix: str | None = None,
+    flux_site: FluxSite | None = None,
 ) -> int:
     """Run the batch; print the summary (or JSON); return 0 when clean and as expected.
     ``flux`` ``real``: on a real Flux (:mod:`pipeline.sim.demo.real`)."""
-    real = flux == "real"
+    real = flux_site is not None
 
     def interrupted(*_: object) -> None:
         raise KeyboardInterrupt
@@ -303,10 +305,10 @@ def run_lifecycle_demo(
         with ExitStack() as stack:
             system = stack.enter_context(demo_system(mapping, config=config, real_flux=real))
             found: dict[str, str] = {}
-            if real:
+            if flux_site is not None:
                 from pipeline.sim.demo.real import start_real_flux
 
-                instance, found = start_real_flux(system, flux_prefix, console)
+                instance, found = start_real_flux(system, flux_site, console)
                 stack.callback(instance.stop)  # before the system it runs in
             report = _run(system, console, jobs, quiet=as_json, sweep=not real)
             report.flux = found

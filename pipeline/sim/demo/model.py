@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -41,6 +41,9 @@ from pipeline.model.nnf import breakdown_for
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.model.resource_set import r_from_config
 from pipeline.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from pipeline.clients.flux_site import FluxSite
 
 OWNER_UID = 0
 USER_UID = 31193
@@ -202,8 +205,7 @@ def run_demo(
     jobs: int = 24,
     as_json: bool = False,
     keep_running: bool = False,
-    flux: str = "sim",
-    flux_prefix: str | None = None,
+    flux_site: FluxSite | None = None,
 ) -> int:
     """Run the walk-through, then the lifecycle (on the simulated Flux, or with ``flux``
     ``real`` on a real one); return 0 when everything ended as expected."""
@@ -217,8 +219,7 @@ def run_demo(
 
         quiet = Console(stderr=True)
         return run_lifecycle_demo(
-            quiet, mapping, config=config, jobs=jobs, as_json=True, flux=flux,
-            flux_prefix=flux_prefix,
+            quiet, mapping, config=config, jobs=jobs, as_json=True, flux_site=flux_site,
         )  # fmt: skip
     console = console or Console()
     console.rule("coral2-pipeline demo: the domain model on the sample cluster")
@@ -276,6 +277,6 @@ def run_demo(
         console.rule("the lifecycle: Flux, the pipeline, DWS and the node workers, all running")
         status |= run_lifecycle_demo(
             console, mapping, config=config, jobs=jobs, keep_running=keep_running,
-            flux=flux, flux_prefix=flux_prefix,
+            flux_site=flux_site,
         )  # fmt: skip
     return status

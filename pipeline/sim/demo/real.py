@@ -1,7 +1,8 @@
 """``coral2-pipeline demo --flux real``: the demo's batch on a real Flux.
 
 The simulated system starts without its simulated job manager; a real Flux test instance
-(flux-core, Fluxion and flux-coral2's plugins from ``make flux``, one broker per compute
+(the flux-core, Fluxion and flux-coral2 this machine has installed, found by
+:func:`~pipeline.clients.flux_site.find_flux`; one broker per compute
 of the sample cluster) takes its place, with ``coral2-pipeline flux-bridge`` beside it as
 the ``bridge`` Redis user, and :class:`~pipeline.sim.flux_mirror.FluxMirror` gives the
 demo its view of the jobs. Only Kubernetes/DWS, the NICs and the fabric manager stay
@@ -10,28 +11,27 @@ simulated.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import cast
 
 from rich.console import Console
 
+from pipeline.clients.flux_site import FluxSite
 from pipeline.settings import load_settings
 from pipeline.sim.flux.jobmanager import JobManager
 from pipeline.sim.flux_mirror import FluxMirror
-from pipeline.sim.flux_real import RealFlux, flux_prefix_of, versions
+from pipeline.sim.flux_real import RealFlux
 from pipeline.sim.system import CLUSTER, SimulatedSystem
 
 
 def start_real_flux(
-    system: SimulatedSystem, prefix: str | None, console: Console
+    system: SimulatedSystem, site: FluxSite, console: Console
 ) -> tuple[RealFlux, dict[str, str]]:
     """Start the instance and its bridge in ``system``; put the mirror in ``system.flux``.
     Return the instance (stop it before the system) and the versions it runs."""
-    path: Path = flux_prefix_of(prefix, system.workdir / "make-flux.log")
     env = {k: v for k, v in system.env().items() if k.startswith("CORAL2_")}
     chunks = load_settings(env=env).pipeline.chunks_per_nnf
     flux = RealFlux(
-        path,
+        site,
         system.workdir,
         system.mapping,
         CLUSTER,
@@ -47,11 +47,11 @@ def start_real_flux(
         raise
     # the mirror answers what the demo reads of the simulated job manager
     system.flux = cast(JobManager, mirror)
-    found = versions(path)
+    found = flux.versions()
     console.print(
         f"real Flux: flux-core {found.get('flux-core', '?')}, "
         f"Fluxion {found.get('flux-sched', '?')}, flux-coral2 {found.get('flux-coral2', '?')}"
-        f" plugins, {len(system.mapping.computes)} brokers "
+        f", {len(system.mapping.computes)} brokers "
         f"started in {flux.started_s:.1f} s",
         highlight=False,
     )

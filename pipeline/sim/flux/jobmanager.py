@@ -25,6 +25,8 @@ import functools
 import heapq
 import itertools
 import logging
+import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -131,6 +133,7 @@ class JobManager:
             self._active[jobid] = job
             self._busy[jobid] = job
             self.post(job, "submit", {"userid": userid, "urgency": 16, "flags": 0, "version": 1})
+            self.post(job, "validate")
             self.jobtap.depend(job)
             self._advance(job)
             return jobid
@@ -148,23 +151,30 @@ class JobManager:
             job = self._job(jobid, unknown="unknown job id")
             if job.state == "INACTIVE":
                 raise FluxError("job is inactive")
-            context = {"type": type_, "severity": severity, "note": note, "userid": 0}
-            job.exceptions.append(context)
-            self.post(job, "exception", context)
-            if severity == 0:
-                self.jobtap.exception(job, type_)
-                if job.state == "RUN" and not job.started:
-                    for name in list(job.prologs):  # Flux kills the running prolog scripts
-                        if name == PROLOG and self.hold is not None:
-                            self.hold.forget(job.id)
-                        self.prolog_finish(job, name, 1)
-                elif job.state == "RUN" and job.finish_status is None:
-                    job.run_until = time.monotonic() + finish_after_s  # killed
-                    job.finish_status = 15 if type_ == "cancel" else 1
-                elif job.state in ("DEPEND", "PRIORITY", "SCHED"):
-                    self._enter(job, "CLEANUP")
+            self._exception(job, type_, severity, note, finish_after_s)
             self._wake(job)
             self._advance(job)
+
+    def _exception(
+        self, job: FluxJob, type_: str, severity: int, note: str, finish_after_s: float = 0.0
+    ) -> None:
+        """Post the exception and do what it does to the job, without moving it on."""
+        context = {"type": type_, "severity": severity, "note": note, "userid": 0}
+        job.exceptions.append(context)
+        self.post(job, "exception", context)
+        if severity == 0:
+            self.jobtap.exception(job, type_)
+            if job.state == "RUN" and not job.started:
+                for name in list(job.prologs):  # Flux kills the running prolog scripts
+                    if name == PROLOG and self.hold is not None:
+                        self.hold.forget(job.id)
+                    # perilog.so SIGTERMs its command; dws-jobtap fails its own
+                    self.prolog_finish(job, name, signal.SIGTERM if name == PROLOG else 1)
+            elif job.state == "RUN" and job.finish_status is None:
+                job.run_until = time.monotonic() + finish_after_s  # killed
+                job.finish_status = 15 if type_ == "cancel" else 1
+            elif job.state in ("DEPEND", "PRIORITY", "SCHED"):
+                self._enter(job, "CLEANUP")
 
     def job(self, jobid: int) -> FluxJob:
         with self.lock:
@@ -304,11 +314,16 @@ class JobManager:
             self.jobtap.cleanup(job)
 
     def prolog_finish(self, job: FluxJob, name: str, status: int) -> None:
+        """End the prolog ``name`` with ``status``: a wait status for the job-manager
+        prolog, whose failure perilog.so raises first, in its words (on rank 0, its
+        failed ranks unknown)."""
         if name in job.prologs:
             del job.prologs[name]
+            if name == PROLOG and status and not job.fatal and not os.WIFSIGNALED(status):
+                code = os.WEXITSTATUS(status)
+                how = f"killed by signal {code - 128}" if code > 128 else f"exited with code={code}"
+                self._exception(job, "prolog", 0, f"prolog {how} on unknown (rank (null))")
             self.post(job, "prolog-finish", {"description": name, "status": status})
-            if status and not job.fatal:
-                self.raise_exception(job.id, "prolog", 0, f"{name} failed with status {status}")
 
     def epilog_finish(self, job: FluxJob, name: str, status: int) -> None:
         if name in job.epilogs:
@@ -331,9 +346,9 @@ class JobManager:
                 self.raise_exception(job.id, "alloc", 0, note)
         if job.state == "RUN":
             if self.hold is not None and PROLOG in job.prologs:
-                status = self.hold.status(job.id)
-                if status is not None:
-                    self.prolog_finish(job, PROLOG, status)
+                code = self.hold.status(job.id)
+                if code is not None:  # the command's exit code, as a wait status
+                    self.prolog_finish(job, PROLOG, code << 8)
             if not job.started and not job.prologs:
                 if job.fatal:
                     self._enter(job, "CLEANUP")
@@ -351,6 +366,8 @@ class JobManager:
                 self._enter(job, "CLEANUP")
         if job.state == "CLEANUP" and not job.epilogs:
             if job.hosts:
+                if job.started:  # the execution system gives the nodes back
+                    self.post(job, "release", {"ranks": "all", "final": True})
                 self.resources.release(job.hosts, job.ssd)
                 self.post(job, "free")
             self.post(job, "clean")

@@ -82,16 +82,16 @@ class DwsJobtap:
             "userid": job.userid,
             "failure_tolerance": tolerance,
         }
-        # set first: a failure answer raises the exception (→ CLEANUP) inside _send; with no
-        # Workflow made, the job then just cleans up without the DWS epilog (t1000)
-        job.aux["dws_create_failed"] = True
-        if self._send(job, "create", payload, "dws-create"):
-            del job.aux["dws_create_failed"]
+        job.aux["subscriptions"] = 1  # job.event.* callbacks, once per subscription
+        self._send(job, "create", payload, "dws-create")
 
     def run(self, job: FluxJob) -> None:
         """``job.state.run``: start prolog ``dws-setup`` and send ``dws.setup`` with R."""
         if not job.dw or job.fatal:
             return
+        # dws-jobtap subscribes to the job's events again here ("in case the plugin was
+        # reloaded"): from now on each event reaches its callbacks twice
+        job.aux["subscriptions"] = job.aux.get("subscriptions", 0) + 1
         job.aux["dws_prolog_active"] = True
         job.prologs["dws-setup"] = None
         self.jm.post(job, "prolog-start", {"description": "dws-setup"})
@@ -104,13 +104,9 @@ class DwsJobtap:
             self._start_epilog(job, run_started=True)
 
     def cleanup(self, job: FluxJob) -> None:
-        """CLEANUP without a ``start`` event: start the epilog with ``run_started=false``."""
-        if (
-            job.dw
-            and not job.started
-            and not job.aux.get("dws_epilog_active")
-            and not job.aux.get("dws_create_failed")
-        ):
+        """CLEANUP without a ``start`` event: start the epilog with ``run_started=false``,
+        even after ``dws.create`` failed (dws-jobtap 0.36's ``cleanup_cb``)."""
+        if job.dw and not job.started and not job.aux.get("dws_epilog_active"):
             self._start_epilog(job, run_started=False)
 
     def _start_epilog(self, job: FluxJob, *, run_started: bool) -> None:
@@ -128,17 +124,20 @@ class DwsJobtap:
             self.jm.raise_exception(job.id, "dws-epilog-timeout", 0, "DWS epilog timed out")
 
     def exception(self, job: FluxJob, type_: str) -> None:
-        """A sev-0 exception: fail the prolog, or tear down / abort from the epilog."""
+        """A sev-0 exception: fail the prolog, or tear down / abort from the epilog — once
+        per subscription to the job's events, as ``exception_cb`` runs (its epilog mark is
+        never cleared, so a job subscribed twice is sent ``dws.teardown`` twice)."""
         if not job.dw:
             return
-        if "dws-setup" in job.prologs:
-            self.jm.prolog_finish(job, "dws-setup", 1)
-        elif "dws-epilog" in job.epilogs:
-            if type_ == "dws-epilog-timeout":
-                self._fire_and_forget(job, "abort")
-                self.jm.epilog_finish(job, "dws-epilog", 1)
-            else:
-                self._fire_and_forget(job, "teardown")
+        for _ in range(job.aux.get("subscriptions", 0)):
+            if "dws-setup" in job.prologs:
+                self.jm.prolog_finish(job, "dws-setup", 1)
+            elif job.aux.get("dws_epilog_active"):
+                if type_ == "dws-epilog-timeout":
+                    self._fire_and_forget(job, "abort")
+                    self.jm.epilog_finish(job, "dws-epilog", 1)
+                else:
+                    self._fire_and_forget(job, "teardown")
 
     def _fire_and_forget(self, job: FluxJob, name: str) -> None:
         if self.service is not None:

@@ -113,14 +113,16 @@ def test_epilog_remove_needs_the_job_in_cleanup() -> None:
 def test_a_failed_create_answer_becomes_a_dws_create_exception() -> None:
     jm = manager(Coral2Dws({"success": False, "errstr": "nope"}))
     jobid = jm.submit(NODES, system=DW)
-    [exc] = jm.job(jobid).exceptions
+    exc, epilog = jm.job(jobid).exceptions  # the epilog's dws.post_run is refused too
+    assert epilog["type"] == "dws-epilog"
     assert (exc["type"], exc["note"]) == ("dws-create", "DWS workflow interactions failed: nope")
 
 
 def test_without_the_dws_service_the_job_fails_with_the_enosys_note() -> None:
     jm = manager(None)
     jobid = jm.submit(NODES, system=DW)
-    [exc] = jm.job(jobid).exceptions
+    exc, epilog = jm.job(jobid).exceptions  # then dws.post_run cannot be sent either
+    assert epilog["note"].endswith("Failed to send dws.post_run RPC")
     assert "Admins: is the flux-coral2-dws service loaded?" in exc["note"]
 
 
@@ -155,5 +157,5 @@ def test_a_post_run_nothing_serves_gives_the_epilog_up_in_the_plugins_words() ->
 def test_a_create_answer_that_cannot_be_read_fails_the_job_in_the_plugins_words() -> None:
     jm = manager(Coral2Dws({"unexpected": True}))
     jobid = jm.submit(NODES, system=DW)
-    [exc] = jm.job(jobid).exceptions
+    exc = jm.job(jobid).exceptions[0]
     assert exc["note"] == "DWS workflow interactions failed: Failed to unpack dws.create RPC"
