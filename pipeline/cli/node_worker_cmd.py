@@ -64,11 +64,11 @@ def register(sub: Any) -> None:
     )
     parser.add_argument(
         "--sim-cxi-busy",
-        metavar="UID=SECONDS",
+        metavar="UID",
         action="append",
         default=[],
-        help="with --nic simulated: CXI services made for UID stay busy SECONDS from "
-        "the first attempt to destroy them (a job whose processes outlive it; repeatable)",
+        help="with --nic simulated: the jobs of UID leave processes behind on their nodes, "
+        "which keep the jobs' CXI services busy until an admin ends them (repeatable)",
     )
     parser.add_argument(
         "--sim-slow-mounts",
@@ -158,7 +158,7 @@ def _nics(args: argparse.Namespace, state: Path) -> Callable[[str], Nic] | None:
         from pipeline.sim.node.cassini import SimulatedNic
 
         nics: dict[str, Nic] = {}
-        busy = dict(_busy_uid(text) for text in args.sim_cxi_busy)
+        busy = [_busy_uid(text) for text in args.sim_cxi_busy]
 
         def simulated(host: str) -> Nic:
             if host not in nics:  # task threads may race here: setdefault keeps the first
@@ -188,13 +188,8 @@ def _slow_mounts(text: str | None, seed: int) -> SlowMounts | None:
     return slow
 
 
-def _busy_uid(text: str) -> tuple[int, float]:
-    """``UID=SECONDS`` of ``--sim-cxi-busy``."""
-    uid, _, seconds = text.partition("=")
-    try:
-        pair = int(uid), float(seconds)
-    except ValueError:
-        pair = (-1, -1.0)
-    if pair[0] < 0 or not 0 <= pair[1] < float("inf"):
-        raise CommandError(f"--sim-cxi-busy {text!r}: expected UID=SECONDS, e.g. 1002=3")
-    return pair
+def _busy_uid(text: str) -> int:
+    """``UID`` of ``--sim-cxi-busy``."""
+    if not text.isdigit() or int(text) > 2**32 - 1:
+        raise CommandError(f"--sim-cxi-busy {text!r}: expected a uid, e.g. 1002")
+    return int(text)

@@ -31,7 +31,7 @@ def start_node_side(system: SimulatedSystem) -> None:
     argv = [sys.executable, "-m", "pipeline.cli", "node-worker", "--backend", "simulated"]
     argv += ["--hostname", encode_hostlist(computes), "--sim-root", str(workdir / "mnt")]
     argv += ["--nic", "simulated" if system.slingshot else "none"]
-    argv += [f"--sim-cxi-busy={uid}={s:g}" for uid, s in system.cxi_busy.items()]
+    argv += [f"--sim-cxi-busy={uid}" for uid in system.cxi_busy]
     # the clientmount daemon in a process of its own, as nnf-clientmountd runs beside
     # the node worker: a killed node worker leaves the mounts to it
     mountd = [sys.executable, "-m", "pipeline.cli", "sim", "clientmountd"]

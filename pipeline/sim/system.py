@@ -83,8 +83,9 @@ class SimulatedSystem:
     key_cache: Path | None = None
     #: Redis with a user per role (pipeline.platform.acl), passwords made at start
     acl: bool = False
-    #: uid → seconds the CXI services of that user's jobs stay busy once their job is over
-    cxi_busy: dict[int, float] = field(default_factory=dict)
+    #: uids whose jobs leave processes behind, keeping their CXI services busy until an
+    #: admin ends them (:meth:`nic_state`, pipeline.sim.node.cassini.end_stray_processes)
+    cxi_busy: tuple[int, ...] = ()
     extra_env: dict[str, str] = field(default_factory=dict)
     node_env: dict[str, str] = field(default_factory=dict)
     #: more environment for one process, by its name (e.g. flower's credentials)
@@ -334,6 +335,10 @@ class SimulatedSystem:
         """Wait until a lifecycle worker serves (a ping through its housekeeping queue)."""
         assert self.app is not None
         self.app.send_task("housekeeping.ping", args=["ready"]).get(timeout=timeout_s)
+
+    def nic_state(self, host: str) -> Path:
+        """The file the simulated NICs of ``host`` keep their services in."""
+        return self.workdir / "mnt" / ".state" / "nics" / f"{host}.json"
 
     def wait_node_worker(self, timeout_s: float = 120) -> None:
         """Wait until the node worker serves its queues (a ping through the last one)."""

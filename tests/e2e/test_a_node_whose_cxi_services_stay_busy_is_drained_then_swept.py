@@ -1,5 +1,5 @@
-"""A job whose CXI services stay busy after it ends: the job still ends at once, its node
-is drained once housekeeping gives up, its VNIs stay quarantined until an admin's
+"""A job whose processes outlive it, keeping its CXI services busy: the job still ends at
+once, its node is drained once housekeeping gives up, its VNIs stay quarantined until an admin's
 ``coral2-pipeline slingshot clean`` sweeps the node, then they are free again."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ BUSY_UID = 4242
 
 @pytest.fixture(scope="module")
 def system() -> Iterator[SimulatedSystem]:
-    sim = start_system(slingshot=True, cxi_busy={BUSY_UID: 4.0}, extra_env=dict(BUSY_ENV))
+    sim = start_system(slingshot=True, cxi_busy=(BUSY_UID,), extra_env=dict(BUSY_ENV))
     yield sim
     sim.stop()
 

@@ -8,8 +8,6 @@ from typing import Any
 #: The demo user whose jobs leave CXI services busy after they end: housekeeping drains
 #: the node, and the demo sweeps it with ``coral2-pipeline slingshot clean``.
 BUSY_UID = 1002
-#: How long those services stay busy from the first attempt to destroy them, seconds.
-BUSY_S = 3.0
 
 
 @dataclass(frozen=True)

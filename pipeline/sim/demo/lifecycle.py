@@ -24,7 +24,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.sim.demo.batch import BUSY_S, BUSY_UID, DemoJob, batch
+from pipeline.sim.demo.batch import BUSY_UID, DemoJob, batch
 from pipeline.sim.demo.fabric_outage import start_outage
 from pipeline.sim.demo.fabric_outage import summary as fabric_summary
 from pipeline.sim.demo.metrics import PIPELINE_DRIVEN, TransitionClock, leaks, percentile
@@ -97,17 +97,21 @@ def outcome_problem(job: DemoJob, flux_job: FluxJob) -> str | None:
     return None
 
 
+#: Between two submissions of the batch, seconds: a steady stream of jobs, as users submit
+#: them, so that the latency table shows what one transition costs the pipeline rather than
+#: the queue of a whole batch arriving in one instant.
+ARRIVAL_S = 0.25
+
+
 def _drive(system: SimulatedSystem, jobs: list[DemoJob], console: Console, quiet: bool) -> Report:
     assert system.flux is not None
     flux = system.flux
     report = Report(submitted=len(jobs))
     start_outage(system)  # the fabric manager goes down in the middle of the batch
-    ids = [
-        flux.submit(j.resources(), system=j.system(), userid=j.userid, runtime_s=0.3) for j in jobs
-    ]
-    report.jobids = ids
-    to_cancel = {i for i, j in zip(ids, jobs, strict=True) if j.cancel}
-    deadline = time.monotonic() + 120 + 2 * len(jobs)
+    ids: list[int] = []
+    to_cancel: set[int] = set()
+    next_at = time.monotonic()
+    deadline = time.monotonic() + 120 + 2 * len(jobs) + ARRIVAL_S * len(jobs)
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -117,8 +121,18 @@ def _drive(system: SimulatedSystem, jobs: list[DemoJob], console: Console, quiet
         transient=True,
         disable=quiet,
     ) as progress:
-        bar = progress.add_task("jobs", total=len(ids))
+        bar = progress.add_task("jobs", total=len(jobs))
         while time.monotonic() < deadline and not system.alive():
+            if len(ids) < len(jobs) and time.monotonic() >= next_at:
+                # users submit one after another, not all in one instant
+                job = jobs[len(ids)]
+                ids.append(
+                    flux.submit(
+                        job.resources(), system=job.system(), userid=job.userid, runtime_s=0.3
+                    )
+                )
+                to_cancel |= {ids[-1]} if job.cancel else set()
+                next_at += ARRIVAL_S
             with flux.lock:
                 states = Counter(flux.jobs[i].state for i in ids)
                 for jobid in list(to_cancel):
@@ -130,9 +144,10 @@ def _drive(system: SimulatedSystem, jobs: list[DemoJob], console: Console, quiet
                 completed=states["INACTIVE"],
                 description=" ".join(f"{s}:{n}" for s, n in sorted(states.items())),
             )
-            if states["INACTIVE"] == len(ids):
+            if states["INACTIVE"] == len(jobs):
                 break
-            time.sleep(0.05)
+            time.sleep(0.02)
+    report.jobids = ids
     for job, jobid in zip(jobs, ids, strict=True):
         flux_job = flux.job(jobid)
         report.outcomes[flux_job.result if flux_job.state == "INACTIVE" else "UNFINISHED"] += 1
@@ -270,7 +285,7 @@ def demo_system(
         acl=True,
         config=config,
         # a real test instance runs its owner's jobs only: no busy user's job
-        cxi_busy={} if real_flux else {BUSY_UID: BUSY_S},
+        cxi_busy=() if real_flux else (BUSY_UID,),
         extra_env={**BUSY_ENV, "CORAL2_PIPELINE_HWCOLL__RELEASE_RETRY": "1"},
         hwcoll_min_nodes=HWCOLL_MIN_NODES,
     )

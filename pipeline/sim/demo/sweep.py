@@ -1,12 +1,13 @@
 """The demo's busy NIC: a node drained for CXI services its job left busy, then swept.
 
-The ``busy NIC`` job's services stay busy after it ends (``BUSY_UID``), so
-its node epilog cannot destroy them; housekeeping retries for
-``pipeline.cxi_busy_timeout`` and drains the node with a reason naming the
-services. The demo then does what the admin does: ``coral2-pipeline
-slingshot clean NODE`` (retried while the services are still busy) and
-``flux resource undrain``. The leak check that follows finds the VNIs
-released only if the sweep confirmed the node clean to the quarantine.
+The ``busy NIC`` job leaves processes behind on its node (``BUSY_UID``), which keep its
+CXI services busy until someone ends them, so its node epilog cannot destroy them;
+housekeeping retries for ``pipeline.cxi_busy_timeout`` and drains the node with a reason
+naming the services — however slow the machine, the services are still busy then. The
+demo then does what the admin does: ends the processes left on the node (``pkill -u``),
+runs ``coral2-pipeline slingshot clean NODE`` and ``flux resource undrain``. The leak
+check that follows finds the VNIs released only if the sweep confirmed the node clean to
+the quarantine.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import time
 
+from pipeline.sim.node.cassini import end_stray_processes
 from pipeline.sim.system import SimulatedSystem
 
 #: The timings the demo runs housekeeping with, so that the drain and sweep take seconds.
@@ -41,15 +43,25 @@ def sweep_busy_nodes(system: SimulatedSystem, timeout_s: float = 300.0) -> tuple
             }
         time.sleep(0.05)
     if not drained:
-        return [], f"no node was drained for busy CXI services in {timeout_s:g} s"
+        return [], f"no node was drained for busy CXI services in {timeout_s:g} s: {_why(system)}"
     done: list[str] = []
     for host, reason in sorted(drained.items()):
+        end_stray_processes(system.nic_state(host))  # pkill -u on the node
         problem = _clean(system, host, deadline)
         if problem:
             return done, problem
         system.flux.rpc("resource.undrain", {"targets": host})  # flux resource undrain
         done.append(f"{host} drained ({reason}), swept clean, undrained")
     return done, ""
+
+
+def _why(system: SimulatedSystem) -> str:
+    """What the pipeline holds of the busy job's node: its quarantine and drains."""
+    assert system.flux is not None and system.store is not None
+    with system.flux.lock:
+        drains = dict(system.flux.resources.drained)
+    quarantine = system.store.vnipool.query()["quarantine"]
+    return f"VNIs in quarantine {quarantine or 'none'}, nodes drained {drains or 'none'}"
 
 
 def _clean(system: SimulatedSystem, host: str, deadline: float) -> str:

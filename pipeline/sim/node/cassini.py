@@ -10,8 +10,11 @@ one), an LE reservation one of 15 LE pools; a listed VNI of 0 or above
 device's is EINVAL; destroying a service still in use is EBUSY. The
 simulation keeps a service busy for ``busy_s`` after the job's last use
 (the NIC finishing in-flight work), or until :meth:`SimulatedNic.release`;
-a service made for a uid of ``busy_uids`` stays busy for that many seconds
-from the first attempt to destroy it (a job whose processes outlive it).
+a service made for a uid of ``busy_uids`` stays busy while that uid has processes left
+on the node — a job whose processes outlive it — which the simulation keeps as a file,
+``<state>.strays/<uid>``, made with the service, until an admin ends them
+(:func:`end_stray_processes`, as ``pkill -u`` would): however slowly anything else
+runs, the services stay busy until then.
 
 With ``state``, the NIC keeps its services in that file, as the hardware keeps them
 across a restart of the node worker: a worker killed after it made a job's services
@@ -24,7 +27,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -53,12 +56,26 @@ class _Nic:
     totals: dict[str, int]
     services: dict[int, Service] = field(default_factory=dict)
     busy_until: dict[int, float] = field(default_factory=dict)
-    lingers: dict[int, float] = field(default_factory=dict)  # busy_uids' services
     tle_pools: int = TLE_POOLS - 1  # the default service holds one
     le_pools: int = LE_POOLS
 
     def shared(self) -> dict[str, int]:
         return free_resources(self.totals, self.services.values())
+
+
+def strays_of(state: Path) -> Path:
+    """The folder of the uids with processes left on the node of NIC state file ``state``."""
+    return state.with_name(f"{state.stem}.strays")
+
+
+def end_stray_processes(state: Path) -> list[int]:
+    """End every process left on the node whose NICs keep ``state`` (as ``pkill -u``
+    would); return the uids that had some."""
+    folder = strays_of(state)
+    ended = sorted(int(p.name) for p in folder.glob("*") if p.name.isdigit())
+    for uid in ended:
+        (folder / str(uid)).unlink(missing_ok=True)
+    return ended
 
 
 class SimulatedNic:
@@ -70,14 +87,15 @@ class SimulatedNic:
         *,
         totals: dict[str, int] | None = None,
         busy_s: float = 0.0,
-        busy_uids: Mapping[int, float] | None = None,
+        busy_uids: Collection[int] = (),
         clock: Callable[[], float] = time.monotonic,
         state: Path | None = None,
     ) -> None:
         self._lock = threading.Lock()
         self._clock = clock
         self.busy_s = busy_s
-        self.busy_uids = dict(busy_uids or {})
+        self.busy_uids = frozenset(busy_uids)
+        self._strays: set[int] = set()  # without a state file: the uids with processes left
         self._nics: dict[str, _Nic] = {}
         for index in range(devices):
             nic = _Nic(dict(totals or CASSINI_TOTALS))
@@ -104,9 +122,27 @@ class SimulatedNic:
                 )  # fmt: skip
                 nic.services[service.id] = service
                 nic.busy_until[service.id] = 0.0
-                if service.uids and service.uids[0] in self.busy_uids and service.id != 1:
-                    nic.lingers[service.id] = self.busy_uids[service.uids[0]]
             nic.tle_pools, nic.le_pools = int(entry["tle_pools"]), int(entry["le_pools"])
+
+    def _stray(self, uid: int) -> None:
+        if self._state is None:
+            self._strays.add(uid)
+            return
+        folder = strays_of(self._state)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / str(uid)).touch()
+
+    def _has_strays(self, uid: int) -> bool:
+        if self._state is None:
+            return uid in self._strays
+        return (strays_of(self._state) / str(uid)).exists()
+
+    def end_strays(self) -> None:
+        """An admin ended every process left on the node (see :func:`end_stray_processes`)."""
+        with self._lock:
+            self._strays.clear()
+            if self._state is not None:
+                end_stray_processes(self._state)
 
     def _save(self) -> None:
         """Write every device's services (under the lock), atomically."""
@@ -167,8 +203,8 @@ class SimulatedNic:
                 ident, uids=(request.uid,), vnis=request.vnis, tcs=request.tcs, limits=limits
             )
             nic.busy_until[ident] = 0.0
-            if request.uid in self.busy_uids:
-                nic.lingers[ident] = self.busy_uids[request.uid]
+            if request.uid in self.busy_uids:  # the job starts processes that outlive it
+                self._stray(request.uid)
             self._save()
             return ident
 
@@ -187,9 +223,9 @@ class SimulatedNic:
             nic = self._nic(device)
             if service_id == 1 or service_id not in nic.services:
                 raise CxiError(f"Could not delete service {service_id}: Invalid argument")
-            if service_id in nic.lingers:
-                nic.busy_until[service_id] = self._clock() + nic.lingers.pop(service_id)
-            if nic.busy_until.get(service_id, 0.0) > self._clock():
+            uids = nic.services[service_id].uids
+            stray = bool(uids) and uids[0] in self.busy_uids and self._has_strays(uids[0])
+            if stray or nic.busy_until.get(service_id, 0.0) > self._clock():
                 raise CxiBusy(f"Could not delete service {service_id}: Device or resource busy")
             service = nic.services.pop(service_id)
             nic.busy_until.pop(service_id, None)
