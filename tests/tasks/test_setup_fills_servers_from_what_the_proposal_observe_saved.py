@@ -98,10 +98,15 @@ def test_setup_reads_neither_the_workflow_nor_its_breakdowns_when_the_record_has
 ) -> None:
     server, dws = kube
     store = store_of(app)
+    # a first job: the process's client probes the served DWS version (reads) once
+    warm = proposal_done(dws, 60, breakdown=False)
+    store.jobs.create(JobRecord(jobid=60, workflow="fluxjob-60", storages=[warm]))
+    assert run_setup(app, 60) is True
     described = proposal_done(dws, 61, breakdown=False)  # reading the breakdown would fail
     store.jobs.create(JobRecord(jobid=61, workflow="fluxjob-61", storages=[described]))
-    server.inject(code=500, method="GET", times=100)  # any read would take these faults
+    server.inject(code=500, method="GET", times=100)  # any read would take one of these
     assert run_setup(app, 61) is True
+    assert len(server.routes.faults) == 100  # no read was made
     server.routes.faults.clear()
     servers = dws.get("servers", "fluxjob-61-0")
     assert [s["label"] for s in servers["spec"]["allocationSets"]] == ["xfs"]
