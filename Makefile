@@ -16,7 +16,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: venv demo test test-all test-flux record-flux lint typecheck contracts unit bench chaos redis kubectl promtool clean help
+.PHONY: venv demo test test-all test-flux record-flux lint typecheck contracts unit bench chaos redis kubectl promtool nft clean help
 
 help:
 	@echo "make demo | test | test-all | test-flux | record-flux | bench | chaos | lint | venv | clean"
@@ -52,6 +52,13 @@ promtool:
 	{ $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; } \
 	  || { echo "make: could not install promtool (need root or sudo and Debian's apt); install it by hand and retry" >&2; exit 1; }
 
+# nft: the tests load the compute firewall rule deploy/ ships with the real nft.
+nft:
+	@command -v nft >/dev/null && exit 0; \
+	echo "make: nft missing; installing Debian's nftables with apt-get"; \
+	{ $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nftables >/dev/null; } \
+	  || { echo "make: could not install nft (need root or sudo and Debian's apt); install it by hand and retry" >&2; exit 1; }
+
 demo: venv redis
 	$(BIN)/coral2-pipeline demo $(DEMO_ARGS)
 
@@ -68,12 +75,12 @@ contracts: venv
 # the real-Flux tier (tests/flux) runs where a Flux is installed (FLUX_PREFIX, or flux on
 # PATH) and is reported "not run" where none is; the tests marked `redundant` run only in
 # test-all (pyproject.toml says why each is)
-unit: venv redis kubectl promtool
+unit: venv redis kubectl promtool nft
 	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadscope -m 'not redundant' $(PYTEST_ARGS)
 
 test: lint typecheck contracts unit
 
-test-all: lint typecheck contracts venv redis kubectl promtool
+test-all: lint typecheck contracts venv redis kubectl promtool nft
 	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
 
 # fails where no Flux is installed: a site runs it against its own

@@ -30,8 +30,9 @@ from node_worker.cxi import Nic, clean_services, env_devices
 from node_worker.ended import EndedJobs
 from node_worker.service import ClientmountService
 from pipeline.errors import CxiError
+from pipeline.model.answers import cut, parse
 from pipeline.model.idset import decode_idset
-from pipeline.platform import nodework, supervision  # noqa: F401  (its signal handlers)
+from pipeline.platform import deadletters, nodework, supervision  # noqa: F401  (its signal handlers)
 from pipeline.platform.answers import answers_key, encode
 from pipeline.platform.config import node_worker_config
 from pipeline.platform.routing import node_queue
@@ -65,8 +66,9 @@ class NodeWorker:
         answers_to: str | None = None,
     ) -> None:
         self.settings = settings
-        #: the stream its answers go to (the node emulator holds them on one of its own)
-        self.answers_to = answers_to or answers_key(settings.pipeline)
+        #: the stream its answers go to instead of each node's own (the node emulator holds
+        #: them on one of its own)
+        self.answers_to = answers_to
         self.hosts = hosts
         self.prefix = settings.pipeline.queues.node_prefix
         self.queues = [self.prefix + h for h in hosts]
@@ -118,8 +120,11 @@ class NodeWorker:
         """Refuse a task for another node, or one that came in on another node's queue."""
         if hostname not in self.hosts:
             raise ValueError(f"node task for {hostname!r} reached the worker of {self.hosts}")
+        if task.request.is_eager:
+            return  # run in this process by its own code (the tests), from no queue
+        # the queue the broker read it from (pipeline.platform.broker), not its sender's word
         queue = (task.request.delivery_info or {}).get("routing_key")
-        if queue is not None and queue != self.prefix + hostname:
+        if queue != self.prefix + hostname:
             raise ValueError(f"node task for {hostname!r} came in on queue {queue!r}")
 
     def _app(self) -> Celery:
@@ -135,14 +140,18 @@ class NodeWorker:
         )
 
         def answer(name: str, **kwargs: Any) -> None:
-            # one XADD onto the stream, which the node's Redis user may only append to
-            entry = encode(app, name, kwargs)
+            # one XADD onto its node's stream, the one key the node's Redis user may write
+            if kwargs.get("error"):  # a reason longer than the reader takes is cut here
+                kwargs["error"] = cut(str(kwargs["error"]))
+            made = parse(name, kwargs)
+            entry = encode(app, made)
+            stream = self.answers_to or answers_key(self.settings.pipeline, made.node)
             # on the command connection send_task would use (not the channel's polling one)
             with (
                 app.producer_or_acquire() as producer,
                 producer.channel.conn_or_acquire() as client,
             ):
-                client.xadd(self.answers_to, entry)
+                client.xadd(stream, entry)
             detail = ", ".join(
                 f"{k}={kwargs[k]}" for k in ("error", "late", "busy") if kwargs.get(k)
             )
@@ -278,8 +287,16 @@ class NodeWorker:
 
         return app
 
+    def dead_letters_to(self, where: str) -> str:
+        """The answers stream a dead letter from ``where`` (a queue) goes onto: its node's,
+        the one key the node may write."""
+        host = where.removeprefix(self.prefix)
+        host = host if host in self.hosts else self.hosts[0]
+        return self.answers_to or answers_key(self.settings.pipeline, host)
+
     def run(self, concurrency: int, loglevel: str = "WARNING") -> Any:
         """Run the worker until it is told to stop (SIGTERM/SIGINT)."""
+        deadletters.to_node_streams(self.dead_letters_to)
         if self.companion is not None:
             self.companion.start()
         try:

@@ -29,6 +29,12 @@ def register(sub: Any) -> None:
         "--limit", type=int, default=20, metavar="N", help="how many to show (default 20)"
     )
     parser.add_argument("--clear", action="store_true", help="drop every kept dead letter")
+    parser.add_argument(
+        "--clear-node",
+        metavar="HOST",
+        help="forget that HOST's answers were refused wholesale (status stops naming it), "
+        "once the node was dealt with (docs/runbook.md)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -37,7 +43,12 @@ def run(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise CommandError(f"--limit must be at least 1, got {args.limit}")
     settings = settings_of(args)
-    letters = Store.from_url(settings.store_url, settings.pipeline.key_prefix).dead_letters
+    store = Store.from_url(settings.store_url, settings.pipeline.key_prefix)
+    letters = store.dead_letters
+    if args.clear_node:
+        store.answers.unflag(args.clear_node)
+        print(f"{args.clear_node}: no longer flagged")
+        return 0
     if args.clear:
         print(f"dropped {letters.clear()} dead letter(s)")
         return 0

@@ -50,6 +50,12 @@ def register(sub: Any) -> None:
         "prolog timeout applies)",
     )
     parser.add_argument(
+        "--node",
+        metavar="HOST",
+        help="run as this node's per-rank prolog (prolog.d/coral2-pipeline, with the node's "
+        "own Redis user): wait for the verdict written for HOST (pipeline.node_prologs)",
+    )
+    parser.add_argument(
         "--grace",
         type=float,
         default=10.0,
@@ -81,8 +87,8 @@ def run(args: argparse.Namespace) -> int:
     store = Store.from_url(settings.store_url, settings.pipeline.key_prefix)
     deadline = time.monotonic() + args.timeout if args.timeout else None
     try:
-        verdict = store.releases.wait(jobid, args.timeout or None)
-        if verdict is not None and verdict.status != 0:
+        verdict = store.releases.wait(jobid, args.timeout or None, args.node)
+        if verdict is not None and verdict.status != 0 and args.node is None:
             # Flux cancels us once the pipeline's exception lands
             while store.exceptions_on_their_way(jobid):
                 if deadline is not None and time.monotonic() >= deadline:

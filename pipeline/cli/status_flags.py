@@ -150,6 +150,37 @@ def stuck(
     return out
 
 
+def _answer_flags(view: PipelineView, now: float) -> list[Flag]:
+    """The node answers: waiting uncounted, the reader that stopped or fails, the nodes
+    whose answers were refused wholesale."""
+    flags: list[Flag] = []
+    read = view.answers_read
+    if view.answers_oldest_at and now - view.answers_oldest_at > OUTBOX_LATE_S:
+        age = f"the oldest node answer is {now - view.answers_oldest_at:.0f} s old, not counted"
+        if read is None or now - read[0] > OUTBOX_LATE_S:
+            since = f"for {now - read[0]:.0f} s (last: {read[1]})" if read else "ever"
+            why = (
+                f"{age}, and no lifecycle worker has read the answers {since}: is a lifecycle "
+                "worker (`coral2-pipeline worker`) running? Its jobs wait at RUN"
+            )
+        else:
+            why = (
+                f"{age}, though the reader {read[1]} read {now - read[0]:.0f} s ago: it fails "
+                "to count them (its log says why); its jobs wait at RUN"
+            )
+        flags.append(Flag(CRITICAL, why))
+    for host, (when, reason) in sorted(view.answers_flagged.items())[:10]:
+        why = (
+            f"node {host}'s answers were refused {now - when:.0f} s ago: {reason} "
+            "(docs/runbook.md: a node that floods its answers; `coral2-pipeline deadletters "
+            f"--clear-node {host}` once dealt with)"
+        )
+        flags.append(Flag(WARNING, why))
+    if len(view.answers_flagged) > 10:
+        flags.append(Flag(WARNING, f"and {len(view.answers_flagged) - 10} more nodes flagged"))
+    return flags
+
+
 def pipeline_flags(
     view: PipelineView,
     resend_after_s: float,
@@ -195,12 +226,7 @@ def pipeline_flags(
             "is `coral2-pipeline flux-bridge` running and Flux answering?"
         )
         flags.append(Flag(CRITICAL, why))
-    if view.answers_oldest_at and now - view.answers_oldest_at > OUTBOX_LATE_S:
-        why = (
-            f"the oldest node answer is {now - view.answers_oldest_at:.0f} s old, not counted: "
-            "is a lifecycle worker (`coral2-pipeline worker`) running? Its jobs wait at RUN"
-        )
-        flags.append(Flag(CRITICAL, why))
+    flags += _answer_flags(view, now)
     overdue = [e.name for e in view.ledger_oldest if now - e.first_sent > resend_after_s]
     if overdue:
         flags.append(Flag(WARNING, _overdue(overdue, resend_after_s)))

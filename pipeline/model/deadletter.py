@@ -43,13 +43,22 @@ class DeadLetter(BaseModel):
     raw: str  # its first MAX_RAW bytes, undecodable bytes escaped
 
     @classmethod
-    def of(cls, where: str, raw: bytes | str, reason: str, at: float | None = None) -> DeadLetter:
+    def of(
+        cls,
+        where: str,
+        raw: bytes | str,
+        reason: str,
+        at: float | None = None,
+        size: int | None = None,
+    ) -> DeadLetter:
+        """``raw`` set aside from ``where`` for ``reason``; ``size``: its whole length, when
+        ``raw`` is only its start (a node's dead letter, cut before it was sent)."""
         data = raw.encode("utf-8", "surrogateescape") if isinstance(raw, str) else bytes(raw)
         text = data[:MAX_RAW].decode("utf-8", "backslashreplace")
         return cls(
             at=time.time() if at is None else at,
             where=where,
             reason=reason[:1000],
-            size=len(data),
+            size=len(data) if size is None else size,
             raw=text,
         )

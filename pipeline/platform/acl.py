@@ -11,9 +11,9 @@ rotated or switched off alone:
   sends tasks, which kombu's transport does with the same keys a worker uses
   (docs/security.md says why no narrower set works).
 * ``node-<host>`` — one user per node worker: its own queue and its own
-  unacked bookkeeping, an append-only right on the answers stream, results
-  and dead letters; no job store, no other queue to read,
-  nothing to delete, no kombu binding, no script.
+  unacked bookkeeping, an append-only right on its own answers stream (its answers and
+  its dead letters), the verdicts on its own jobs, results; no job store, no other
+  queue or node's key, nothing shared it can write, no kombu binding, no script.
 * ``monitoring`` — ``coral2-pipeline status`` and ``deadletters``, a Redis
   exporter: read-only commands on every key.
 * ``flower`` — ``coral2-pipeline flower``: the monitoring role's reads, and what
@@ -41,12 +41,12 @@ NO_ADMIN = "+@all -@admin -@dangerous +info +client|setname +client|id +client|l
 CONNECTION = "+hello +auth +ping +select +client|setname +client|id"
 
 #: The commands kombu and Celery send for a node worker: its blocking read, its own
-#: unacked bookkeeping (and the restore of what it left there), its answers' XADD, the
-#: result of an operator's node task, a dead letter; and the wait of a per-rank prolog
-#: for its job's verdict (GET, BLPOP, and the RPUSH that passes the wake-up on).
+#: unacked bookkeeping (and the restore of what it left there), its answers' and dead
+#: letters' XADD, the result of an operator's node task; and the wait of a per-rank
+#: prolog for its job's verdict (GET, BLPOP, and the RPUSH that passes the wake-up on).
 NODE_COMMANDS = (
     "+brpop +blpop +lpush +rpush +multi +exec +discard +watch +unwatch "
-    "+hset +hget +hdel +zadd +zrem +zrange +set +get +setex +publish +incrby +ltrim +xadd"
+    "+hset +hget +hdel +zadd +zrem +zrange +set +get +setex +publish +xadd"
 )
 
 
@@ -72,19 +72,17 @@ def node_keys(settings: Settings, hosts: Iterable[str]) -> str:
         # declares a node queue, and messages reach it through the anonymous exchange)
         own += [f"~{queue}", f"~{queue}:unacked", f"~{queue}:unacked_index"]
         own.append(f"~{queue}:unacked_mutex")
+        # its answers and its dead letters: appended to its own stream, never read; what
+        # XADD's arguments can do there (an ID at the end, MAXLEN 0) it does to itself
+        own.append(f"%W~{p.key_prefix}:answers:{host}")
+        # the verdicts on its own jobs, which its per-rank prolog (prolog.d) waits for, and
+        # their wake-up lists (pipeline.node_prologs)
+        own += [f"%R~{p.key_prefix}:release:{host}:*", f"~{p.key_prefix}:release-wake:{host}:*"]
     return " ".join(
         [
             *own,
-            # its answers: append, never read
-            f"%W~{p.key_prefix}:answers",
             # the results of the operator's node tasks (cxi_list, cxi_clean, ping)
             "~celery-task-meta-* &celery-task-meta-*",
-            # the verdicts on jobs, which a per-rank prolog (prolog.d/coral2-pipeline)
-            # waits for on each node of the job, and their wake-up lists
-            f"%R~{p.key_prefix}:release:* ~{p.key_prefix}:release-wake:*",
-            # a message it cannot read, set aside: pushed onto the list, counted (INCRBY
-            # reads the counter too)
-            f"%W~{p.key_prefix}:deadletters ~{p.key_prefix}:deadletters:count",
         ]
     )
 

@@ -5,11 +5,12 @@ to its epilog. Each used to be a Celery task of its own on the lifecycle
 queue: its fetch, kombu's unacknowledged-message bookkeeping, its
 acknowledgement and the task's own bookkeeping, several Redis round trips an
 answer, on one worker process. A node worker now appends each answer to the
-stream ``<key_prefix>:answers`` (``XADD``: its Redis user may write that key
-alone), and the lifecycle worker reads a few hundred at a time
+stream of its node, ``<key_prefix>:answers:<host>`` (``XADD``: its Redis user may
+write that key alone), and one lifecycle worker reads them all, a few hundred at a time
 (``pipeline.tasks.answers``).
 
-An entry is a task message without its transport: the task name, an id, and
+Each node appends to a stream of its own (``pipeline.store.answers``). An entry is a
+task message without its transport: the task name, an id, and
 the body Celery's serializer made of ``[[], kwargs, embed]`` with the same
 claim (:func:`pipeline.platform.signing.claim`). With signing on the body
 is the node key's signed envelope, and the reader verifies it exactly as the
@@ -29,6 +30,8 @@ from typing import Any
 from celery import Celery
 from kombu.serialization import dumps, loads, prepare_accept_content
 
+from pipeline.model.answers import Answer as AnswerModel
+from pipeline.model.answers import answer_name
 from pipeline.platform.signing import CLAIM, NODE_ANSWERS, refusal, signed
 from pipeline.settings import PipelineSettings
 
@@ -36,20 +39,29 @@ from pipeline.settings import PipelineSettings
 GROUP = "lifecycle"
 
 
-def answers_key(pipeline: PipelineSettings) -> str:
-    """The stream node answers are appended to: ``<key_prefix>:answers``."""
-    return f"{pipeline.key_prefix}:answers"
+def answers_key(pipeline: PipelineSettings, host: str) -> str:
+    """The stream ``host``'s answers are appended to: ``<key_prefix>:answers:<host>``."""
+    return f"{pipeline.key_prefix}:answers:{host}"
 
 
-def encode(app: Celery, name: str, kwargs: dict[str, Any]) -> dict[str, bytes | str]:
-    """The stream entry of answer ``name`` with ``kwargs``, serialized (and signed, with
-    signing on: by the key of the node ``kwargs`` names) as ``app`` serializes tasks."""
+def encode(app: Celery, answer: AnswerModel) -> dict[str, bytes | str]:
+    """The stream entry of ``answer``, serialized (and signed, with signing on: by the key
+    of the node it names) as ``app`` serializes tasks; ``node`` names its stream's node
+    outside the body too (what moves held answers to their streams reads it)."""
     task_id = str(uuid.uuid4())
+    name = answer_name(answer)
     embed = {CLAIM: {"task": name, "id": task_id}}
     content_type, encoding, body = dumps(  # type: ignore[no-untyped-call]
-        [[], kwargs, embed], app.conf.task_serializer
+        [[], answer.model_dump(exclude_defaults=True), embed], app.conf.task_serializer
     )
-    return {"task": name, "id": task_id, "ct": content_type, "ce": encoding, "body": body}
+    return {
+        "task": name,
+        "id": task_id,
+        "ct": content_type,
+        "ce": encoding,
+        "body": body,
+        "node": answer.node,
+    }
 
 
 @dataclass

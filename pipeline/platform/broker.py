@@ -162,19 +162,25 @@ class _SetAside:
         def _maybe_update_queues_expire(self, client: Any, queue: str) -> None: ...
 
     def _message(self, item: bytes, queue: str) -> dict[str, Any] | None:
-        """The envelope in ``item``; None (and a dead letter) when it is none."""
+        """The envelope in ``item``, its routing key the queue it was read from (not the
+        one its sender wrote into it: a node worker checks that a node's task came in on
+        that node's queue); None (and a dead letter) when it is none."""
         try:
             payload = loads(bytes_to_str(item))  # type: ignore[no-untyped-call]
             if not isinstance(payload, dict):
                 raise TypeError(f"a JSON {type(payload).__name__}, not an object")
             self.Message(payload, channel=self)  # type: ignore[attr-defined]  # as delivered
-            return payload
+            info = payload["properties"].setdefault("delivery_info", {})
+            if not isinstance(info, dict):
+                raise TypeError("its delivery_info is not an object")
         except Exception as exc:  # anything kombu's own read would have raised
             prefix = self.connection.client.transport_options.get(PREFIX_OPTION)
             reason = f"not a kombu message: {type(exc).__name__}: {exc}"
             with self.conn_or_acquire() as client:
                 set_aside(client, prefix, queue, item, reason)
             return None
+        info["routing_key"] = queue
+        return payload
 
     def _brpop_read(self, **options: Any) -> bool:
         # kombu's read (the blocking BRPOP's reply), decoding through _message

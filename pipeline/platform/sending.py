@@ -172,6 +172,7 @@ def dispatch_nodes(
         return []
     resend_after_s = settings_of(app).pipeline.resend_after
     store.ledger.note_all(notes, now=now, resend_after_s=resend_after_s)
+    store.answers.await_({kwargs["hostname"] for _, _, kwargs, _ in notes}, now)
     try:
         publish(app, copies)
     except BaseException:
@@ -193,6 +194,7 @@ def resend_copies(app: Celery, groups: Sequence[tuple[str, fanout.Group, float]]
     entries first)."""
     prefix = settings_of(app).pipeline.queues.node_prefix
     made = [fanout.manifest(app, group, mid, first_sent=when) for mid, group, when in groups]
+    store_of(app).answers.await_({h for _, group, _ in groups for h in group.hosts}, time.time())
     publish(app, [m.copies(prefix) for m in made])
 
 

@@ -73,7 +73,8 @@ class JobStatePayload(_Payload):
     jobid: JobId
     state: Literal["run", "cleanup", "epilog-lost"]
     run_started: bool = False
-    userid: int = Field(default=0, ge=0, le=2**32 - 1)
+    #: required at RUN: a job without one is not taken as root's (uid 0)
+    userid: int | None = Field(default=None, ge=0, le=2**32 - 1)
     R: dict[str, Any] | None = None
     shell_options: dict[str, Any] = Field(default_factory=dict)
     dw: bool = False
@@ -187,6 +188,8 @@ class Hooks:
             return
         if request.R is None:
             raise HookError("malformed job-state payload: R: a job entering RUN needs its R")
+        if request.userid is None:
+            raise HookError("malformed job-state payload: userid: a job entering RUN needs it")
         _check_r(request.R)
         self.enqueue(
             "job.run",
@@ -195,7 +198,9 @@ class Hooks:
                 "userid": request.userid,
                 "R": request.R,
                 "option": request.shell_options.get("cray-slingshot"),
-                "hwcoll": bool(request.shell_options.get("hwcoll")),
+                # the hwcoll shell option's yes is 1 (`-o hwcoll`) or true, as the plugin's
+                # integer read takes it: a word is no request
+                "hwcoll": request.shell_options.get("hwcoll") in (1, True),
                 "dw": request.dw,
             },
         )

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+#: What a name pasted into Redis keys and ACL rules may hold: no glob, no space, no ':'.
+PLAIN_NAME = re.compile(r"[A-Za-z0-9._-]+")
 
 
 class _Table(BaseModel):
@@ -15,7 +20,22 @@ class QueueNames(_Table):
     lifecycle: str = "lifecycle"
     timeouts: str = "timeouts"
     housekeeping: str = "housekeeping"
-    node_prefix: str = Field(default="node.", description="node queues are <node_prefix><host>")
+    node_prefix: str = Field(
+        default="node.",
+        description="node queues are <node_prefix><host> (letters, digits, '.', '_', '-')",
+    )
+
+    @field_validator("lifecycle", "timeouts", "housekeeping", "node_prefix")
+    @classmethod
+    def _plain(cls, value: str) -> str:
+        # these names go into each role's Redis ACL rules: a '*', a space or a '~' there
+        # would grant keys and commands to every node
+        if not PLAIN_NAME.fullmatch(value):
+            raise ValueError(
+                f"{value!r} may hold only letters, digits, '.', '_' and '-' (it is part of "
+                "Redis key names and ACL rules)"
+            )
+        return value
 
 
 class Limits(_Table):
@@ -210,6 +230,33 @@ class PipelineSettings(_Table):
             "Teardown and deletes it; 0 = never sweep"
         ),
     )
+    answers_per_minute: int = Field(
+        default=1200,
+        ge=10,
+        le=1_000_000,
+        description=(
+            "entries the lifecycle worker takes from one node's answers stream in a minute; "
+            "past it, the rest are deleted unread, one dead letter says so, and status "
+            "names the node (a node answers once per task: a flood is a fault or an attack)"
+        ),
+    )
+    answer_max_bytes: int = Field(
+        default=64 * 1024,
+        ge=4096,
+        le=16 * 1024 * 1024,
+        description=(
+            "bytes of one entry on a node's answers stream; a larger one is set aside "
+            "unread as a dead letter, and status names the node"
+        ),
+    )
+    node_prologs: bool = Field(
+        default=False,
+        description=(
+            "the site runs prolog.d/coral2-pipeline on every node of a job (a per-rank "
+            "job-manager prolog): each verdict is written for each node of the job too, "
+            "where that node's own Redis user alone may read it"
+        ),
+    )
     resource_eventlog_compact_at: int = Field(
         default=100_000,
         ge=100,
@@ -286,6 +333,9 @@ class PipelineSettings(_Table):
     @field_validator("key_prefix")
     @classmethod
     def _prefix(cls, value: str) -> str:
-        if not value or ":" in value or " " in value:
-            raise ValueError("key_prefix must be non-empty without ':' or spaces")
+        if not PLAIN_NAME.fullmatch(value):
+            raise ValueError(
+                "key_prefix may hold only letters, digits, '.', '_' and '-' (it is part of "
+                "every Redis key name and ACL rule)"
+            )
         return value

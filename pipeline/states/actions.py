@@ -213,10 +213,12 @@ class ConfirmDestroyed:
 @dataclass(frozen=True)
 class Release:
     """Write the verdict the job's job-manager prolog waits for: ``status`` 0 lets the job
-    start; otherwise ``note`` says why it may not (the first verdict stands)."""
+    start; otherwise ``note`` says why it may not (the first verdict stands). ``hosts``:
+    the job's nodes, for their per-rank prologs (``pipeline.node_prologs``)."""
 
     status: int = 0
     note: str = ""
+    hosts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,7 @@ def fail(job: JobRecord, work: NodeWork, type_: str, note: str) -> list[Action]:
         exception(job.jobid, type_, 0, note, f"exception:{type_}"),
         DisarmDeadline(DEADLINE),
         DisarmDeadline(MOUNT_DEADLINE),
-        Release(1, note),
+        Release(1, note, tuple(work.nodes)),
     ]
 
 
@@ -92,7 +92,7 @@ def plan(
     if job.node_work is not None:
         return resume(job, job.node_work, cores, cxi, clientmount, ready, stopped)
     if not cores or (cxi is None and not clientmount):
-        return [Release()]
+        return [Release(hosts=tuple(sorted(cores)))]
     work = NodeWork(
         nodes=sorted(cores), dw=dw and clientmount, since=now, timeout_s=timeout_s, mounted=mounted
     )
@@ -143,9 +143,9 @@ def resume(
     """A duplicate RUN: send again what may not have gone out (every node task is
     idempotent; the first verdict stands)."""
     if work.failed:
-        return [Release(1, work.failed)]
+        return [Release(1, work.failed, tuple(work.nodes))]
     if work.released:
-        return [Release()]
+        return [Release(hosts=tuple(work.nodes))]
     waiting = [n for n in work.nodes if n not in ready]
     actions = prologs(job, waiting, cores, cxi, clientmount)
     if work.dw and work.mounted:
@@ -172,7 +172,7 @@ def release(
         MarkDone({"node_work": done}),
         DisarmDeadline(DEADLINE),
         DisarmDeadline(MOUNT_DEADLINE),
-        Release(),
+        Release(hosts=tuple(work.nodes)),
     ]
 
 

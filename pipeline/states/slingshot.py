@@ -17,6 +17,7 @@ VNIs wait in quarantine until every node has destroyed its services for them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, NamedTuple
 
@@ -50,12 +51,12 @@ class BusyPolicy(NamedTuple):
 BUSY = BusyPolicy()
 
 
-def fail(jobid: int, note: str) -> list[Action]:
+def fail(jobid: int, note: str, hosts: Sequence[str] = ()) -> list[Action]:
     """The job's fatal ``cray-slingshot`` exception (severity 0), and the verdict its held
-    prolog waits for."""
+    prolog (on each of ``hosts``, per rank) waits for."""
     return [
         exception(jobid, "cray-slingshot", 0, note, "exception:cray-slingshot"),
-        Release(1, note),
+        Release(1, note, tuple(hosts)),
     ]
 
 
@@ -66,14 +67,21 @@ def post_event(jobid: int, vnis: list[int], reason: str) -> SendOnce:
 
 
 def on_reserved(
-    job: JobRecord, vnis: list[int], reason: str, *, fatal: bool, nodes: list[str]
+    job: JobRecord,
+    vnis: list[int],
+    reason: str,
+    *,
+    fatal: bool,
+    nodes: list[str],
+    hosts: Sequence[str] = (),
 ) -> list[Action]:
     """The reservation is made (``vnis``), or is empty for ``reason``; ``fatal``: an empty
     reservation that fails the job (``vni-reserve-fatal`` and a failed reserve);
-    ``nodes``: the nodes that get CXI services for it (none without ``cxi-enable``)."""
+    ``nodes``: the nodes that get CXI services for it (none without ``cxi-enable``);
+    ``hosts``: every node of the job."""
     if fatal:
         failed = Slingshot(reason=reason, failed=True)
-        return [MarkDone({"slingshot": failed}), *fail(job.jobid, reason)]
+        return [MarkDone({"slingshot": failed}), *fail(job.jobid, reason, hosts)]
     state = Slingshot(vnis=vnis, reason=reason, nodes=nodes if vnis else [])
     return [UpdateJob({"slingshot": state}), post_event(job.jobid, vnis, reason)]
 
@@ -85,7 +93,7 @@ def resume(job: JobRecord) -> list[Action]:
     if state is None or state.released:
         return []
     if state.failed:
-        return fail(job.jobid, state.reason)
+        return fail(job.jobid, state.reason, job.node_work.nodes if job.node_work else ())
     return [post_event(job.jobid, state.vnis, state.reason)]
 
 

@@ -14,7 +14,7 @@ from functools import cached_property
 import redis
 
 from pipeline.model.job import JobRecord
-from pipeline.store.answers import AnswerStream
+from pipeline.store.answers import NodeAnswers
 from pipeline.store.connection import connect
 from pipeline.store.deadletters import DeadLetters
 from pipeline.store.deadlines import Deadline, Deadlines
@@ -188,9 +188,9 @@ class Store:
         return Tally(self.client, self.keys)
 
     @cached_property
-    def answers(self) -> AnswerStream:
-        """The stream of node answers the lifecycle workers read in batches."""
-        return AnswerStream(self.client, self.keys.answers)
+    def answers(self) -> NodeAnswers:
+        """Each node's answers stream, read by one lifecycle worker in batches."""
+        return NodeAnswers(self.client, self.keys)
 
     @cached_property
     def releases(self) -> Releases:

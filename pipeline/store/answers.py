@@ -1,92 +1,258 @@
-"""The stream of node answers (``<prefix>:answers``), read by the lifecycle workers.
+"""Each node's own answers stream (``<prefix>:answers:<host>``), read by one reader.
 
-Node workers append (``pipeline.platform.answers``); each lifecycle worker reads
-through the consumer group ``lifecycle`` under its own Celery node name, counts a
-batch, then acknowledges and deletes it in one round trip. A worker killed in the
-middle of a batch reads its own pending entries first when it starts again under
-the same name; entries a worker left and never came back for are claimed by
-another once they have been pending ``reclaim_idle_s``. Counting an answer twice
-counts it once (``pipeline.store.tally``), so a batch read again changes nothing.
+A node worker appends its answers to its node's stream, the one key its Redis user may
+write (``XADD``). Redis's ACLs cannot limit ``XADD``'s arguments, so whatever a node can
+do with it — an ID at the end of the ID space, which refuses every later ``XADD``,
+``MAXLEN 0`` or ``MINID``, which delete — it does to its own answers alone.
+
+The sending side notes which nodes it awaits answers from (:meth:`NodeAnswers.await_`,
+with each node task it sends) and rings a bell stream that wakes the reader. The reader,
+one lifecycle worker at a time (a lease), reads the streams of the nodes awaited lately
+in one ``XREAD``, waiting on them and on the bell; now and then it also looks for any
+other node's stream that holds something (``SCAN``). It handles what it read, then
+deletes exactly those entries: a reader killed in between reads them again, and counting
+an answer twice counts it once (``pipeline.store.tally``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import redis
 
 from pipeline.store.connection import store_errors
-from pipeline.store.streams import ensure_group
+from pipeline.store.keys import Keys
 
-GROUP = "lifecycle"
 Entry = tuple[str, dict[bytes, bytes]]
+#: How long a node stays awaited after a node task was sent to it (s).
+AWAIT_S = 900.0
+#: The bell keeps this many rings.
+BELL_KEEP = 16
 
 
-class AnswerStream:
-    """Read, acknowledge and measure the answers stream."""
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
-    def __init__(self, client: redis.Redis, key: str) -> None:
-        self.client, self.key = client, key
-        self._grouped = False
 
-    def ensure_group(self) -> None:
-        """Create the consumer group (idempotent), from the stream's beginning."""
-        ensure_group(self.client, self.key, GROUP)
-        self._grouped = True
+class NodeAnswers:
+    """The nodes' answers streams (see the module docstring)."""
 
-    def read(self, consumer: str, count: int, block_ms: int | None, *, own: bool) -> list[Entry]:
-        """Up to ``count`` entries for ``consumer``: with ``own``, those it took before and
-        did not acknowledge (a restart's first read), else new ones, waiting up to
-        ``block_ms`` for one. The group is made again should it vanish (NOGROUP)."""
-        if not self._grouped:
-            self.ensure_group()
-        start = "0" if own else ">"
-        for attempt in (1, 2):
-            try:
-                rows: Any = self.client.xreadgroup(
-                    GROUP, consumer, {self.key: start}, count=count, block=None if own else block_ms
-                )
-                break
-            except redis.ResponseError as exc:
-                if "NOGROUP" not in str(exc) or attempt == 2:
-                    raise store_errors(exc) from exc
-                self.ensure_group()
-            except redis.RedisError as exc:
-                raise store_errors(exc) from exc
-        return [(_id(i), f) for _, entries in rows or [] for i, f in entries if f]
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self.client, self.keys = client, keys
+        self._streams_prefix = keys.node_answers("")
 
-    def reclaim(self, consumer: str, idle_s: float, count: int) -> list[Entry]:
-        """Up to ``count`` entries other consumers left pending ``idle_s`` or more."""
-        if not self._grouped:
-            self.ensure_group()
-        try:
-            claimed: Any = self.client.xautoclaim(
-                self.key, GROUP, consumer, int(idle_s * 1000), "0-0", count=count
-            )
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
-        return [(_id(i), f) for i, f in claimed[1] if f]
-
-    def done(self, entry_ids: list[str]) -> None:
-        """Acknowledge and delete ``entry_ids``, in one round trip."""
-        if not entry_ids:
+    def await_(self, hosts: Iterable[str], now: float) -> None:
+        """Note that answers are awaited from ``hosts`` from ``now``, and ring the bell (the
+        reader, blocked on the streams it knew of, reads again)."""
+        members = dict.fromkeys(hosts, now)
+        if not members:
             return
         try:
-            pipe = self.client.pipeline()
-            pipe.xack(self.key, GROUP, *entry_ids)
-            pipe.xdel(self.key, *entry_ids)
+            pipe = self.client.pipeline(transaction=False)
+            pipe.zadd(self.keys.answers_awaited, members)
+            pipe.xadd(self.keys.answers_bell, {"at": repr(now)}, maxlen=BELL_KEEP)
             pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
 
-    def waiting(self) -> int:
-        """How many answers are in the stream, taken or not (0 when there is none)."""
+    def awaited(self, now: float, within_s: float = AWAIT_S, *, prune: bool = False) -> list[str]:
+        """The nodes awaited within ``within_s`` of ``now``; with ``prune`` (the reader),
+        older ones are forgotten."""
         try:
-            length: Any = self.client.xlen(self.key)
-            return int(length)
+            pipe = self.client.pipeline(transaction=False)
+            if prune:
+                pipe.zremrangebyscore(self.keys.answers_awaited, "-inf", now - within_s)
+            pipe.zrangebyscore(self.keys.answers_awaited, now - within_s, "+inf")
+            hosts = pipe.execute()[-1]
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return [_text(h) for h in hosts]
+
+    def holding(self, scan_count: int = 1000) -> list[str]:
+        """Every node whose stream holds an entry (a ``SCAN`` of the keyspace)."""
+        try:
+            keys = list(
+                self.client.scan_iter(match=self.keys.node_answers_pattern, count=scan_count)
+            )
+            if not keys:
+                return []
+            pipe = self.client.pipeline(transaction=False)
+            for key in keys:
+                pipe.xlen(key)
+            lengths = pipe.execute(raise_on_error=False)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return [
+            _text(k).removeprefix(self._streams_prefix)
+            for k, n in zip(keys, lengths, strict=True)
+            if isinstance(n, int) and n > 0
+        ]
+
+    def read(
+        self, hosts: Sequence[str], count: int, block_ms: int | None
+    ) -> tuple[dict[str, list[Entry]], list[str]]:
+        """Up to ``count`` entries of each of ``hosts``' streams, from their start (an entry
+        is deleted once handled), waiting up to ``block_ms`` for one when none holds any
+        (or for the bell). Also the hosts whose key is not a stream (a node's ``SET``)."""
+        streams: dict[Any, Any] = {self.keys.node_answers(h): "0" for h in hosts}
+        try:
+            rows: Any = self.client.xread(streams, count=count) if streams else None
+            if not rows and block_ms:
+                bell = self._bell_last()
+                rows = self.client.xread(
+                    {**streams, self.keys.answers_bell: bell}, count=count, block=block_ms
+                )
+        except redis.ResponseError as exc:
+            if "WRONGTYPE" not in str(exc):
+                raise store_errors(exc) from exc
+            return self._read_each(hosts, count)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return self._rows(rows), []
+
+    def _read_each(
+        self, hosts: Sequence[str], count: int
+    ) -> tuple[dict[str, list[Entry]], list[str]]:
+        """:meth:`read` a stream at a time: one key of ``hosts`` is not a stream."""
+        out: dict[str, list[Entry]] = {}
+        unreadable: list[str] = []
+        for host in hosts:
+            try:
+                rows: Any = self.client.xread({self.keys.node_answers(host): "0"}, count=count)
+            except redis.ResponseError:
+                unreadable.append(host)
+                continue
+            except redis.RedisError as exc:
+                raise store_errors(exc) from exc
+            out.update(self._rows(rows))
+        return out, unreadable
+
+    def _rows(self, rows: Any) -> dict[str, list[Entry]]:
+        out: dict[str, list[Entry]] = {}
+        for key, entries in rows or []:
+            name = _text(key)
+            if not name.startswith(self._streams_prefix):
+                continue  # the bell
+            out[name.removeprefix(self._streams_prefix)] = [(_text(i), f) for i, f in entries]
+        return out
+
+    def _bell_last(self) -> str:
+        last: Any = self.client.xrevrange(self.keys.answers_bell, count=1)
+        return _text(last[0][0]) if last else "0"
+
+    def done(self, handled: dict[str, list[str]]) -> None:
+        """Delete the entries handled, by stream, in one round trip."""
+        handled = {h: ids for h, ids in handled.items() if ids}
+        if not handled:
+            return
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            for host, ids in handled.items():
+                pipe.xdel(self.keys.node_answers(host), *ids)
+            pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
 
+    def lengths(self, hosts: Iterable[str]) -> dict[str, int]:
+        """How many entries each of ``hosts``' streams holds."""
+        hosts = list(hosts)
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            for host in hosts:
+                pipe.xlen(self.keys.node_answers(host))
+            found = pipe.execute(raise_on_error=False)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return {h: n if isinstance(n, int) else 0 for h, n in zip(hosts, found, strict=True)}
 
-def _id(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+    def discard(self, host: str) -> None:
+        """Delete ``host``'s whole stream (its worker's next answer makes it again)."""
+        try:
+            self.client.delete(self.keys.node_answers(host))
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    def rate(self, counts: dict[str, int], now: float, window_s: int = 60) -> dict[str, int]:
+        """Add ``counts`` (what → how many now) to this window's; return the totals."""
+        if not counts:
+            return {}
+        key = self.keys.answers_rate(window_s, int(now // window_s))
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            for host, n in counts.items():
+                pipe.hincrby(key, host, n)
+            pipe.expire(key, 3 * window_s)
+            totals = pipe.execute()[:-1]
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return {host: int(t) for host, t in zip(counts, totals, strict=True)}
+
+    def flag(self, host: str, why: str, now: float) -> bool:
+        """Note why ``host``'s answers were refused wholesale; whether it is new."""
+        try:
+            fresh = self.client.hset(self.keys.answers_flagged, host, f"{now:.0f} {why}")
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return bool(fresh)
+
+    def flagged(self) -> dict[str, tuple[float, str]]:
+        """host → (when, why) of every node whose answers were refused wholesale."""
+        try:
+            raw: Any = self.client.hgetall(self.keys.answers_flagged)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        out = {}
+        for host, value in raw.items():
+            when, _, why = _text(value).partition(" ")
+            out[_text(host)] = (float(when or 0), why)
+        return out
+
+    def unflag(self, host: str) -> None:
+        """Forget ``host``'s flag (the operator dealt with the node)."""
+        try:
+            self.client.hdel(self.keys.answers_flagged, host)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    def note_pass(self, holder: str, now: float) -> None:
+        """The reader's latest pass (``status`` tells a reader that stopped)."""
+        try:
+            self.client.set(self.keys.answers_read, f"{now:.3f} {holder}")
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    def last_pass(self) -> tuple[float, str] | None:
+        """(when, holder) of the reader's latest pass, if any."""
+        try:
+            raw: Any = self.client.get(self.keys.answers_read)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        if not raw:
+            return None
+        when, _, holder = _text(raw).partition(" ")
+        return float(when), holder
+
+    def waiting(self, hosts: Iterable[str] | None = None) -> int:
+        """How many answers are in the streams of ``hosts`` (every node's: a ``SCAN``)."""
+        return self.backlog(self.holding() if hosts is None else hosts)[0]
+
+    def backlog(self, hosts: Iterable[str]) -> tuple[int, float | None]:
+        """How many answers wait in the streams of ``hosts``, and when the oldest of them
+        was appended (epoch s)."""
+        hosts = list(hosts)
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            for host in hosts:
+                pipe.xlen(self.keys.node_answers(host))
+                pipe.xrange(self.keys.node_answers(host), count=1)
+            results = pipe.execute(raise_on_error=False)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        lengths, firsts = results[0::2], results[1::2]
+        oldest = [
+            int(_text(first[0][0]).partition("-")[0]) / 1000
+            for first in firsts
+            if isinstance(first, list) and first
+        ]
+        return sum(n for n in lengths if isinstance(n, int)), min(oldest, default=None)

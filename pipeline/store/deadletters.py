@@ -17,10 +17,10 @@ class DeadLetters:
         self.list_key = list_key(prefix)
         self.count_key = count_key(prefix)
 
-    def add(self, where: str, raw: bytes | str, reason: str) -> DeadLetter:
+    def add(self, where: str, raw: bytes | str, reason: str, size: int | None = None) -> DeadLetter:
         """Set a message aside that a task refused after decoding it (a node's answer for
-        a job or a node the work was not sent to)."""
-        letter = DeadLetter.of(where, raw, reason)
+        a job or a node the work was not sent to); ``size``: see :meth:`DeadLetter.of`."""
+        letter = DeadLetter.of(where, raw, reason, size=size)
         try:
             pipe = self.client.pipeline(transaction=True)
             pipe.lpush(self.list_key, letter.model_dump_json())

@@ -43,10 +43,45 @@ class Keys:
         """The outbox stream of messages to Flux."""
         return f"{self.prefix}:outbox"
 
+    def node_answers(self, host: str) -> str:
+        """Node ``host``'s own stream of answers (``pipeline.store.answers``): the one key
+        its Redis user may write, and only by appending."""
+        return f"{self.prefix}:answers:{host}"
+
     @property
-    def answers(self) -> str:
-        """The stream of node answers (``pipeline.platform.answers``)."""
-        return f"{self.prefix}:answers"
+    def node_answers_pattern(self) -> str:
+        """The pattern of every node's answers stream (SCAN)."""
+        return f"{self.prefix}:answers:*"
+
+    @property
+    def answers_awaited(self) -> str:
+        """Sorted set host → when a node task was last sent to it: whose answers to read."""
+        return f"{self.prefix}:answers-awaited"
+
+    @property
+    def answers_bell(self) -> str:
+        """A stream the sending side rings when it awaits answers of new nodes: it wakes the
+        reader, blocked on the streams it knew of."""
+        return f"{self.prefix}:answers-bell"
+
+    @property
+    def answers_reader(self) -> str:
+        """The lease of the lifecycle worker that reads the answers (one at a time)."""
+        return f"{self.prefix}:answers-reader"
+
+    @property
+    def answers_read(self) -> str:
+        """``"<epoch s> <holder>"`` of the reader's latest pass (``status``)."""
+        return f"{self.prefix}:answers-read"
+
+    def answers_rate(self, window_s: int, window: int) -> str:
+        """Hash host → entries read from its stream in the ``window``-th ``window_s``."""
+        return f"{self.prefix}:answers-rate:{window_s}:{window}"
+
+    @property
+    def answers_flagged(self) -> str:
+        """Hash host → why its answers were refused wholesale (JSON: when, what)."""
+        return f"{self.prefix}:answers-flagged"
 
     @property
     def jobs_index(self) -> str:
@@ -166,6 +201,14 @@ class Keys:
     def release(self, jobid: int) -> str:
         """The verdict on the job's node prologs (JSON), read by ``coral2-pipeline flux-prolog``."""
         return f"{self.prefix}:release:{jobid}"
+
+    def node_release(self, host: str, jobid: int) -> str:
+        """The job's verdict as node ``host``'s per-rank prolog reads it (``node_prologs``)."""
+        return f"{self.prefix}:release:{host}:{jobid}"
+
+    def node_release_wake(self, host: str, jobid: int) -> str:
+        """The wake-up list of node ``host``'s per-rank prolog of the job."""
+        return f"{self.prefix}:release-wake:{host}:{jobid}"
 
     def release_wake(self, jobid: int) -> str:
         """A list pushed when the verdict is written: the waiting prolog blocks on it."""

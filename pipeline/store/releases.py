@@ -4,16 +4,18 @@
 :meth:`Releases.put` writes the verdict and pushes a wake-up on a per-job list
 in one transaction; :meth:`Releases.wait` reads the verdict and, while there
 is none, blocks on that list (``BLPOP``): Redis answers the moment it is
-written, and nobody polls. A prolog that wakes pushes the wake-up back, so that
-every prolog waiting on the job wakes (one per node of the job with a per-rank
-prolog). Both keys expire after ``ttl_s``; a prolog that
-starts again (Flux restarted) finds the verdict still there.
+written, and nobody polls. A prolog that wakes pushes the wake-up back. With a per-rank
+prolog (``pipeline.node_prologs``), the verdict and its wake-up list are written for
+each node of the job too, under keys only that node's Redis user may read: no node can
+read, take or spoil another job's verdict. Every key expires after ``ttl_s``; a prolog
+that starts again (Flux restarted) finds the verdict still there.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import redis
@@ -43,22 +45,29 @@ class Releases:
         self.keys = keys
         self.ttl_s = int(ttl_s)
 
-    def put(self, jobid: int, status: int = 0, note: str = "") -> None:
-        """Write the job's verdict (the first one stands) and wake its waiting prolog."""
+    def put(self, jobid: int, status: int = 0, note: str = "", hosts: Sequence[str] = ()) -> None:
+        """Write the job's verdict (the first one stands) and wake its waiting prolog; with
+        ``hosts``, for each of them too, where that node's per-rank prolog waits."""
         value = json.dumps({"status": status, "note": note})
+        places = [(self.keys.release(jobid), self.keys.release_wake(jobid))]
+        places += [
+            (self.keys.node_release(h, jobid), self.keys.node_release_wake(h, jobid)) for h in hosts
+        ]
         try:
             pipe = self.client.pipeline(transaction=True)
-            pipe.set(self.keys.release(jobid), value, ex=self.ttl_s, nx=True)
-            pipe.rpush(self.keys.release_wake(jobid), "1")
-            pipe.expire(self.keys.release_wake(jobid), self.ttl_s)
+            for verdict, wake in places:
+                pipe.set(verdict, value, ex=self.ttl_s, nx=True)
+                pipe.rpush(wake, "1")
+                pipe.expire(wake, self.ttl_s)
             pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
 
-    def get(self, jobid: int) -> Verdict | None:
-        """The job's verdict, or None while it is held."""
+    def get(self, jobid: int, host: str | None = None) -> Verdict | None:
+        """The job's verdict (as node ``host`` reads it), or None while it is held."""
+        key = self.keys.release(jobid) if host is None else self.keys.node_release(host, jobid)
         try:
-            raw = self.client.get(self.keys.release(jobid))
+            raw = self.client.get(key)
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
         if raw is None:
@@ -66,12 +75,14 @@ class Releases:
         data = json.loads(raw)
         return Verdict(int(data["status"]), str(data.get("note", "")))
 
-    def wait(self, jobid: int, timeout_s: float | None = None) -> Verdict | None:
+    def wait(
+        self, jobid: int, timeout_s: float | None = None, host: str | None = None
+    ) -> Verdict | None:
         """Block until the job's verdict is written (None after ``timeout_s``; None waits
-        for ever)."""
+        for ever); with ``host``, the copy that node's per-rank prolog may read."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while True:
-            verdict = self.get(jobid)
+            verdict = self.get(jobid, host)
             if verdict is not None:
                 return verdict
             block = BLOCK_S
@@ -79,7 +90,11 @@ class Releases:
                 block = min(block, deadline - time.monotonic())
                 if block <= 0:
                     return None
-            wake = self.keys.release_wake(jobid)
+            wake = (
+                self.keys.release_wake(jobid)
+                if host is None
+                else self.keys.node_release_wake(host, jobid)
+            )
             try:
                 if self.client.blpop([wake], timeout=max(block, 0.01)) is not None:
                     # pass the wake-up on: with a per-rank prolog, one waits on each node

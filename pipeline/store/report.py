@@ -96,8 +96,10 @@ class PipelineView:
     outbox_backlog: int
     outbox_unacked: int  # taken by a reader, not yet acknowledged
     outbox_oldest_at: float | None  # when the oldest entry was appended (epoch s)
-    answers_waiting: int  # node answers on their stream, not yet counted
+    answers_waiting: int  # answers on the streams of the nodes awaited, not yet counted
     answers_oldest_at: float | None  # when the oldest was appended (epoch s)
+    answers_read: tuple[float, str] | None  # (when, by whom) the answers were last read
+    answers_flagged: dict[str, tuple[float, str]]  # host → (when, why) refused wholesale
     ledger_pending: int
     ledger_oldest: list[Entry]
     failures: int
@@ -187,12 +189,10 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
         pipe.hgetall(keys.rabbits)
         pipe.get(keys.beat_tick)
         pipe.hgetall(keys.alive)
-        pipe.xlen(keys.answers)
-        pipe.xrange(keys.answers, count=1)
         (seen, backlog, first, deadlines, due, failed, leader, rvs, rabbits, tick, alive) = (
-            results := pipe.execute()
-        )[:11]
-        answers, first_answer = results[11:]
+            pipe.execute()
+        )
+        answers, answers_oldest = store.answers.backlog(store.answers.awaited(time.time()))
         locks = sum(1 for _ in client.scan_iter(f"{keys.prefix}:lock:*", count=1000))
         last = store.jobs.observed()  # every tracked job: ("", 0.0) when never observed
         jobids = sorted(last)
@@ -227,8 +227,10 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
         outbox_backlog=int(backlog),
         outbox_unacked=store.outbox.unacked(),
         outbox_oldest_at=_appended_at(first),
-        answers_waiting=int(answers),
-        answers_oldest_at=_appended_at(first_answer),
+        answers_waiting=answers,
+        answers_oldest_at=answers_oldest,
+        answers_read=store.answers.last_pass(),
+        answers_flagged=store.answers.flagged(),
         ledger_pending=store.ledger.pending(),
         ledger_oldest=store.ledger.unsettled(limit),
         failures=int(failed),

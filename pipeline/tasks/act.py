@@ -122,8 +122,10 @@ class _Performer:
         workflow: dict[str, Any] | None,
         retention_s: float,
         send_node: SendNode | None,
+        node_prologs: bool = False,
     ) -> None:
         self.store, self.dws, self.jobid = store, dws, jobid
+        self.node_prologs = node_prologs
         self.send_node = send_node
         self.name = name_of(jobid)
         self.known = workflow  # the copy the first Workflow change may start from
@@ -270,8 +272,8 @@ class _Performer:
                     store.vnipool.release(self.jobid, nodes)
             case ConfirmDestroyed(nodes):
                 store.vnipool.confirm_destroyed(self.jobid, *nodes)
-            case Release(status, note):
-                store.releases.put(self.jobid, status, note)
+            case Release(status, note, hosts):
+                store.releases.put(self.jobid, status, note, hosts if self.node_prologs else ())
             case ExpectAnswers(count, phase):
                 store.tally.expect(self.jobid, count, phase)
             case MarkMounted():
@@ -334,6 +336,7 @@ def perform(
     workflow: dict[str, Any] | None = None,
     retention_s: float = 0.0,
     send_node: SendNode | None = None,
+    node_prologs: bool = False,
 ) -> bool:
     """Perform ``actions`` for ``jobid`` in order; return False when one failed them (a
     refusal, a Workflow found gone), True when all were done or a duplicate hook found
@@ -344,10 +347,11 @@ def perform(
     (resourceVersion-guarded, so a stale copy costs a conflict, not a lost
     update). Later changes read afresh. ``retention_s``: how long a finished
     job's record is kept (``pipeline.retention``); ``send_node``: how node tasks
-    are sent.
+    are sent; ``node_prologs``: verdicts are written for each node's per-rank prolog too.
     """
     try:
-        _Performer(store, dws, jobid, workflow, retention_s, send_node).run(actions)
+        performer = _Performer(store, dws, jobid, workflow, retention_s, send_node, node_prologs)
+        performer.run(actions)
     except _Stop as stop:
         return stop.done
     return True

@@ -1,94 +1,107 @@
-"""Node answers read off their stream in batches and counted a batch at a time.
+"""Node answers read off each node's own stream in batches, checked, and counted.
 
 Every lifecycle worker (a Celery worker consuming the lifecycle queue) runs one
-:class:`AnswerReader` thread beside its consumer, started when the worker is
-ready and stopped with it. It reads up to :data:`BATCH` answers at a time from
-``<prefix>:answers`` (``pipeline.platform.answers``), verifies each as the
-consumer verifies a task message, and counts them:
+:class:`AnswerReader` thread beside its consumer, started when the worker is ready and
+stopped with it; one of them at a time holds the readers' lease and reads. It reads the
+streams of the nodes answers are awaited from (``pipeline.store.answers``), up to
+:data:`PER_NODE` entries of each at a time, and takes each entry through these gates, so
+that what one node writes can hurt no other node's answers:
 
-* an answer that says the node did its part (a prolog, a clientmount stop, an
-  epilog with nothing busy) and that the ledger proves — the node task it ends
-  was sent to that node's queue for that job — is counted with the others of
-  its job and phase in one transaction that crosses their node tasks out of
-  the ledger (``Tally.add_all``); the batch that completes the phase sends the
-  locked decision (``job.answers_complete``, ``job.epilogs_complete``), and a
-  batch that comes after a ``#DW`` job's mounts sends its nodes the
-  clientmount stop, as each answer's task does (``pipeline.tasks.nodes``);
-* any other answer — a failure, a late copy, busy services, one whose ledger
-  entry is gone (a copy) or names another node — goes on as the task it names,
-  sent by this worker, whose handler decides it one at a time as before;
-* an entry that is not a node answer, or does not verify, is set aside as a dead
-  letter with why, and nothing of it is counted.
+* a node's stream whose key is not a stream, or whose entries carry an ID past the end of
+  time (which refuses that node's every later ``XADD``), is deleted, the node flagged;
+* past ``pipeline.answers_per_minute`` entries of one node in a minute, the rest are
+  deleted unread, and past ``pipeline.answer_max_bytes`` an entry is: each said once in
+  a dead letter, the node flagged (``status`` names it);
+* a node's own dead letter (``node.dead_letter``) joins the dead letters, named after the
+  node;
+* an entry that does not verify (``pipeline.platform.answers``), answers for another node
+  than its stream's, or does not fit its answer's model (``pipeline.model.answers``:
+  every argument named, typed, bounded) is set aside as a dead letter, nothing of it
+  counted;
+* an answer that says the node did its part and that the ledger proves — the node task it
+  ends was sent to that node's queue for that job — is counted with the others of its job
+  and phase in one transaction that crosses their node tasks out of the ledger
+  (``Tally.add_all``); the batch that completes the phase sends the locked decision
+  (``job.answers_complete``, ``job.epilogs_complete``), and a batch after a ``#DW`` job's
+  mounts sends its nodes the clientmount stop;
+* any other answer — a failure, a late copy, busy services, one whose ledger entry is
+  gone (a copy) — goes on as the task it names, whose handler decides it one at a time;
+  one that cannot be sent is set aside, and the others go on.
 
-The batch is acknowledged (and deleted) only after all of that. A worker
-killed in between reads its own unacknowledged entries first when it starts
-again under the same name; a worker that never comes back has its entries
-claimed by another after :data:`RECLAIM_IDLE_S`. Counting an answer again
-counts nothing new, and a completing batch read twice sends an idempotent
-decision twice.
+Every entry read is then deleted, whatever became of it: a bad entry never holds the good
+ones. A reader killed before that reads them again (counting an answer twice counts it
+once); a reader that stops renewing its lease is taken over by another.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from celery import Celery
 from celery.signals import worker_ready, worker_shutdown
 
 from pipeline.errors import StoreUnavailable
+from pipeline.model.answers import Answer, AnswerError, Phase, answer_name, parse
 from pipeline.platform import nodework
-from pipeline.platform.answers import Answer, Reading, Unreadable, decode
+from pipeline.platform.answers import Reading, Unreadable, decode
+from pipeline.platform.deadletters import NODE_DEAD_LETTER
 from pipeline.platform.sending import dispatch, dispatch_nodes, settings_of, store_of
 from pipeline.store import Store
+from pipeline.store.lease import Lease, identity
 
 log = logging.getLogger("coral2_pipeline.answers")
 
-#: Answers read and counted at a time.
-BATCH = 500
+#: Entries read from each node's stream at a time.
+PER_NODE = 50
 #: How long a read waits for an answer (ms): how soon the reader sees a stop.
 BLOCK_MS = 1000
-#: How long an entry taken by another reader waits before this one claims it (s).
-RECLAIM_IDLE_S = 60.0
+#: The readers' lease (s): a reader that stops renewing it is taken over after this.
+LEASE_S = 10.0
+#: How often the reader also looks for answers of nodes it does not await (s): while it
+#: reads answers, and while it has none to read (a SCAN of the keyspace).
+SCAN_EVERY_S = 30.0
+SCAN_IDLE_S = 5.0
 #: How long the reader waits after Redis failed it (s).
 RETRY_S = 1.0
-
-#: The answers a batch counts, and the phase each counts in.
-PHASES = {
-    "job.prolog_done": "prolog",
-    "job.clientmount_done": "stopped",
-    "job.epilog_done": "clean",
-}
+#: An entry ID whose time is this far past the reader's clock ends the node's stream (ms).
+FUTURE_MS = 24 * 3600 * 1000
+#: Dead letters one node's stream may cause in an hour (so that its garbage cannot push
+#: every other dead letter out of the kept thousand); past them, it is flagged instead.
+DEAD_LETTERS_PER_NODE = 50
 
 
-def _phase(answer: Answer) -> str | None:
-    """The phase ``answer`` counts in when it says the node did its part, else None."""
-    kwargs = answer.kwargs
-    if kwargs.get("late") or kwargs.get("error") or kwargs.get("busy"):
-        return None
-    return PHASES.get(answer.name)
+@dataclass
+class _Pass:
+    """What one pass of the reader found, node by node."""
+
+    now: float
+    answers: list[Answer] = field(default_factory=list)
+    handled: dict[str, list[str]] = field(default_factory=dict)
+    letters: dict[str, int] = field(default_factory=dict)
+    discard: set[str] = field(default_factory=set)
 
 
-def count(app: Celery, store: Store, answers: list[Answer]) -> None:
+def count(app: Celery, store: Store, answers: list[Answer]) -> list[tuple[Answer, str]]:
     """Count ``answers`` (module docstring); those the batch does not count go on as the
-    tasks they name."""
+    tasks they name. Returns the answers that could not be sent on, and why."""
     prefix = settings_of(app).pipeline.queues.node_prefix
-    entries = store.ledger.get_all([str(a.kwargs.get("task_id")) for a in answers])
-    groups: dict[tuple[int, str], list[tuple[str, str]]] = {}
+    entries = store.ledger.get_all([a.task_id for a in answers])
+    groups: dict[tuple[int, Phase], list[tuple[str, str]]] = {}
     rest: list[Answer] = []
     for answer, entry in zip(answers, entries, strict=True):
-        node, jobid, phase = answer.kwargs.get("node"), answer.kwargs.get("jobid"), _phase(answer)
+        phase = answer.phase()
         if (
             phase is not None
             and entry is not None
-            and isinstance(node, str)
-            and isinstance(jobid, int)
-            and entry.queue == prefix + node
-            and entry.kwargs.get("jobid") == jobid
+            and entry.queue == prefix + answer.node
+            and entry.kwargs.get("jobid") == answer.jobid
         ):
-            groups.setdefault((jobid, phase), []).append((node, entry.task_id))
+            groups.setdefault((answer.jobid, phase), []).append((answer.node, entry.task_id))
         else:
             rest.append(answer)
     for (jobid, phase), items in groups.items():
@@ -107,74 +120,178 @@ def count(app: Celery, store: Store, answers: list[Answer]) -> None:
         if counted.completes:
             decision = "job.epilogs_complete" if phase == "clean" else "job.answers_complete"
             dispatch(app, store, decision, {"jobid": jobid})
+    failed: list[tuple[Answer, str]] = []
     for answer in rest:
-        dispatch(app, store, answer.name, answer.kwargs)
+        try:
+            dispatch(app, store, answer_name(answer), answer.model_dump(exclude_defaults=True))
+        except StoreUnavailable:
+            raise
+        except Exception as exc:  # this answer alone: the rest of the batch goes on
+            failed.append((answer, f"cannot send it on: {type(exc).__name__}: {exc}"))
+    return failed
 
 
 class AnswerReader:
-    """Reads, verifies and counts the answers stream for one lifecycle worker."""
+    """Reads, checks and counts every node's answers for one lifecycle worker (one such
+    reader at a time holds the lease)."""
 
     def __init__(self, app: Celery, consumer: str) -> None:
         self.app, self.consumer = app, consumer
         self.store = store_of(app)
+        self.settings = settings_of(app).pipeline
         self.reading = Reading.of(app)
-        self._own = True  # first, what this consumer took before and did not finish
-        self._reclaimed_at = -float("inf")
+        self.holder = f"{consumer}:{identity()}"
+        self.lease = Lease(self.store.client, self.store.keys.answers_reader)
+        self._scanned_at = -float("inf")
+        self._idle = True
 
     def step(self, block_ms: int | None = BLOCK_MS) -> int:
-        """Read one batch and handle it; return how many entries it held."""
-        stream = self.store.answers
-        entries: list[tuple[str, dict[bytes, bytes]]] = []
-        if self._own:
-            entries = stream.read(self.consumer, BATCH, None, own=True)
-            self._own = bool(entries)
-        now = time.monotonic()
-        if not entries and now - self._reclaimed_at >= RECLAIM_IDLE_S / 4:
-            entries = stream.reclaim(self.consumer, RECLAIM_IDLE_S, BATCH)
-            if len(entries) < BATCH:
-                self._reclaimed_at = now
-        if not entries:
-            entries = stream.read(self.consumer, BATCH, block_ms, own=False)
-        if entries:
-            self._handle(entries)
-        return len(entries)
+        """Read one batch and handle it, if this reader holds the lease; return how many
+        entries it held."""
+        now = time.time()
+        if not self.lease.hold(self.holder, LEASE_S):
+            time.sleep((block_ms or 0) / 1000)  # a standby: the lease holder reads
+            return 0
+        answers = self.store.answers
+        hosts = answers.awaited(now, prune=True)
+        if now - self._scanned_at >= (SCAN_IDLE_S if self._idle else SCAN_EVERY_S):
+            hosts = sorted(set(hosts) | set(answers.holding()))
+            self._scanned_at = now
+        read, unreadable = answers.read(hosts, PER_NODE, block_ms)
+        answers.note_pass(self.holder, now)
+        found = _Pass(time.time())
+        for host in unreadable:
+            self._refuse(found, host, f"{host}'s answers key is not a stream: it was deleted")
+            found.discard.add(host)
+        if read:
+            self._handle(read, found)
+        self._finish(found)
+        taken = sum(len(entries) for entries in read.values())
+        self._idle = taken == 0
+        return taken
 
-    def _handle(self, entries: list[tuple[str, dict[bytes, bytes]]]) -> None:
-        answers: list[Answer] = []
-        for entry_id, fields in entries:
-            decoded = decode(self.app, entry_id, fields, self.reading)
-            if isinstance(decoded, Unreadable):
-                where = self.store.keys.answers
-                self.store.dead_letters.add(where, decoded.raw, f"refused: {decoded.reason}")
-                log.warning("answer %s refused: %s", entry_id, decoded.reason)
-            else:
-                answers.append(decoded)
+    def _handle(self, read: dict[str, list[tuple[str, dict[bytes, bytes]]]], found: _Pass) -> None:
+        limit = self.settings.answers_per_minute
+        full = self.store.answers.lengths(h for h, e in read.items() if len(e) >= PER_NODE)
+        for host, length in full.items():  # more than a node answers in a minute, unread
+            if length > limit:
+                why = f"{host}'s answers stream held {length} entries, more than {limit}: deleted"
+                self._refuse(found, host, why)
+                found.discard.add(host)
+                del read[host]
+        totals = self.store.answers.rate({h: len(e) for h, e in read.items()}, found.now)
+        for host, entries in read.items():
+            found.handled[host] = [entry_id for entry_id, _ in entries]
+            if totals[host] > limit:
+                if totals[host] - len(entries) <= limit:  # the pass that crossed it says so
+                    why = f"{host} wrote more than {limit} answers in a minute: the rest unread"
+                    self._refuse(found, host, why)
+                continue
+            for entry_id, fields in entries:
+                self._entry(found, host, entry_id, fields)
         try:
-            count(self.app, self.store, answers)
+            failed = count(self.app, self.store, found.answers)
         except StoreUnavailable:
             raise
-        except Exception:
-            # not Redis: something in the batch this code cannot count. Each answer goes
-            # on as its own task, whose handler sets aside what it cannot use
-            log.exception("counting %d answers failed; each goes on as its task", len(answers))
-            for answer in answers:
-                dispatch(self.app, self.store, answer.name, answer.kwargs)
-        self.store.answers.done([entry_id for entry_id, _ in entries])
+        except Exception as exc:  # not Redis: set the batch's answers aside, never stall
+            log.exception("counting %d answers failed", len(found.answers))
+            failed = [(a, f"cannot count it: {type(exc).__name__}: {exc}") for a in found.answers]
+        for answer, why in failed:
+            self._letter(found, answer.node, answer_name(answer), repr(answer.model_dump()), why)
+
+    def _entry(self, found: _Pass, host: str, entry_id: str, fields: dict[bytes, bytes]) -> None:
+        """One entry of ``host``'s stream through the gates (module docstring)."""
+        if _entry_ms(entry_id) > found.now * 1000 + FUTURE_MS:
+            why = (
+                f"{host}'s answers stream had an entry with ID {entry_id}, past which no "
+                "answer can be added: the stream was deleted"
+            )
+            self._refuse(found, host, why)
+            found.discard.add(host)
+            return
+        size = sum(len(k) + len(v) for k, v in fields.items())
+        if size > self.settings.answer_max_bytes:
+            why = f"an entry of {size} bytes, over answer_max_bytes: set aside unread"
+            self._refuse(found, host, why, dead_letter=False)
+            self._letter(found, host, "answers", f"{size} bytes, unread", why)
+            return
+        if fields.get(b"task") == NODE_DEAD_LETTER.encode():
+            where = _text(fields.get(b"where", b""))
+            whole = _text(fields.get(b"size", b""))
+            raw, why = fields.get(b"raw", b""), _text(fields.get(b"reason", b""))
+            self._letter(found, host, where, raw, why, int(whole) if whole.isdigit() else None)
+            return
+        decoded = decode(self.app, entry_id, fields, self.reading)
+        if isinstance(decoded, Unreadable):
+            self._letter(found, host, "answers", decoded.raw, f"refused: {decoded.reason}")
+            return
+        if decoded.kwargs.get("node") != host:
+            why = f"refused: an answer for {decoded.kwargs.get('node')!r} on {host}'s stream"
+            self._letter(found, host, "answers", repr(decoded.kwargs)[:2000], why)
+            return
+        try:
+            found.answers.append(parse(decoded.name, decoded.kwargs))
+        except AnswerError as exc:
+            self._letter(found, host, "answers", repr(decoded.kwargs)[:2000], f"refused: {exc}")
+
+    def _letter(
+        self,
+        found: _Pass,
+        host: str,
+        where: str,
+        raw: bytes | str,
+        why: str,
+        size: int | None = None,
+    ) -> None:
+        """Set aside what ``host`` wrote, at most :data:`DEAD_LETTERS_PER_NODE` an hour."""
+        found.letters[host] = found.letters.get(host, 0) + 1
+        log.warning("an answer of %s set aside: %s", host, why)
+        taken = self.store.answers.rate({host: 1}, found.now, 3600)[host]
+        if taken <= DEAD_LETTERS_PER_NODE:
+            self.store.dead_letters.add(f"{host}:{where}", raw, why, size)
+        if taken == DEAD_LETTERS_PER_NODE:
+            self._refuse(
+                found, host, f"{host} wrote {taken} bad entries in an hour", dead_letter=False
+            )
+
+    def _refuse(self, found: _Pass, host: str, why: str, *, dead_letter: bool = True) -> None:
+        """``host``'s answers were refused wholesale: flag the node (``status``)."""
+        log.warning("answers of %s: %s", host, why)
+        self.store.answers.flag(host, why, found.now)
+        if dead_letter:
+            self.store.dead_letters.add(f"{host}:answers", "", why)
+
+    def _finish(self, found: _Pass) -> None:
+        """Delete what was read, and the streams that cannot take answers."""
+        self.store.answers.done(found.handled)
+        for host in found.discard:
+            self.store.answers.discard(host)
 
     def run(self, stop: threading.Event) -> None:
-        """Read until ``stop`` is set; Redis failures are waited out."""
-        log.info("reading node answers from %s as %s", self.store.keys.answers, self.consumer)
+        """Read until ``stop`` is set; failures are logged and waited out."""
+        log.info(
+            "reading node answers from %s as %s", self.store.keys.node_answers_pattern, self.holder
+        )
         while not stop.is_set():
             try:
                 self.step()
             except StoreUnavailable as exc:
                 log.warning("reading node answers: %s; trying again", exc)
-                self._own = True  # the batch in hand is still this consumer's
                 stop.wait(RETRY_S)
             except Exception:
                 log.exception("reading node answers failed; trying again")
-                self._own = True
                 stop.wait(RETRY_S)
+        with contextlib.suppress(StoreUnavailable):  # else it expires
+            self.lease.resign(self.holder)
+
+
+def _entry_ms(entry_id: str) -> int:
+    ms, _, _ = entry_id.partition("-")
+    return int(ms) if ms.isdigit() else 0
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 _running: dict[int, tuple[threading.Thread, threading.Event]] = {}

@@ -89,6 +89,7 @@ def act(
         workflow=workflow,
         retention_s=retention,
         send_node=send_node,
+        node_prologs=task.settings.pipeline.node_prologs,
     )
 
 

@@ -34,20 +34,25 @@ log = logging.getLogger("coral2_pipeline.tasks")
 
 
 def _stranger(task: PipelineTask, jobid: int, node: str, task_id: str) -> bool:
-    """Whether the answer of ``node`` for ``jobid`` (ending node task ``task_id``) comes
-    from a node the work was not sent to (see :func:`_proof`)."""
+    """Whether the answer of ``node`` for ``jobid`` (ending node task ``task_id``) proves
+    nothing (see :func:`_proof`)."""
     return _proof(task, jobid, node, task_id) is None
 
 
-def _proof(task: PipelineTask, jobid: int, node: str, task_id: str) -> str | None:
+def _proof(
+    task: PipelineTask, jobid: int, node: str, task_id: str, phase: str = "prolog"
+) -> str | None:
     """What proves that ``node``, answering for ``jobid`` (ending node task ``task_id``),
     was sent the work: ``"ledger"`` (the ledger's entry of ``task_id`` names that node's
     queue and that job) or ``"record"`` (its entry crossed out — a copy of an answer —
-    the job's record names that node among its computes). None: nothing does, and the
-    answer is set aside as a dead letter, nothing of it counted and no ledger entry
-    crossed out. The signature proved which node sent it (``pipeline.platform.signing``).
-    The ledger is read first: a whole-machine job's record names every node, and
-    reading it for each of its answers would grow with the square of the job's size."""
+    the job's record names that node among its nodes, with ``phase``'s work sent: the
+    epilogs for ``clean``). None: nothing does, and nothing of the answer is counted nor
+    crossed out; an answer for a job whose record names other nodes is set aside as a
+    dead letter, one for a job with no record (long gone, or not run yet: Flux job ids
+    are predictable) changes nothing. The signature proved which node sent it
+    (``pipeline.platform.signing``). The ledger is read first: a whole-machine job's
+    record names every node, and reading it for each of its answers would grow with the
+    square of the job's size."""
     queue = task.settings.pipeline.queues.node_prefix + node
     entry = task.store.ledger.get(task_id)
     if entry is not None:
@@ -60,17 +65,29 @@ def _proof(task: PipelineTask, jobid: int, node: str, task_id: str) -> str | Non
     else:
         record = task.store.jobs.get(jobid)
         if record is None:
-            return "record"  # the job is long gone: the answer changes nothing
-        nodes = set(record.node_work.nodes if record.node_work else [])
-        nodes |= set(record.slingshot.nodes if record.slingshot else [])
-        if node in nodes:
+            log.info(
+                "%s of %s for job %s, which has no record: nothing to count", task.name, node, jobid
+            )
+            return None
+        if node in _sent_to(record, phase):
             return "record"
         why = f"{node} answered for job {jobid}, which does not run on it"
+        if node in _sent_to(record, "prolog"):
+            why = f"{node} answered the {phase} of job {jobid} before it was sent"
     request = {"task": task.name, "id": task.request.id, "kwargs": task.request.kwargs}
     raw = json.dumps(request, default=repr)
     task.store.dead_letters.add(task.settings.pipeline.queues.lifecycle, raw, f"refused: {why}")
     log.warning("%s: refused: %s", task.name, why)
     return None
+
+
+def _sent_to(record: JobRecord, phase: str) -> set[str]:
+    """The nodes ``record`` shows the work of ``phase`` was sent to."""
+    state = record.slingshot
+    if phase == "clean":
+        return set(state.nodes) if state is not None and state.released else set()
+    nodes = set(record.node_work.nodes if record.node_work else [])
+    return nodes | set(state.nodes if state is not None else [])
 
 
 def _reserve(task: PipelineTask, record: JobRecord, option: Any, hosts: list[str]) -> list[Action]:
@@ -79,7 +96,7 @@ def _reserve(task: PipelineTask, record: JobRecord, option: Any, hosts: list[str
     try:
         request = vni_request(option, settings.vnis_per_job)
     except InputError as exc:
-        return slingshot.fail(record.jobid, str(exc))
+        return slingshot.fail(record.jobid, str(exc), hosts)
     pool = task.store.vnipool
     pool.configure(settings.vni_pool)
     vnis: list[int] = []
@@ -90,7 +107,7 @@ def _reserve(task: PipelineTask, record: JobRecord, option: Any, hosts: list[str
         except VniError as exc:
             reason, fatal = str(exc), settings.vni_reserve_fatal
     cxi_nodes = hosts if settings.cxi_enable else []
-    return slingshot.on_reserved(record, vnis, reason, fatal=fatal, nodes=cxi_nodes)
+    return slingshot.on_reserved(record, vnis, reason, fatal=fatal, nodes=cxi_nodes, hosts=hosts)
 
 
 @pipeline_task("job.run", queue="lifecycle", lock_job=True)
@@ -114,6 +131,10 @@ def run(
     cores = {host: len(resources.cores(host)) for host in resources.unique_hosts()}
     record = record_of(task, jobid).model_copy(update={"userid": userid})
     if record.slingshot is None:
+        # the job's node work starts: no answer counted before it (a node cannot answer
+        # for a job ahead of its run) stands
+        for phase in ("prolog", "clean"):
+            task.store.tally.forget(jobid, phase)
         task.store.jobs.create(record)
         actions = _reserve(task, record, option, sorted(cores))
         act(task, jobid, actions)
@@ -151,7 +172,7 @@ def _answered(task: PipelineTask, jobid: int, phase: str, node: str, task_id: st
     (``job.answers_complete``). The count crosses the node task out of the ledger in the
     same transaction; should this run die before what follows, the answer's message is
     delivered again, and its copy (no ledger entry now) completes the phase again."""
-    proof = _proof(task, jobid, node, task_id)
+    proof = _proof(task, jobid, node, task_id, phase)
     if proof is None:
         return
     ends = task_id if proof == "ledger" else None
@@ -292,7 +313,7 @@ def epilog_done(
     one per node, and the one that completes the count confirms them all at once
     (``job.epilogs_complete``). A node whose services are busy goes to the locked
     ``job.epilog_busy``, which retries it and, past ``cxi-busy-timeout``, drains it."""
-    proof = _proof(task, jobid, node, task_id)
+    proof = _proof(task, jobid, node, task_id, "clean")
     if proof is None:
         return
     nodework.trace("counted", "epilog answer", jobid, node, f"busy={busy}" if busy else "")

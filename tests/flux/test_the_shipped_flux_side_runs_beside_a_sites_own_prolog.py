@@ -25,7 +25,9 @@ def site(flux_site: FluxSite, tmp_path_factory: pytest.TempPathFactory) -> Itera
     own = prolog_d / "00-site"
     own.write_text(f'#!/bin/sh\necho "$FLUX_JOB_ID" >>{workdir}/site-prolog-ran\n')
     own.chmod(0o755)
-    started = start_tier(flux_site, workdir, site_prolog_d=prolog_d)
+    # the management side writes each node's verdict for its per-rank prolog
+    node_prologs = {"CORAL2_PIPELINE_PIPELINE__NODE_PROLOGS": "true"}
+    started = start_tier(flux_site, workdir, node_prologs, site_prolog_d=prolog_d)
     yield started
     started.flux.stop()
     started.system.stop()

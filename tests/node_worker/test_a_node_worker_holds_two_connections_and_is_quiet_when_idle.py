@@ -92,7 +92,7 @@ def test_a_node_worker_running_jobs_never_holds_more_than_two(
     settings = load_settings(env={k: v for k, v in env.items() if k.startswith("CORAL2_")})
     app = create_app(settings, set_current=False)
     answers = redis.Redis.from_url(server.url)
-    stream = answers_key(settings.pipeline)
+    stream = answers_key(settings.pipeline, HOST)
     most = 0
     done = threading.Event()
 

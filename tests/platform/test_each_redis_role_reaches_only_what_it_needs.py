@@ -55,7 +55,9 @@ def refused(call: object) -> None:
 
 def test_a_node_appends_its_answers_and_reads_its_own_queue(users: dict[str, redis.Redis]) -> None:
     node = users["node"]
-    assert node.xadd("coral2:answers", {"task": "job.prolog_done"})
+    assert node.xadd("coral2:answers:n1", {"task": "job.prolog_done"})
+    refused(lambda: node.xadd("coral2:answers:n2", {"task": "job.prolog_done"}))
+    refused(lambda: node.xadd("coral2:answers", {"task": "job.prolog_done"}))
     node.lpush("node.n1", "work")
     assert node.brpop(["node.n1"], timeout=1) == (b"node.n1", b"work")
 
@@ -66,7 +68,7 @@ def test_a_node_reads_no_job_record_and_no_other_queue(users: dict[str, redis.Re
     refused(lambda: node.lrange("lifecycle", 0, -1))
     refused(lambda: node.brpop(["lifecycle"], timeout=1))
     refused(lambda: node.lpush("lifecycle", "a task of its own choosing"))
-    refused(lambda: node.xrange("coral2:answers"))  # other nodes' answers
+    refused(lambda: node.xrange("coral2:answers:n1"))  # not even its own: it only appends
     refused(lambda: node.xadd("coral2:outbox", {"kind": "drain"}))
     refused(lambda: node.brpop(["node.n2"], timeout=1))
     refused(lambda: node.lpush("housekeeping", "forged"))
@@ -87,12 +89,14 @@ def test_a_node_cannot_touch_kombus_shared_bookkeeping(users: dict[str, redis.Re
     refused(lambda: node.hset("node.n2:unacked", "tag", "entry"))
 
 
-def test_a_node_sets_a_dead_letter_aside(users: dict[str, redis.Redis]) -> None:
+def test_a_node_sets_a_dead_letter_aside_on_its_own_stream_alone(
+    users: dict[str, redis.Redis],
+) -> None:
     node = users["node"]
-    pipe = node.pipeline(transaction=True)
-    pipe.lpush("coral2:deadletters", "{}").ltrim("coral2:deadletters", 0, 999)
-    pipe.incr("coral2:deadletters:count")  # redis-py sends INCRBY
-    assert pipe.execute()[2] >= 1
+    assert node.xadd("coral2:answers:n1", {"task": "node.dead_letter", "raw": "x"})
+    refused(lambda: node.lpush("coral2:deadletters", "{}"))
+    refused(lambda: node.ltrim("coral2:deadletters", 0, 0))
+    refused(lambda: node.incr("coral2:deadletters:count"))
     refused(lambda: node.lrange("coral2:deadletters", 0, -1))
 
 

@@ -75,12 +75,12 @@ def test_a_dw_job_starts_clientmount_and_waits_for_its_file_systems() -> None:
 
 
 def test_a_job_with_nothing_to_do_on_its_nodes_is_released_at_once() -> None:
-    assert run(clientmount=False) == [Release()]
+    assert run(clientmount=False) == [Release(hosts=("n1", "n2"))]
 
 
 def test_the_job_is_released_once_every_node_answered() -> None:
     assert on_answers(held(), {"n1"}, set()) == []
-    assert Release() in on_answers(held(), BOTH, set())
+    assert Release(hosts=("n1", "n2")) in on_answers(held(), BOTH, set())
     assert on_answers(held(released=True), BOTH, set()) == []
 
 
@@ -89,7 +89,7 @@ def test_a_node_that_fails_its_prolog_fails_the_job_naming_it() -> None:
     [raised] = [a for a in actions if isinstance(a, SendOnce)]
     assert raised.payload["type"] == "cray-slingshot"
     assert raised.payload["note"] == "n2: cxi0: no resources"
-    assert Release(1, "n2: cxi0: no resources") in actions
+    assert Release(1, "n2: cxi0: no resources", ("n1", "n2")) in actions
 
 
 def test_a_dw_job_is_released_only_after_prerun_and_every_clientmount_stop() -> None:
@@ -97,7 +97,7 @@ def test_a_dw_job_is_released_only_after_prerun_and_every_clientmount_stop() -> 
     mounted = on_mounted(held(dw=True), now=200.0)
     assert MarkMounted() in mounted and ArmDeadline(DEADLINE, 300.0, "mounted") in mounted
     assert on_answers(held(dw=True, mounted=True), BOTH, {"n1"}) == []
-    assert Release() in on_answers(held(dw=True, mounted=True), BOTH, BOTH)
+    assert Release(hosts=("n1", "n2")) in on_answers(held(dw=True, mounted=True), BOTH, BOTH)
 
 
 def test_prerun_done_before_run_marks_the_job_mounted_at_once() -> None:

@@ -5,6 +5,7 @@ One system for the package; each test file makes one attack."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -47,30 +48,31 @@ def admin(system: SimulatedSystem) -> Iterator[redis.Redis]:
         yield client
 
 
-@pytest.fixture(scope="package")
-def attacker(system: SimulatedSystem, admin: redis.Redis) -> Iterator[Attacker]:
-    """compute63's own Redis user, as ``coral2-pipeline redis-acl --nodes`` makes it, and
-    compute63's key, as ``coral2-pipeline node-cert`` issued it."""
+@contextlib.contextmanager
+def root_on(system: SimulatedSystem, admin: redis.Redis, host: str) -> Iterator[Attacker]:
+    """``host``'s own Redis user, as ``coral2-pipeline redis-acl --nodes`` makes it, and
+    ``host``'s key, as ``coral2-pipeline node-cert`` issued it."""
     settings = load_settings(env={k: v for k, v in system.env().items() if "CORAL2_" in k})
-    user = node_user(ATTACKER)
+    user = node_user(host)
     admin.execute_command(
-        "ACL",
-        "SETUSER",
-        user,
-        "reset",
-        "on",
-        ">stolen",
-        *rules("node", settings, [ATTACKER]).split(),
+        "ACL", "SETUSER", user, "reset", "on", ">stolen", *rules("node", settings, [host]).split()
     )
     assert system.redis is not None
     with redis.Redis(port=system.redis.port, username=user, password="stolen") as client:
         nodes = system.workdir / "keys" / "nodes"
-        yield Attacker(ATTACKER, client, nodes / f"{ATTACKER}.key", nodes / f"{ATTACKER}.crt")
+        yield Attacker(host, client, nodes / f"{host}.key", nodes / f"{host}.crt")
 
 
-def answers_key(system: SimulatedSystem) -> str:
-    """The stream node answers are appended to."""
-    return f"{system.prefix}:answers"
+@pytest.fixture(scope="package")
+def attacker(system: SimulatedSystem, admin: redis.Redis) -> Iterator[Attacker]:
+    """Root on compute63: its own Redis user and its key."""
+    with root_on(system, admin, ATTACKER) as held:
+        yield held
+
+
+def answers_key(system: SimulatedSystem, host: str = ATTACKER) -> str:
+    """The stream ``host``'s answers are appended to (the attacker's own by default)."""
+    return f"{system.prefix}:answers:{host}"
 
 
 def dead_letters(system: SimulatedSystem, admin: redis.Redis) -> list[DeadLetter]:

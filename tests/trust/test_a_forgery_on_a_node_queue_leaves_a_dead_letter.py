@@ -24,7 +24,7 @@ def test_an_unsigned_message_on_a_node_queue_is_a_dead_letter(
     before = len(dead_letters(system, admin))
     attacker.client.lpush("node.compute63", json.dumps({"not": "a kombu message"}))
     letter = new_dead_letter(system, admin, before)
-    assert letter.where == "node.compute63"
+    assert letter.where == "compute63:node.compute63"  # set aside by the node, named so
     assert node_refusals(admin) == []
 
 
@@ -36,6 +36,6 @@ def test_a_node_signed_task_on_its_own_queue_is_a_dead_letter(
     before = len(dead_letters(system, admin))
     attacker.client.lpush("node.compute63", raw)
     letter = new_dead_letter(system, admin, before)
-    assert letter.where == "node.compute63"
+    assert letter.where == "compute63:node.compute63"  # set aside by the node, named so
     assert "a certificate this process does not trust" in letter.reason
     assert node_refusals(admin) == []

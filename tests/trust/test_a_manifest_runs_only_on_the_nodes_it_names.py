@@ -50,7 +50,7 @@ def test_a_copy_for_a_node_the_manifest_does_not_name_is_a_dead_letter(
     before = len(dead_letters(system, admin))
     attacker.client.lpush("node.compute63", raw)
     letter = new_dead_letter(system, admin, before)
-    assert letter.where == "node.compute63"
+    assert letter.where == "compute63:node.compute63"  # set aside by the node, named so
     assert "to 'compute[01-02]', not for" in letter.reason
     assert system.store is not None and system.store.tally.nodes(626262, "prolog") == set()
 

@@ -52,11 +52,11 @@ def test_a_flood_of_answers_ends_with_a_clear_refusal_and_loses_nothing(
         redis.exceptions.OutOfMemoryError, match="command not allowed when used memory"
     ):
         for _ in range(10_000):  # far more than maxmemory holds
-            attacker.xadd("coral2:answers", {"body": b"x" * 1024 * 1024})
+            attacker.xadd("coral2:answers:compute63", {"body": b"x" * 1024 * 1024})
     info = management.info("memory")
     assert info["maxmemory_policy"] == "noeviction"
     assert all(management.exists(f"coral2:job:{jobid}") for jobid in range(100))
-    assert management.xlen("coral2:answers") > 0 and management.ping()
+    assert management.xlen("coral2:answers:compute63") > 0 and management.ping()
     status = subprocess.run(
         [sys.executable, "-m", "pipeline.cli", "status"],
         capture_output=True,
@@ -73,12 +73,12 @@ def test_a_flood_of_answers_ends_with_a_clear_refusal_and_loses_nothing(
         },
     )
     assert "of its 48 MiB maxmemory" in status.stdout, status.stdout + status.stderr
-    management.delete("coral2:answers")
-    assert attacker.xadd("coral2:answers", {"task": "job.prolog_done"})
+    management.delete("coral2:answers:compute63")
+    assert attacker.xadd("coral2:answers:compute63", {"task": "job.prolog_done"})
 
 
 def test_one_answer_larger_than_any_the_pipeline_sends_is_refused(server: RedisServer) -> None:
     attacker = client(server, node_user("compute63"), "node-password")
     with pytest.raises(redis.exceptions.RedisError):
-        attacker.xadd("coral2:answers", {"body": b"x" * (9 * 1024 * 1024)})
+        attacker.xadd("coral2:answers:compute63", {"body": b"x" * (9 * 1024 * 1024)})
     assert attacker.ping()

@@ -56,7 +56,7 @@ DWS_EPILOG = "dws-epilog"
 
 @dataclass
 class _Job:
-    userid: int = 0
+    userid: int | None = None  # from its submit event; never taken as root's
     dw: bool = False
     shell_options: dict[str, Any] = field(default_factory=dict)
     run: bool = False
@@ -111,7 +111,10 @@ class JobStates:
             job = self.jobs[jobid] = _Job()
             self._view({"view": "active", "jobid": jobid})
         if name == "submit":
-            job.userid = int(context.get("userid", 0))
+            userid = context.get("userid")
+            job.userid = (
+                userid if isinstance(userid, int) and not isinstance(userid, bool) else None
+            )
             system = ((response.get("jobspec") or {}).get("attributes") or {}).get("system") or {}
             job.dw = "dw" in system
             job.shell_options = dict((system.get("shell") or {}).get("options") or {})

@@ -48,7 +48,11 @@ IDLE_S = 0.005
 #: Hand every held answer to the answers stream, oldest first, in one step.
 _HAND_OVER = """
 local entries = redis.call('xrange', KEYS[1], '-', '+')
-for _, entry in ipairs(entries) do redis.call('xadd', KEYS[2], '*', unpack(entry[2])) end
+for _, entry in ipairs(entries) do
+  local fields, node = entry[2], ''
+  for i = 1, #fields, 2 do if fields[i] == 'node' then node = fields[i + 1] end end
+  redis.call('xadd', ARGV[1] .. node, '*', unpack(fields))
+end
 redis.call('del', KEYS[1])
 return #entries
 """
@@ -69,8 +73,8 @@ class NodeEmulator:
         self.hosts = hosts
         self.hold = hold
         self.times = times
-        self.answers = answers_key(settings.pipeline)
-        self.held = f"{self.answers}.held"
+        self.answers = answers_key(settings.pipeline, "")  # each node's, by its name
+        self.held = f"{settings.pipeline.key_prefix}:answers-held"
         nics: dict[str, SimulatedNic] = {}
         lock = threading.Lock()
 
@@ -141,7 +145,7 @@ class NodeEmulator:
             written = self.times.with_suffix(".new")  # whole, never read half-written
             written.write_text(json.dumps({"sent": sent, "answered": time.time()}))
             written.replace(self.times)
-        moved = client.register_script(_HAND_OVER)(keys=[self.held, self.answers])
+        moved = client.register_script(_HAND_OVER)(keys=[self.held], args=[self.answers])
         log.info("%d answers handed over", moved)
 
     def _run(self, channel: Any, queue: str, raw: bytes) -> None:

@@ -53,8 +53,10 @@ def test_cleanup_enqueues_the_release(hooks: Hooks, sent: list[Any]) -> None:
         ({"jobid": 5, "state": "run"}, "a job entering RUN needs its R"),
         ({"jobid": 5, "state": "sched"}, "state"),
         ({"jobid": -1, "state": "cleanup"}, "jobid"),
-        ({"jobid": 5, "state": "run", "R": {"version": 9}}, "version"),
+        ({"jobid": 5, "state": "run", "userid": 1001, "R": {"version": 9}}, "version"),
+        ({"jobid": 5, "state": "run", "R": {"version": 1}}, "a job entering RUN needs it"),
     ],
+    ids=["no-R", "unknown-state", "negative-jobid", "bad-R", "no-userid"],
 )
 def test_a_bad_report_is_refused_and_nothing_is_enqueued(
     hooks: Hooks, sent: list[Any], payload: dict[str, Any], fragment: str
