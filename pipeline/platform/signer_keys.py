@@ -40,6 +40,12 @@ class SigningKey:
             )
         self._key = key
 
+    def matches(self, certificate: VerifyingCertificate) -> bool:
+        """Whether ``certificate`` is this key's (its public key is this key's)."""
+        fmt = serialization.PublicFormat.SubjectPublicKeyInfo
+        own = self._key.public_key().public_bytes(serialization.Encoding.DER, fmt)
+        return own == certificate.public_der()
+
     def sign(self, data: bytes, digest: hashes.HashAlgorithm) -> bytes:
         """The signature of ``data``."""
         key = self._key
@@ -64,6 +70,11 @@ class VerifyingCertificate:
                 "or Ed25519 key"
             )
         self._public = public
+
+    def public_der(self) -> bytes:
+        """The certificate's public key, DER-encoded."""
+        fmt = serialization.PublicFormat.SubjectPublicKeyInfo
+        return self._public.public_bytes(serialization.Encoding.DER, fmt)
 
     def get_id(self) -> str:
         """The issuer and serial number, as Celery's ``Certificate.get_id``."""

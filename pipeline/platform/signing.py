@@ -390,9 +390,16 @@ def _pair(
     check_private(key, what)
     try:
         signing = SigningKey(Path(key).read_text(), check=check)
-        return signing, VerifyingCertificate(Path(certificate).read_text())
+        verifying = VerifyingCertificate(Path(certificate).read_text())
     except Exception as exc:  # cryptography's errors on a bad key or cert, a key type
         raise ConfigError(f"message signing: {key}, {certificate}: {exc}") from exc
+    if check and not signing.matches(verifying):
+        # every message it signed would be refused by its readers and lost as a dead letter
+        raise ConfigError(
+            f"message signing: {key} is not the key of {certificate}: give the certificate "
+            "issued for this key (pipeline.security_key and security_certificate)"
+        )
+    return signing, verifying
 
 
 def secure(

@@ -97,6 +97,10 @@ for i = 1, #ARGV, 5 do
     out[#out + 1] = false
   end
 end
+-- a safety net: the marks of a job that never gets a record (a hook for a job the
+-- pipeline does not know) would otherwise stay for ever; a finished job's are dropped
+-- sooner, and no job runs for a month
+if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], 2592000) end
 return out
 """
 

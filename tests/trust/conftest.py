@@ -16,6 +16,8 @@ import redis
 
 from pipeline.model.deadletter import DeadLetter, list_key
 from pipeline.platform.acl import node_user, rules
+from pipeline.platform.sending import settings_of
+from pipeline.platform.signing import secure
 from pipeline.settings import load_settings
 from pipeline.sim.system import SimulatedSystem
 from tests.e2e.conftest import start_system
@@ -38,6 +40,17 @@ def system() -> Iterator[SimulatedSystem]:
     sim = start_system(slingshot=True, signing=True, acl=True)
     yield sim
     sim.stop()
+
+
+@pytest.fixture(autouse=True)
+def signing_as_the_system(system: SimulatedSystem) -> None:
+    """Sign with this package's system's key: kombu's serializer registry is one per
+    process, as Celery has it, so a system another module started in this process since
+    (the tests run a module at a time per process) would otherwise have the in-process
+    senders (the simulated job manager's hooks) sign with its own key, which this system's
+    workers refuse."""
+    assert system.app is not None
+    secure(system.app, settings_of(system.app).pipeline)
 
 
 @pytest.fixture(scope="package")
