@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -17,6 +16,7 @@ from pipeline.model.breakdown import (
     summarize_breakdowns,
 )
 from pipeline.model.breakdown_types import as_breakdowns
+from pipeline.model.files import read_text
 from pipeline.model.hostlist import expand_hostlist
 
 
@@ -64,11 +64,11 @@ def register(sub: Any) -> None:
 def _load_breakdowns(paths: list[str]) -> list[Any]:
     docs: list[Any] = []
     for path in paths:
+        text = read_text(path, "breakdown file")
         try:
-            text = Path(path).read_text(encoding="utf8")
             loaded = [d for d in yaml.safe_load_all(text) if d is not None]
-        except OSError as exc:
-            raise CommandError(f"cannot read breakdown file {path!r}: {exc.strerror}") from exc
+        except RecursionError:
+            raise CommandError(f"breakdown file {path!r} is nested too deeply") from None
         except yaml.YAMLError as exc:
             raise CommandError(f"breakdown file {path!r} is not valid YAML: {exc}") from exc
         for doc in loaded:

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from pipeline.errors import HostlistError, RabbitMappingError
+from pipeline.model.files import FileProblem, read_text
 from pipeline.model.hostlist import expand_hostlist, unique_hostlist
 from pipeline.model.pydantic_errors import describe_validation_error
 
@@ -83,15 +84,15 @@ class RabbitMapping(BaseModel):
     def load(cls, path: str | Path) -> RabbitMapping:
         """Read and validate a rabbitmapping file."""
         try:
-            text = Path(path).read_text(encoding="utf8")
-        except OSError as exc:
-            raise RabbitMappingError(
-                f"cannot read rabbitmapping {str(path)!r}: {exc.strerror}"
-            ) from exc
+            text = read_text(path, "rabbitmapping")
+        except FileProblem as exc:
+            raise RabbitMappingError(str(exc)) from None
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise RabbitMappingError(f"File '{path}' could not be parsed as JSON: {exc}") from exc
+        except RecursionError:
+            raise RabbitMappingError(f"File '{path}' is nested too deeply") from None
         return cls.parse(data)
 
     @classmethod

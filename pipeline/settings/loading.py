@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ValidationError
 
 from pipeline.errors import ConfigError
+from pipeline.model.files import read_text
 from pipeline.settings.hwcoll import HwcollSettings
 from pipeline.settings.pipeline_table import PipelineSettings
 from pipeline.settings.secrets import check_config_file, with_credentials
@@ -137,8 +138,21 @@ def _describe(exc: ValidationError, source: str) -> str:
         else:
             msg = str(err["msg"]).removeprefix("Value error, ")
             lines.append(f"{key} = {err.get('input')!r}: {msg}")
-    header = f"invalid configuration in {source}:"
-    return header + "".join(f"\n  - {line}" for line in lines)
+    return _listed(source, lines)
+
+
+#: The most problems a configuration error lists; the rest are counted.
+SHOWN_PROBLEMS = 20
+
+
+def _listed(source: str, problems: list[str]) -> str:
+    """The configuration error: at most :data:`SHOWN_PROBLEMS` lines, then how many more
+    (each cut to a line's length: a value can be megabytes)."""
+    shown = [p if len(p) <= 500 else p[:499] + "…" for p in problems[:SHOWN_PROBLEMS]]
+    text = f"invalid configuration in {source}:" + "".join(f"\n  - {p}" for p in shown)
+    if len(problems) > SHOWN_PROBLEMS:
+        text += f"\n  - and {len(problems) - SHOWN_PROBLEMS} more"
+    return text
 
 
 def load_settings(
@@ -155,14 +169,13 @@ def load_settings(
     source = "defaults and environment"
     if path is not None:
         source = str(path)
-        try:
-            text = Path(path).read_text(encoding="utf8")
-        except OSError as exc:
-            raise ConfigError(f"cannot read config file {str(path)!r}: {exc.strerror}") from exc
+        text = read_text(path, "config file")
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"config file {str(path)!r} is not valid TOML: {exc}") from exc
+        except RecursionError:
+            raise ConfigError(f"config file {str(path)!r} is nested too deeply") from None
     unknown_tables = [t for t in data if t not in _TABLES and t not in FLUX_TABLES_IGNORED]
     problems = [
         f"unknown table [{t}]; accepted tables: {', '.join(_TABLES)} "
@@ -179,9 +192,7 @@ def load_settings(
         if not isinstance(value, Mapping):
             problems.append(f"[{table}] must be a table, got {value!r}")
     if problems:
-        raise ConfigError(
-            f"invalid configuration in {source}:" + "".join(f"\n  - {p}" for p in problems)
-        )
+        raise ConfigError(_listed(source, problems))
     merged = _merge(relevant, overrides)
     try:
         settings = Settings(**merged)
