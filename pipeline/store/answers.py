@@ -59,15 +59,23 @@ class NodeAnswers:
     def awaited(self, now: float, within_s: float = AWAIT_S, *, prune: bool = False) -> list[str]:
         """The nodes awaited within ``within_s`` of ``now``; with ``prune`` (the reader),
         older ones are forgotten."""
+        return self.awaited_since(now, within_s, prune=prune)[0]
+
+    def awaited_since(
+        self, now: float, within_s: float = AWAIT_S, *, prune: bool = False
+    ) -> tuple[list[str], str]:
+        """:meth:`awaited`, and the bell's last ring as of then (what :meth:`read` waits
+        for a later one of), in one round trip."""
         try:
             pipe = self.client.pipeline(transaction=False)
             if prune:
                 pipe.zremrangebyscore(self.keys.answers_awaited, "-inf", now - within_s)
             pipe.zrangebyscore(self.keys.answers_awaited, now - within_s, "+inf")
-            hosts = pipe.execute()[-1]
+            pipe.xrevrange(self.keys.answers_bell, count=1)
+            hosts, last = pipe.execute()[-2:]
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
-        return [_text(h) for h in hosts]
+        return [_text(h) for h in hosts], _text(last[0][0]) if last else "0"
 
     def holding(self, scan_count: int = 1000) -> list[str]:
         """Every node whose stream holds an entry (a ``SCAN`` of the keyspace)."""
@@ -90,26 +98,29 @@ class NodeAnswers:
         ]
 
     def read(
-        self, hosts: Sequence[str], count: int, block_ms: int | None
-    ) -> tuple[dict[str, list[Entry]], list[str]]:
+        self, hosts: Sequence[str], count: int, block_ms: int | None, bell: str = "$"
+    ) -> tuple[dict[str, list[Entry]], list[str], bool]:
         """Up to ``count`` entries of each of ``hosts``' streams, from their start (an entry
-        is deleted once handled), waiting up to ``block_ms`` for one when none holds any
-        (or for the bell). Also the hosts whose key is not a stream (a node's ``SET``)."""
+        is deleted once handled) — at once when any holds one, else waiting up to
+        ``block_ms`` for one, or for a ring of the bell after ``bell``; also the hosts
+        whose key is not a stream (a node's ``SET``), and whether the bell rang. One
+        ``XREAD``."""
         streams: dict[Any, Any] = {self.keys.node_answers(h): "0" for h in hosts}
+        if block_ms:
+            streams[self.keys.answers_bell] = bell
         try:
-            rows: Any = self.client.xread(streams, count=count) if streams else None
-            if not rows and block_ms:
-                bell = self._bell_last()
-                rows = self.client.xread(
-                    {**streams, self.keys.answers_bell: bell}, count=count, block=block_ms
-                )
+            rows: Any = (
+                self.client.xread(streams, count=count, block=block_ms or None) if streams else None
+            )
         except redis.ResponseError as exc:
             if "WRONGTYPE" not in str(exc):
                 raise store_errors(exc) from exc
-            return self._read_each(hosts, count)
+            found, unreadable = self._read_each(hosts, count)
+            return found, unreadable, False
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
-        return self._rows(rows), []
+        rang = any(_text(key) == self.keys.answers_bell for key, _ in rows or [])
+        return self._rows(rows), [], rang
 
     def _read_each(
         self, hosts: Sequence[str], count: int
@@ -136,10 +147,6 @@ class NodeAnswers:
                 continue  # the bell
             out[name.removeprefix(self._streams_prefix)] = [(_text(i), f) for i, f in entries]
         return out
-
-    def _bell_last(self) -> str:
-        last: Any = self.client.xrevrange(self.keys.answers_bell, count=1)
-        return _text(last[0][0]) if last else "0"
 
     def done(self, handled: dict[str, list[str]]) -> None:
         """Delete the entries handled, by stream, in one round trip."""

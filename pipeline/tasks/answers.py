@@ -59,7 +59,9 @@ log = logging.getLogger("coral2_pipeline.answers")
 #: Entries read from each node's stream at a time.
 PER_NODE = 50
 #: How long a read waits for an answer (ms): how soon the reader sees a stop.
-BLOCK_MS = 1000
+BLOCK_MS = 5000
+#: How often the reader reads again which nodes it awaits, the bell unrung (s).
+AWAITED_EVERY_S = 5.0
 #: The readers' lease (s): a reader that stops renewing it is taken over after this.
 LEASE_S = 10.0
 #: How often the reader also looks for answers of nodes it does not await (s): while it
@@ -144,6 +146,9 @@ class AnswerReader:
         self.lease = Lease(self.store.client, self.store.keys.answers_reader)
         self._scanned_at = -float("inf")
         self._idle = True
+        #: the nodes awaited and the bell's ring as of when they were read (a cache of
+        #: Redis's, read again when the bell rings or every AWAITED_EVERY_S)
+        self._awaited: tuple[float, list[str], str] | None = None
 
     def step(self, block_ms: int | None = BLOCK_MS) -> int:
         """Read one batch and handle it, if this reader holds the lease; return how many
@@ -153,11 +158,15 @@ class AnswerReader:
             time.sleep((block_ms or 0) / 1000)  # a standby: the lease holder reads
             return 0
         answers = self.store.answers
-        hosts = answers.awaited(now, prune=True)
+        if self._awaited is None or now - self._awaited[0] >= AWAITED_EVERY_S:
+            self._awaited = (now, *answers.awaited_since(now, prune=True))
+        _, hosts, bell = self._awaited
         if now - self._scanned_at >= (SCAN_IDLE_S if self._idle else SCAN_EVERY_S):
             hosts = sorted(set(hosts) | set(answers.holding()))
             self._scanned_at = now
-        read, unreadable = answers.read(hosts, PER_NODE, block_ms)
+        read, unreadable, rang = answers.read(hosts, PER_NODE, block_ms, bell)
+        if rang:
+            self._awaited = None  # new nodes are awaited: read which at the next pass
         answers.note_pass(self.holder, now)
         found = _Pass(time.time())
         for host in unreadable:

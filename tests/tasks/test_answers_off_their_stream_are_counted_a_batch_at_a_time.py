@@ -87,7 +87,7 @@ def test_a_reader_killed_before_deleting_its_batch_counts_it_when_read_again(
     ids = send_prologs(app, store)
     for node in NODES:
         answer(app, store, node, ids[node])
-    taken, _ = store.answers.read(NODES, 10, None)  # then killed
+    taken, _, _ = store.answers.read(NODES, 10, None)  # then killed
     assert sum(map(len, taken.values())) == 3 and store.tally.nodes(JOBID, "prolog") == set()
     again = AnswerReader(app, "lifecycle@test")  # the next reader
     assert again.step(block_ms=None) == 3
