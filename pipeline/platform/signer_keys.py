@@ -12,10 +12,14 @@ names them (issuer and serial), so envelopes and stores stay Celery's.
 from __future__ import annotations
 
 import datetime
+from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
+
+from pipeline.errors import ConfigError
+from pipeline.settings.secrets import check_private
 
 SigningKeyTypes = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey
 
@@ -100,3 +104,24 @@ class VerifyingCertificate:
                 public.verify(signature, data)
         except Exception as exc:  # cryptography's InvalidSignature
             raise ValueError(f"bad signature for {self.get_id()!r}") from exc
+
+
+def load_pair(
+    key: str, certificate: str, what: str, *, check: bool = True
+) -> tuple[SigningKey, VerifyingCertificate]:
+    """The signing key at ``key`` (``what`` names it in errors: a file others may read is
+    refused) and the certificate at ``certificate``; ConfigError unless the certificate
+    is the key's (``check``: the key's consistency too)."""
+    check_private(key, what)
+    try:
+        signing = SigningKey(Path(key).read_text(), check=check)
+        verifying = VerifyingCertificate(Path(certificate).read_text())
+    except Exception as exc:  # cryptography's errors on a bad key or cert, a key type
+        raise ConfigError(f"message signing: {key}, {certificate}: {exc}") from exc
+    if check and not signing.matches(verifying):
+        # every message it signed would be refused by its readers and lost as a dead letter
+        raise ConfigError(
+            f"message signing: {key} is not the key of {certificate}: give the certificate "
+            "issued for this key (pipeline.security_key and security_certificate)"
+        )
+    return signing, verifying

@@ -66,9 +66,8 @@ from kombu.utils.json import dumps, loads
 
 from pipeline.errors import ConfigError, HostlistError
 from pipeline.model.hostlist import expand_hostlist
-from pipeline.platform.signer_keys import SigningKey, VerifyingCertificate
+from pipeline.platform.signer_keys import SigningKey, VerifyingCertificate, load_pair
 from pipeline.settings import PipelineSettings
-from pipeline.settings.secrets import check_private
 
 #: What a sender claims in the signed body: ``{"task": name, "id": task id}``.
 CLAIM = "coral2_claim"
@@ -384,24 +383,6 @@ def _load_ca(pipeline: PipelineSettings) -> x509.Certificate | None:
         raise ConfigError(f"pipeline.site_ca_certificate: {exc}") from exc
 
 
-def _pair(
-    key: str, certificate: str, what: str, *, check: bool = True
-) -> tuple[SigningKey, VerifyingCertificate]:
-    check_private(key, what)
-    try:
-        signing = SigningKey(Path(key).read_text(), check=check)
-        verifying = VerifyingCertificate(Path(certificate).read_text())
-    except Exception as exc:  # cryptography's errors on a bad key or cert, a key type
-        raise ConfigError(f"message signing: {key}, {certificate}: {exc}") from exc
-    if check and not signing.matches(verifying):
-        # every message it signed would be refused by its readers and lost as a dead letter
-        raise ConfigError(
-            f"message signing: {key} is not the key of {certificate}: give the certificate "
-            "issued for this key (pipeline.security_key and security_certificate)"
-        )
-    return signing, verifying
-
-
 def secure(
     app: Celery, pipeline: PipelineSettings, *, hosts: Iterable[str] = (), node: bool = False
 ) -> None:
@@ -427,7 +408,7 @@ def secure(
                 "worker given its hostnames can use it"
             )
         for host in hosts:  # a worker of many nodes is the simulator's: keys of its own making
-            keys[host] = _pair(
+            keys[host] = load_pair(
                 key.replace(HOST, host),
                 cert.replace(HOST, host),
                 "pipeline.security_key",
@@ -435,7 +416,7 @@ def secure(
             )
         default = keys[hosts[0]]
     else:
-        default = _pair(key, cert, "pipeline.security_key")
+        default = load_pair(key, cert, "pipeline.security_key")
     trust = TrustStore()
     trust.add_directory(str(pipeline.security_cert_store), MANAGEMENT)
     if pipeline.security_node_cert_store is not None and not node:
