@@ -25,6 +25,7 @@ from typing import Any
 import redis
 from celery import Celery
 
+from pipeline.platform.answers import answers_key
 from pipeline.platform.app import create_app
 from pipeline.settings import load_settings
 from pipeline.sim.children import die_with_parent
@@ -60,7 +61,6 @@ def bench_node_connections(idle_s: float = 60.0, jobs: int = 50) -> dict[str, fl
         env = {k: v for k, v in os.environ.items() if not k.startswith("CORAL2_PIPELINE_")}
         env.update(
             CORAL2_PIPELINE_PIPELINE__BROKER_URL=server.url,
-            CORAL2_PIPELINE_PIPELINE__QUEUES__LIFECYCLE="answers",  # read by nobody here
         )
         argv = [sys.executable, "-m", "pipeline.cli", "node-worker", "--hostname", HOST]
         argv += ["--backend", "systemd", "--nic", "simulated", "--state-dir", str(work / "st")]
@@ -107,7 +107,8 @@ def _measure(
             common = {"hostname": HOST, "jobid": jobid, "userid": 1001, "cxi": cxi}
             app.send_task("node.prolog", kwargs=common, queue=queue, connection=conn)
             app.send_task("node.epilog", kwargs=common, queue=queue, connection=conn)
-        while sender.llen("answers") < 2 * jobs:  # every prolog and epilog answered
+        stream = answers_key(settings.pipeline, HOST)  # nobody reads it here
+        while sender.xlen(stream) < 2 * jobs:  # every prolog and epilog answered
             if time.monotonic() - start > 300:
                 raise RuntimeError("the node worker did not answer every job in 300 s")
             time.sleep(0.02)
