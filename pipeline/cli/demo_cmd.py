@@ -44,6 +44,12 @@ def register(sub: Any) -> None:
         help="leave the system up afterwards, with Flower on a loopback URL, until Ctrl-C",
     )
     parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the run's work directory (logs, and the keys and passwords made for "
+        "it) instead of removing it at exit, and print where it is",
+    )
+    parser.add_argument(
         "--flux",
         choices=("sim", "real"),
         default="sim",
@@ -86,4 +92,5 @@ def run(args: argparse.Namespace) -> int:
         as_json=args.json,
         keep_running=args.keep_running,
         flux_site=site,
+        keep=args.keep,
     )

@@ -2,7 +2,8 @@
 demo --json``) runs while two processes keep both cores busy, and every job ends as it
 must, nothing leaks, the busy node is drained and swept, and the command exits 0. Nothing
 in it waits on a clock racing the pipeline: the busy job's services stay busy until the
-demo's sweep ends the processes its job left (pipeline.sim.demo.sweep)."""
+demo's sweep ends the processes its job left (pipeline.sim.demo.sweep). It leaves no work
+directory behind (the keys and passwords it made go with it)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -31,13 +33,14 @@ def busy_cores() -> Iterator[None]:
             burner.wait()
 
 
-def test_the_demo_ends_clean_with_every_core_busy(busy_cores: None) -> None:
+def test_the_demo_ends_clean_with_every_core_busy(busy_cores: None, tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pipeline.cli", "demo", "--json"],
         capture_output=True,
         text=True,
         timeout=880,
         check=False,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
     )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
@@ -45,3 +48,5 @@ def test_the_demo_ends_clean_with_every_core_busy(busy_cores: None) -> None:
     assert report["leaks"] == []
     assert report["jobs"]["submitted"] == 24
     assert len(report["swept"]) == 1 and "swept clean" in report["swept"][0]
+    # and it took its work directory (logs, keys, passwords) away with it
+    assert list(tmp_path.glob("coral2-demo-*")) == []

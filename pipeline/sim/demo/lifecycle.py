@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import secrets
+import shutil
 import signal
 import sys
 import time
 from collections import Counter
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -298,6 +300,11 @@ def run_batch(
     return _run(system, console, jobs, quiet=True, sweep=sweep)
 
 
+def _kept(console: Console, workdir: Path, *, quiet: bool) -> None:
+    if not quiet:
+        console.print(f"kept: {workdir} (logs, and the keys and passwords made for the run)")
+
+
 def run_lifecycle_demo(
     console: Console,
     mapping: RabbitMapping,
@@ -307,9 +314,12 @@ def run_lifecycle_demo(
     as_json: bool = False,
     keep_running: bool = False,
     flux_site: FluxSite | None = None,
+    keep: bool = False,
 ) -> int:
     """Run the batch; print the summary (or JSON); return 0 when clean and as expected.
-    ``flux`` ``real``: on a real Flux (:mod:`pipeline.sim.demo.real`)."""
+    ``flux_site``: on that real Flux (:mod:`pipeline.sim.demo.real`). The work directory
+    (logs, the keys and passwords made for the run) is removed at exit unless ``keep`` or
+    ``keep_running``."""
     real = flux_site is not None
 
     def interrupted(*_: object) -> None:
@@ -318,7 +328,13 @@ def run_lifecycle_demo(
     previous = signal.signal(signal.SIGTERM, interrupted)
     try:
         with ExitStack() as stack:
-            system = stack.enter_context(demo_system(mapping, config=config, real_flux=real))
+            made = demo_system(mapping, config=config, real_flux=real)
+            # last, once every process stopped: the run's keys and passwords go with it
+            if keep or keep_running:
+                stack.callback(_kept, console, made.workdir, quiet=as_json)
+            else:
+                stack.callback(shutil.rmtree, made.workdir, ignore_errors=True)
+            system = stack.enter_context(made)
             found: dict[str, str] = {}
             if flux_site is not None:
                 from pipeline.sim.demo.real import start_real_flux

@@ -206,6 +206,7 @@ def run_demo(
     as_json: bool = False,
     keep_running: bool = False,
     flux_site: FluxSite | None = None,
+    keep: bool = False,
 ) -> int:
     """Run the walk-through, then the lifecycle (on the simulated Flux, or with ``flux``
     ``real`` on a real one); return 0 when everything ended as expected."""
@@ -220,6 +221,7 @@ def run_demo(
         quiet = Console(stderr=True)
         return run_lifecycle_demo(
             quiet, mapping, config=config, jobs=jobs, as_json=True, flux_site=flux_site,
+            keep=keep,
         )  # fmt: skip
     console = console or Console()
     console.rule("coral2-pipeline demo: the domain model on the sample cluster")
@@ -277,6 +279,6 @@ def run_demo(
         console.rule("the lifecycle: Flux, the pipeline, DWS and the node workers, all running")
         status |= run_lifecycle_demo(
             console, mapping, config=config, jobs=jobs, keep_running=keep_running,
-            flux_site=flux_site,
+            flux_site=flux_site, keep=keep,
         )  # fmt: skip
     return status
