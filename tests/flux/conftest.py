@@ -1,12 +1,12 @@
 """The real-Flux tier: the flux-core (0.88 or newer), Fluxion and flux-coral2 plugins this
 machine has installed, found by :func:`pipeline.clients.flux_site.find_flux`
 (``FLUX_PREFIX``, else ``flux`` on ``PATH``; ``FLUX_CORAL2_PREFIX``). Without one, the tier
-is not run, and the session says so at its start and in its summary (``tests/conftest.py``);
-``make test-flux`` fails instead.
+is not run, and the session says so at its start and in its summary
+(``tests/flux_tier.py``); ``make test-flux`` fails instead. (``make record-flux``'s bare
+instances are ``tests/flux/record.py``'s.)
 
-Two kinds of instance: a bare two-broker one (:func:`in_flux`, for ``make record-flux``'s
-recordings), and one whole system per test session (:func:`session_tier`): the simulated
-system of the demo (Redis with a user per role and signing, the worker, beat, the watcher,
+The instance here is a whole system, one per test session (:func:`session_tier`): the
+simulated system of the demo (Redis with a user per role and signing, the worker, beat, the watcher,
 the API server with DWS, the node workers, the fabric manager giving hardware collectives
 to jobs of two nodes or more) around a real Flux with Fluxion, ``dws-jobtap.so``,
 ``perilog.so`` running ``coral2-pipeline flux-prolog``, and ``coral2-pipeline flux-bridge``
@@ -17,9 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -29,15 +26,13 @@ from typing import Any
 import pytest
 
 from pipeline.clients.flux_site import FluxNotFound, FluxSite, find_flux
-from pipeline.errors import FluxError
 from pipeline.model.jobid import decode_jobid
 from pipeline.platform.sending import settings_of
 from pipeline.platform.signing import secure
-from pipeline.sim.flux.jobmanager import JobManager
 from pipeline.sim.flux_real import RealFlux
 from pipeline.sim.system import CLUSTER, SimulatedSystem
 from pipeline.store import Store
-from tests.flux.checks import HOSTS, TIER_MAPPING
+from tests.flux.checks import TIER_MAPPING
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,41 +46,6 @@ def flux_site() -> FluxSite:
         pytest.fail(f"real-Flux tier: not run: {exc}")
 
 
-@pytest.fixture(scope="session")
-def flux_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    config = tmp_path_factory.mktemp("flux-config")
-    (config / "resource.toml").write_text(
-        f'[resource]\nnoverify = true\n\n[[resource.config]]\nhosts = "{HOSTS}"\ncores = "0-3"\n'
-    )
-    yield config
-
-
-def in_flux(site: FluxSite, config: Path, script: Path, *args: str) -> str:
-    """Run ``script`` with this Python inside a fresh two-broker test instance named
-    ``compute[01-02]``; return what it printed."""
-    env = dict(os.environ, PYTHONPATH=str(site.pythonpath))
-    argv = [str(site.flux), "start", f"--config-path={config}", "--test-size=2"]
-    argv += [f"--test-hosts={HOSTS}", sys.executable, str(script), *args]
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
-
-
-def simulated_answers(
-    jm: JobManager, requests: list[tuple[str, dict[str, Any]]]
-) -> list[dict[str, Any]]:
-    """What the simulated job manager answered to each request, as the real one's are
-    compared: ``{"ok": None}`` or ``{"error": its text}``."""
-    out: list[dict[str, Any]] = []
-    for topic, payload in requests:
-        try:
-            jm.rpc(topic, dict(payload))
-            out.append({"ok": None})
-        except FluxError as exc:
-            out.append({"error": str(exc)})
-    return out
-
-
 def until(condition: Callable[[], bool], timeout_s: float = 60) -> bool:
     """Wait until ``condition()`` holds; whether it did within ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
@@ -94,15 +54,6 @@ def until(condition: Callable[[], bool], timeout_s: float = 60) -> bool:
             return True
         time.sleep(0.1)
     return False
-
-
-def answers(
-    site: FluxSite, config: Path, requests: list[tuple[str, dict[str, Any]]], tmp: Path
-) -> Any:
-    """What the real Flux answered to each request, in order."""
-    path = tmp / "requests.json"
-    path.write_text(json.dumps(requests))
-    return json.loads(in_flux(site, config, Path(__file__).with_name("rpc_answers.py"), str(path)))
 
 
 TIER_CONFIG = Path(__file__).with_name("tier-cluster.toml")
