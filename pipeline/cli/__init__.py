@@ -10,57 +10,127 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import logging
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from pipeline import __version__
 from pipeline.cli.common import CommandError
+from pipeline.cli.kinds import Parser
 from pipeline.errors import ConfigError, PipelineError, StoreUnavailable, Unavailable
 
-#: Each command module, and the subcommands it registers. A compute node installs the
-#: package without the management extra (``coral2-pipeline[node]``): a module that needs
-#: a package only the management side has (the Kubernetes client, Flower, httpx,
-#: prometheus-client) registers its subcommands as a refusal that names the extra.
-COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("dws2jgf_cmd", ("dws2jgf",)),
-    ("getrabbit_cmd", ("getrabbit",)),
-    ("rabbitmapping_cmd", ("rabbitmapping",)),
-    ("status_cmd", ("status",)),
-    ("job_cmd", ("job",)),
-    ("exporter_cmd", ("exporter",)),
-    ("flower_cmd", ("flower",)),
-    ("deadletters_cmd", ("deadletters",)),
-    ("resource_cmd", ("resource",)),
-    ("node_cert_cmd", ("node-cert",)),
-    ("redis_acl_cmd", ("redis-acl",)),
-    ("slingshot_cmd", ("slingshot",)),
-    ("breakdown_cmd", ("breakdown",)),
-    ("hook_cmd", ("hook",)),
-    ("demo_cmd", ("demo",)),
-    ("sim_cmd", ("sim",)),
-    ("watch_cmd", ("watch",)),
-    ("celery_cmd", ("worker", "beat")),
-    ("node_worker_cmd", ("node-worker",)),
-    ("flux_bridge_cmd", ("flux-bridge",)),
-    ("flux_prolog_cmd", ("flux-prolog",)),
+#: Each subcommand: its module, its name and its one-line help. A
+#: command loads only its own module (a prolog Flux runs once per job starts fast). A
+#: compute node installs the package without the management extra
+#: (``coral2-pipeline[node]``): a module that needs a package only the management side
+#: has (the Kubernetes client, Flower, httpx, prometheus-client) registers its
+#: subcommands as a refusal that names the extra.
+COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("dws2jgf_cmd", "dws2jgf", "print the JGF (chassis/ssd graph) of R and a rabbitmapping"),
+    ("getrabbit_cmd", "getrabbit", "look up the rabbits of computes, or the computes of rabbits"),
+    (
+        "rabbitmapping_cmd",
+        "rabbitmapping",
+        "print the rabbitmapping JSON built from DWS (flux rabbitmapping)",
+    ),
+    (
+        "status_cmd",
+        "status",
+        "show where the pipeline, or one job, stands (read-only, from the job store)",
+    ),
+    ("job_cmd", "job", "show one job's timeline and where it stands"),
+    (
+        "exporter_cmd",
+        "exporter",
+        "serve Prometheus metrics of the pipeline at /metrics (read-only)",
+    ),
+    (
+        "flower_cmd",
+        "flower",
+        "run Flower, the Celery monitor, behind authentication and with no key",
+    ),
+    (
+        "deadletters_cmd",
+        "deadletters",
+        "list (or clear) the messages set aside because nothing could use them",
+    ),
+    ("resource_cmd", "resource", "drained nodes, drain/undrain, the RFC 44 resource journal"),
+    (
+        "node_cert_cmd",
+        "node-cert",
+        "issue each node of a hostlist its own key and certificate from the site CA",
+    ),
+    (
+        "redis_acl_cmd",
+        "redis-acl",
+        "print the Redis ACL file of the pipeline's users, one per role",
+    ),
+    ("slingshot_cmd", "slingshot", "the VNI pool and the nodes' CXI services (pool, env, clean)"),
+    (
+        "breakdown_cmd",
+        "breakdown",
+        "show how DirectiveBreakdowns rewrite a jobspec and fill Servers",
+    ),
+    (
+        "hook_cmd",
+        "hook",
+        "send one dws.* request (what dws-jobtap sends), e.g. from a perilog script",
+    ),
+    ("demo_cmd", "demo", "run the embedded demo on the bundled sample cluster"),
+    ("sim_cmd", "sim", "run one of the embedded simulators standalone"),
+    ("watch_cmd", "watch", "watch Workflows and Storages and enqueue observe tasks"),
+    ("celery_cmd", "worker", "run a Celery worker of the pipeline's tasks"),
+    (
+        "celery_cmd",
+        "beat",
+        "run beat, which sends the periodic tasks (one of its replicas at a time)",
+    ),
+    (
+        "node_worker_cmd",
+        "node-worker",
+        "run the node worker (clientmount and CXI services) of this node",
+    ),
+    (
+        "flux_bridge_cmd",
+        "flux-bridge",
+        "serve the dws.* service for dws-jobtap.so and deliver the outbox to Flux",
+    ),
+    (
+        "flux_prolog_cmd",
+        "flux-prolog",
+        "job-manager prolog: wait until the pipeline releases the job",
+    ),
 )
 #: The packages of the ``management`` extra.
 MANAGEMENT_PACKAGES = frozenset({"kubernetes", "httpx", "flower", "prometheus_client"})
 
 
-def _register(sub: Any, module_name: str, commands: tuple[str, ...]) -> None:
+def _register(sub: Any, module_name: str) -> None:
     try:
         module = importlib.import_module(f"pipeline.cli.{module_name}")
     except ModuleNotFoundError as exc:
         missing = (exc.name or "").split(".")[0]
         if missing not in MANAGEMENT_PACKAGES:
             raise
-        for command in commands:
+        for _, command, _ in (c for c in COMMANDS if c[0] == module_name):
             stub = sub.add_parser(command, help=f"(needs the management extra: no {missing})")
             stub.set_defaults(func=functools.partial(_needs_management, missing))
         return
     module.register(sub)
+
+
+def chosen(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names (the first word past the global options), if any."""
+    words = iter(argv)
+    for word in words:
+        if word == "--config":
+            next(words, None)
+        elif word == "--":
+            return next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
 
 
 def _needs_management(missing: str, args: argparse.Namespace) -> int:
@@ -78,9 +148,10 @@ EXIT_CONFIG = 3  # the settings, a key or a file they name cannot work
 EXIT_UNREACHABLE = 4  # Redis or Kubernetes could not be reached (at start, for services)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+def build_parser(command: str | None = None, *, every: bool = False) -> argparse.ArgumentParser:
+    """Return the argument parser with ``command``'s module registered (``every``: every
+    module); the other subcommands are named with their help, their modules not loaded."""
+    parser = Parser(
         prog="coral2-pipeline",
         description=(
             "Job-lifecycle orchestrator for CORAL-2 systems: Rabbit storage through DWS, "
@@ -94,8 +165,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="TOML settings file (default: $CORAL2_PIPELINE_CONFIG, else built-in defaults)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module_name, commands in COMMANDS:
-        _register(sub, module_name, commands)
+    wanted = {m for m, name, _ in COMMANDS if every or name == command}
+    for module_name, name, text in COMMANDS:
+        if module_name not in wanted:
+            sub.add_parser(name, help=text, add_help=False)
+        elif name == next(n for m, n, _ in COMMANDS if m == module_name):  # once a module
+            _register(sub, module_name)
     return parser
 
 
@@ -116,8 +191,11 @@ def exit_status(exc: Exception) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; return its exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(chosen(words))
+    args = parser.parse_args(words)
+    if not hasattr(args, "verbose"):  # a one-shot command: its error line says it all
+        logging.getLogger("coral2_pipeline").setLevel(logging.ERROR)
     try:
         status: int = args.func(args)
     except (PipelineError, CommandError) as exc:

@@ -6,8 +6,7 @@ import argparse
 import json
 from typing import Any
 
-import yaml
-
+from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, load_mapping, read_json, settings_of
 from pipeline.model.breakdown import (
     ResourceLimits,
@@ -16,7 +15,7 @@ from pipeline.model.breakdown import (
     summarize_breakdowns,
 )
 from pipeline.model.breakdown_types import as_breakdowns
-from pipeline.model.files import read_text
+from pipeline.model.files import load
 from pipeline.model.hostlist import expand_hostlist
 
 
@@ -34,6 +33,7 @@ def register(sub: Any) -> None:
     )
     parser.add_argument(
         "--breakdown",
+        type=kinds.FILE,
         nargs="+",
         required=True,
         metavar="FILE",
@@ -41,12 +41,17 @@ def register(sub: Any) -> None:
     )
     parser.add_argument(
         "--resources",
+        type=kinds.FILE_OR_STDIN,
         required=True,
         metavar="FILE",
         help="jobspec resources JSON (a list, or a whole jobspec with 'resources'); - = stdin",
     )
     parser.add_argument(
-        "--min-size", type=int, default=4, metavar="GiB", help="minimum allocation (default 4)"
+        "--min-size",
+        type=kinds.count(least=1, most=1 << 20),
+        default=4,
+        metavar="GiB",
+        help="minimum allocation (default 4)",
     )
     placement = parser.add_mutually_exclusive_group()
     placement.add_argument(
@@ -57,21 +62,16 @@ def register(sub: Any) -> None:
     placement.add_argument(
         "--hosts", metavar="HOSTLIST", help="the job's computes (needs a mapping)"
     )
-    parser.add_argument("--mapping", metavar="FILE", help="rabbitmapping for --hosts")
+    parser.add_argument(
+        "--mapping", type=kinds.FILE, metavar="FILE", help="rabbitmapping for --hosts"
+    )
     parser.set_defaults(func=run)
 
 
 def _load_breakdowns(paths: list[str]) -> list[Any]:
     docs: list[Any] = []
     for path in paths:
-        text = read_text(path, "breakdown file")
-        try:
-            loaded = [d for d in yaml.safe_load_all(text) if d is not None]
-        except RecursionError:
-            raise CommandError(f"breakdown file {path!r} is nested too deeply") from None
-        except yaml.YAMLError as exc:
-            raise CommandError(f"breakdown file {path!r} is not valid YAML: {exc}") from exc
-        for doc in loaded:
+        for doc in load(path, "breakdown file", "yaml"):
             if isinstance(doc, dict) and doc.get("kind") == "List":
                 docs.extend(doc.get("items", []))
             else:

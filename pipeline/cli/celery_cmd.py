@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pipeline.cli import kinds
 from pipeline.cli.common import add_verbose, settings_of, setup_logging
 from pipeline.errors import ConfigError
 
@@ -43,7 +44,9 @@ def register(sub: Any) -> None:
             "sets). Arguments after -- go to 'celery beat'."
         ),
     )
-    beat.add_argument("--schedule-dir", metavar="DIR", help="where beat keeps its schedule")
+    beat.add_argument(
+        "--schedule-dir", type=kinds.DIR, metavar="DIR", help="where beat keeps its schedule"
+    )
     add_verbose(beat)
     beat.add_argument("celery", nargs=argparse.REMAINDER, help="-- then celery beat options")
     beat.set_defaults(func=run_beat)

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pipeline.errors import RabbitMappingError
+from pipeline.model.files import load
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.settings import Settings, load_settings
 
@@ -46,32 +45,9 @@ MAX_JSON_BYTES = 16 * 1024 * 1024
 
 
 def read_json(path: str, what: str, max_bytes: int = MAX_JSON_BYTES) -> Any:
-    """Read JSON from ``path`` (``-`` = stdin), naming ``what`` in errors: at most
-    ``max_bytes``, UTF-8, nested no deeper than Python's parser allows."""
-    source = "stdin" if path == "-" else repr(path)
-    try:
-        if path == "-":
-            raw = sys.stdin.buffer.read(max_bytes + 1)
-        else:
-            with Path(path).open("rb") as handle:
-                raw = handle.read(max_bytes + 1)
-    except OSError as exc:
-        raise CommandError(f"cannot read {what} {path!r}: {exc.strerror}") from exc
-    if len(raw) > max_bytes:
-        raise CommandError(
-            f"{what} from {source} is larger than {max_bytes:,} bytes "
-            "(pipeline.limits.max_payload_bytes)"
-        )
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise CommandError(f"{what} from {source} is not UTF-8: byte {exc.start}") from exc
-    except json.JSONDecodeError as exc:
-        raise CommandError(f"{what} from {source} is not valid JSON: {exc}") from exc
-    except RecursionError:
-        raise CommandError(f"{what} from {source} is nested too deeply") from None
-    except ValueError as exc:  # an integer of more digits than Python converts
-        raise CommandError(f"{what} from {source}: {exc}") from exc
+    """Read JSON from ``path`` (``-`` = stdin), naming ``what`` in errors
+    (``pipeline.model.files``: bounded in size and depth, UTF-8)."""
+    return load(path, what, "json", max_bytes=max_bytes)
 
 
 def load_mapping(path: str) -> RabbitMapping:

@@ -9,6 +9,7 @@ from typing import Any
 
 from rich.console import Console
 
+from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, SafeTable, settings_of
 from pipeline.store import Store
 
@@ -26,7 +27,11 @@ def register(sub: Any) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object a line")
     parser.add_argument(
-        "--limit", type=int, default=20, metavar="N", help="how many to show (default 20)"
+        "--limit",
+        type=kinds.count(least=1, most=100_000),
+        default=20,
+        metavar="N",
+        help="how many to show (default 20)",
     )
     parser.add_argument("--clear", action="store_true", help="drop every kept dead letter")
     parser.add_argument(

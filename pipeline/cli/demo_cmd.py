@@ -6,6 +6,7 @@ import argparse
 import os
 from typing import Any
 
+from pipeline.cli import kinds
 from pipeline.cli.common import CommandError
 from pipeline.sim.demo.model import run_demo
 
@@ -25,10 +26,15 @@ def register(sub: Any) -> None:
         ),
     )
     parser.add_argument(
-        "--jobs", type=int, default=24, metavar="N", help="jobs in the batch (default 24)"
+        "--jobs",
+        type=kinds.count(least=1, most=10_000),
+        default=24,
+        metavar="N",
+        help="jobs in the batch (default 24)",
     )
     parser.add_argument(
         "--config",
+        type=kinds.FILE,
         metavar="FILE",
         default=argparse.SUPPRESS,
         help="settings TOML (default: the bundled sample cluster's)",

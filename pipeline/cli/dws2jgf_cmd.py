@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tomllib
-from pathlib import Path
 from typing import Any
 
+from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, load_mapping, read_json, settings_of
+from pipeline.model.files import FileProblem, load
 from pipeline.model.jgf import DEFAULT_CHUNKS_PER_NNF, Dws2Jgf
 from pipeline.model.resource_set import r_from_config
 
@@ -32,7 +32,7 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "-c",
         "--chunks-per-nnf",
-        type=int,
+        type=kinds.count(least=1, most=4096),
         default=DEFAULT_CHUNKS_PER_NNF,
         metavar="N",
         help="ssd vertices per rabbit (default %(default)s); more allows finer scheduling",
@@ -42,6 +42,7 @@ def register(sub: Any) -> None:
     )
     parser.add_argument(
         "--from-config",
+        type=kinds.FILE,
         metavar="FILE",
         help="build R from the [resource] table of this Flux TOML file instead of stdin",
     )
@@ -51,6 +52,7 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "rabbitmapping",
         nargs="?",
+        type=kinds.FILE,
         metavar="RABBITMAPPING",
         help="rabbitmapping JSON (default: rabbit.mapping from the config)",
     )
@@ -59,15 +61,11 @@ def register(sub: Any) -> None:
 
 def _from_config(path: str) -> tuple[dict[str, Any], str]:
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf8"))
-    except OSError as exc:
-        raise CommandError(
-            f"Could not parse config file {path!r}, error message was {exc.strerror}"
-        ) from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise CommandError(
+        data = load(path, "config file", "toml")
+    except FileProblem as exc:  # flux dws2jgf's words, then ours
+        raise FileProblem(
             f"Could not parse config file {path!r}, error message was {exc}"
-        ) from exc
+        ) from None
     resource = data.get("resource", {})
     if not isinstance(resource, dict) or not resource.get("config"):
         raise CommandError(

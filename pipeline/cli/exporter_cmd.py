@@ -40,6 +40,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, settings_of
 from pipeline.cli.status_cmd import node_worker_hosts
 from pipeline.cli.status_flags import pipeline_flags, verdict
@@ -57,7 +58,7 @@ def register(sub: Any) -> None:
         help="serve Prometheus metrics of the pipeline at /metrics (read-only)",
         description=__doc__.splitlines()[0] if __doc__ else None,
     )
-    parser.add_argument("--port", type=int, default=9464, help="port (default 9464)")
+    parser.add_argument("--port", type=kinds.port(), default=9464, help="port (default 9464)")
     parser.add_argument(
         "--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
     )

@@ -21,6 +21,7 @@ import sys
 import time
 from typing import Any
 
+from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, settings_of
 from pipeline.errors import InputError
 from pipeline.model.jobid import decode_jobid
@@ -43,7 +44,7 @@ def register(sub: Any) -> None:
     parser.add_argument("-j", "--jobid", help="the job (decimal or F58; default $FLUX_JOB_ID)")
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=kinds.seconds(zero=True),
         default=0.0,
         metavar="S",
         help="give up after S seconds and exit 1 (default 0: wait for ever; perilog's own "
@@ -57,7 +58,7 @@ def register(sub: Any) -> None:
     )
     parser.add_argument(
         "--grace",
-        type=float,
+        type=kinds.seconds(zero=True),
         default=10.0,
         metavar="S",
         help="after a failure verdict, once the pipeline's exception is delivered, wait "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, load_mapping, settings_of
 from pipeline.errors import InputError, RabbitMappingError, StoreUnavailable
 from pipeline.model.hostlist import expand_hostlist, unique_hostlist
@@ -22,7 +23,9 @@ def register(sub: Any) -> None:
             "The mapping comes from --mapping or rabbit.mapping in the config."
         ),
     )
-    parser.add_argument("--mapping", metavar="FILE", help="rabbitmapping JSON file")
+    parser.add_argument(
+        "--mapping", type=kinds.FILE, metavar="FILE", help="rabbitmapping JSON file"
+    )
     parser.add_argument(
         "-c",
         "--computes",

@@ -7,6 +7,7 @@ import json
 import os
 from typing import Any
 
+from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, read_json, settings_of
 from pipeline.services.hooks import Hooks
 
@@ -24,10 +25,16 @@ def register(sub: Any) -> None:
         ),
     )
     parser.add_argument("topic", choices=TOPICS, help="the request")
-    parser.add_argument("--payload", required=True, metavar="FILE", help="JSON payload; - = stdin")
+    parser.add_argument(
+        "--payload",
+        type=kinds.FILE_OR_STDIN,
+        required=True,
+        metavar="FILE",
+        help="JSON payload; - = stdin",
+    )
     parser.add_argument(
         "--owner-uid",
-        type=int,
+        type=kinds.count(most=2**32 - 2),
         default=None,
         help="instance owner uid (default: pipeline.owner_uid, else this process's uid)",
     )

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 from pathlib import Path
 from typing import Any
 
+from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, settings_of
 from pipeline.errors import HostlistError
-from pipeline.model.hostlist import expand_hostlist
+from pipeline.model.files import FileProblem
+from pipeline.model.hostlist import check_hostname, expand_hostlist
 from pipeline.platform.pki import NODE_CERT_DAYS, CertificateAuthority
 from pipeline.settings.secrets import check_private
 
@@ -28,12 +31,21 @@ def register(sub: Any) -> None:
         ),
     )
     parser.add_argument("hostlist", metavar="HOSTLIST", help="the nodes, e.g. compute[1-64]")
-    parser.add_argument("--out", required=True, help="directory for the keys and certificates")
-    parser.add_argument("--ca-key", help="the site CA's private key (default: from config)")
-    parser.add_argument("--ca-cert", help="the site CA's certificate (default: from config)")
-    parser.add_argument("--node-cert-store", help="also copy each certificate here")
     parser.add_argument(
-        "--days", type=int, default=NODE_CERT_DAYS, help="validity (default %(default)s)"
+        "--out", type=kinds.DIR, required=True, help="directory for the keys and certificates"
+    )
+    parser.add_argument(
+        "--ca-key", type=kinds.FILE, help="the site CA's private key (default: from config)"
+    )
+    parser.add_argument(
+        "--ca-cert", type=kinds.FILE, help="the site CA's certificate (default: from config)"
+    )
+    parser.add_argument("--node-cert-store", type=kinds.DIR, help="also copy each certificate here")
+    parser.add_argument(
+        "--days",
+        type=kinds.count(least=1, most=36_500),
+        default=NODE_CERT_DAYS,
+        help="validity (default %(default)s)",
     )
     parser.add_argument("--force", action="store_true", help="replace a node's existing pair")
     parser.set_defaults(func=run)
@@ -50,18 +62,13 @@ def run(args: argparse.Namespace) -> int:
             "pipeline.site_ca_certificate, or give --ca-key and --ca-cert"
         )
     try:
-        hosts = expand_hostlist(args.hostlist)
+        hosts = [check_hostname(h) for h in expand_hostlist(args.hostlist)]
     except HostlistError as exc:
         raise CommandError(f"HOSTLIST: {exc}") from exc
-    if args.days < 1:
-        raise CommandError(f"--days {args.days}: give a positive number of days")
     check_private(ca_key, "the site CA key")
     ca = CertificateAuthority(ca_key, ca_cert)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True, mode=0o700)
-    store = Path(args.node_cert_store) if args.node_cert_store else None
-    if store is not None:
-        store.mkdir(parents=True, exist_ok=True)
+    out = _directory(args.out, "--out", mode=0o700)
+    store = _directory(args.node_cert_store, "--node-cert-store") if args.node_cert_store else None
     existing = [h for h in hosts if (out / f"{h}.key").exists()]
     if existing and not args.force:
         raise CommandError(
@@ -69,8 +76,28 @@ def run(args: argparse.Namespace) -> int:
             "give --force to replace them"
         )
     for host in hosts:
-        _key, cert = ca.issue(out, host, days=args.days)
-        if store is not None:
-            shutil.copy(cert, store / cert.name)
+        try:
+            _key, cert = ca.issue(out, host, days=args.days)
+            if store is not None:
+                shutil.copy(cert, store / cert.name)
+        except OSError as exc:
+            raise FileProblem(f"cannot write {host}'s pair: {exc}") from None
         print(f"{host}: {out / (host + '.key')} {cert}")
     return 0
+
+
+def _directory(path: str, option: str, mode: int = 0o755) -> Path:
+    """The directory ``path`` (made, with its parents, if missing) once it is one this
+    command can write in; :class:`FileProblem` saying why not."""
+    directory = Path(path)
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=mode)
+    except FileExistsError:
+        raise FileProblem(f"{option} {path!r} is a file, not a directory") from None
+    except OSError as exc:
+        raise FileProblem(f"{option} {path!r}: cannot make it: {exc.strerror or exc}") from None
+    if not directory.is_dir():
+        raise FileProblem(f"{option} {path!r} is not a directory")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise FileProblem(f"{option} {path!r}: this user cannot write in it")
+    return directory

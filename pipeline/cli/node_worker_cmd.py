@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, add_verbose, settings_of, setup_logging
 from pipeline.errors import HostlistError
 from pipeline.model.hostlist import expand_hostlist
@@ -45,6 +46,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--backend", choices=("systemd", "simulated"), default="systemd")
     parser.add_argument(
         "--sim-root",
+        type=kinds.DIR,
         metavar="DIR",
         default=None,
         help="where the simulated backend makes mount directories (default /tmp/coral2-mounts)",
@@ -78,7 +80,11 @@ def register(sub: Any) -> None:
         "random, take SECONDS (the chaos harness; e.g. 0.05=8)",
     )
     parser.add_argument(
-        "--sim-fault-seed", type=int, default=1, metavar="N", help="seed of --sim-slow-mounts"
+        "--sim-fault-seed",
+        type=kinds.count(),
+        default=1,
+        metavar="N",
+        help="seed of --sim-slow-mounts",
     )
     parser.add_argument(
         "--sim-clientmountd-apart",
@@ -89,6 +95,7 @@ def register(sub: Any) -> None:
     )
     parser.add_argument(
         "--state-dir",
+        type=kinds.DIR,
         metavar="DIR",
         default=None,
         help="where the worker notes the jobs whose epilog ran, so that a late copy of "
@@ -97,7 +104,7 @@ def register(sub: Any) -> None:
     )
     parser.add_argument(
         "--concurrency",
-        type=int,
+        type=kinds.count(least=1, most=4096),
         default=None,
         help="task threads (default: 4 per node served, at most 256)",
     )

@@ -8,6 +8,7 @@ import json
 import sys
 from typing import Any
 
+from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, settings_of
 from pipeline.clients.k8s import DwsClient, api_client
 from pipeline.errors import NotFound
@@ -23,9 +24,15 @@ def register(sub: Any) -> None:
         description=__doc__,
     )
     parser.add_argument(
-        "-k", "--kubeconfig", metavar="FILE", help="kubeconfig (default: pipeline.kubeconfig)"
+        "-k",
+        "--kubeconfig",
+        type=kinds.FILE,
+        metavar="FILE",
+        help="kubeconfig (default: pipeline.kubeconfig)",
     )
-    parser.add_argument("-i", "--indent", type=int, metavar="N", help="indent the JSON by N")
+    parser.add_argument(
+        "-i", "--indent", type=kinds.count(most=16), metavar="N", help="indent the JSON by N"
+    )
     parser.add_argument("--nosort", action="store_true", help="keep the keys unsorted")
     parser.add_argument(
         "--ignore-external-allocations",

@@ -7,8 +7,10 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, settings_of
-from pipeline.errors import ConfigError, HostlistError
+from pipeline.errors import HostlistError
+from pipeline.model.files import read_text
 from pipeline.model.hostlist import expand_hostlist
 from pipeline.platform.acl import ROLES, acl_file, node_user
 from pipeline.platform.pki import write_private
@@ -37,6 +39,7 @@ def register(sub: Any) -> None:
     )
     parser.add_argument(
         "--admin-password-file",
+        type=kinds.FILE,
         metavar="FILE",
         help="a user admin that may do anything (ACL LOAD, CONFIG, BGSAVE, BGREWRITEAOF), "
         "with the password of FILE (mode 0600): the operator's, no service's",
@@ -75,10 +78,7 @@ def _password(role_file: str) -> tuple[str, str]:
 
 def _read(path: str | Path, what: str) -> str:
     check_private(path, what)
-    try:
-        password = open(path, encoding="utf8").read().strip()  # noqa: SIM115
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{what}: cannot read {str(path)!r}: {exc}") from exc
+    password = read_text(path, what, 64 * 1024).strip()
     if not password or "\n" in password:
         raise CommandError(f"{what}: {str(path)!r} must hold one password, one line")
     return password

@@ -21,6 +21,7 @@ from typing import Any
 
 from rich.console import Console
 
+from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, SafeTable, settings_of
 from pipeline.model.hostlist import expand_hostlist, unique_hostlist
 from pipeline.platform.sealing import seal_of
@@ -68,7 +69,7 @@ WAIT_S = 10.0
 def _waiting(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--wait",
-        type=float,
+        type=kinds.seconds(zero=True, most=86_400),
         default=WAIT_S,
         metavar="SECONDS",
         help=f"wait this long for the flux-bridge to deliver it (default {WAIT_S:g})",

@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, load_mapping
 from pipeline.sim.dws import admission as dws_admission
 from pipeline.sim.dws.controller import DwsController
@@ -42,14 +43,18 @@ def register(sub: Any) -> None:
         ),
     )
     kube.add_argument("--host", default="127.0.0.1", help="address to bind (default %(default)s)")
-    kube.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    kube.add_argument(
+        "--port", type=kinds.port(free=True), default=0, help="port (default: a free one)"
+    )
     kube.add_argument(
         "--kubeconfig",
+        type=kinds.OUT,
         metavar="FILE",
         help="write a kubeconfig for kubectl to FILE once the server listens",
     )
     kube.add_argument(
         "--token-auth-file",
+        type=kinds.FILE,
         metavar="FILE",
         help="authenticate requests by bearer token, as kube-apiserver's flag of that name "
         '(CSV: token,user,uid,"group1,group2"); a request without a known token is refused '
@@ -57,6 +62,7 @@ def register(sub: Any) -> None:
     )
     kube.add_argument(
         "--rbac",
+        type=kinds.FILE,
         metavar="FILE",
         action="append",
         default=[],
@@ -65,11 +71,15 @@ def register(sub: Any) -> None:
     )
     kube.add_argument(
         "--tls-cert-file",
+        type=kinds.FILE,
         metavar="FILE",
         help="serve HTTPS with this certificate (PEM), as kube-apiserver's flag of that name",
     )
     kube.add_argument(
-        "--tls-private-key-file", metavar="FILE", help="the certificate's private key (PEM)"
+        "--tls-private-key-file",
+        type=kinds.FILE,
+        metavar="FILE",
+        help="the certificate's private key (PEM)",
     )
     kube.add_argument(
         "--with-dws",
@@ -78,12 +88,13 @@ def register(sub: Any) -> None:
     )
     kube.add_argument(
         "--mapping",
+        type=kinds.FILE,
         metavar="FILE",
         help="rabbitmapping for --with-dws (default: the bundled 64-compute sample)",
     )
     kube.add_argument(
         "--latency",
-        type=float,
+        type=kinds.seconds(zero=True, most=60),
         default=0.005,
         metavar="SECONDS",
         help="how long the simulated DWS takes per state and directive (default %(default)s)",
@@ -94,15 +105,23 @@ def register(sub: Any) -> None:
         help="leave ClientMounts to node workers (default: the controller mounts them itself)",
     )
     kube.add_argument(
+        "--mount-timeout",
+        type=kinds.seconds(most=86_400),
+        default=30.0,
+        metavar="SECONDS",
+        help="how long a ClientMount may take before the Workflow gets nnf's 'unable to "
+        "mount file system on client nodes' (default %(default)s)",
+    )
+    kube.add_argument(
         "--reconcilers",
-        type=int,
+        type=kinds.count(least=1, most=256),
         default=4,
         metavar="N",
         help="Workflows the simulated DWS reconciles at once (default %(default)s)",
     )
     kube.add_argument(
         "--api-fault-rate",
-        type=float,
+        type=kinds.fraction(),
         default=0.0,
         metavar="P",
         help="answer this share of HTTP requests with a fault before serving them: 500/503, "
@@ -110,14 +129,18 @@ def register(sub: Any) -> None:
     )
     kube.add_argument(
         "--workflow-fault-rate",
-        type=float,
+        type=kinds.fraction(),
         default=0.0,
         metavar="P",
         help="with --with-dws, strike this share of Workflows in one state: a "
         "TransientCondition that clears, or an Error that stays (default: none)",
     )
     kube.add_argument(
-        "--fault-seed", type=int, default=1, metavar="N", help="seed of the faults at random"
+        "--fault-seed",
+        type=kinds.count(),
+        default=1,
+        metavar="N",
+        help="seed of the faults at random",
     )
     kube.set_defaults(func=run_kube_api)
     mountd = sims.add_parser(
@@ -131,11 +154,13 @@ def register(sub: Any) -> None:
         ),
     )
     mountd.add_argument("--hostname", required=True, help="the nodes, a hostlist")
-    mountd.add_argument("--sim-root", required=True, metavar="DIR", help="the mounts' root")
+    mountd.add_argument(
+        "--sim-root", type=kinds.DIR, required=True, metavar="DIR", help="the mounts' root"
+    )
     mountd.add_argument(
         "--sim-slow-mounts", metavar="RATE=SECONDS", default=None, help="as node-worker's"
     )
-    mountd.add_argument("--sim-fault-seed", type=int, default=1, metavar="N")
+    mountd.add_argument("--sim-fault-seed", type=kinds.count(), default=1, metavar="N")
     mountd.set_defaults(func=run_clientmountd)
     emulator = sims.add_parser(
         "node-emulator",
@@ -148,18 +173,26 @@ def register(sub: Any) -> None:
     )
     emulator.add_argument("--hostname", required=True, help="the nodes, a hostlist")
     emulator.add_argument(
-        "--state-dir", required=True, metavar="DIR", help="the simulated NICs' and jobs' state"
+        "--state-dir",
+        type=kinds.DIR,
+        required=True,
+        metavar="DIR",
+        help="the simulated NICs' and jobs' state",
     )
     emulator.add_argument(
         "--hold",
-        type=int,
+        type=kinds.count(most=1_000_000),
         default=0,
         metavar="N",
         help="wait for N messages in the nodes' queues, do the nodes' work, then hand all "
         "the answers over at once (times the pipeline's sending and counting apart)",
     )
     emulator.add_argument(
-        "--times", metavar="FILE", default=None, help="with --hold: write when each step ended"
+        "--times",
+        type=kinds.OUT,
+        metavar="FILE",
+        default=None,
+        help="with --hold: write when each step ended",
     )
     emulator.set_defaults(func=run_node_emulator)
 
@@ -177,6 +210,7 @@ def _start_dws(server: KubeApiServer, args: argparse.Namespace) -> DwsController
         latency_s=args.latency,
         mount_agent=not args.no_mount_agent,
         reconcilers=args.reconcilers,
+        mount_timeout_s=args.mount_timeout,
         faults=Faults(
             at_random=WorkflowFaults(args.workflow_fault_rate, args.fault_seed)
             if args.workflow_fault_rate

@@ -12,6 +12,7 @@ import argparse
 import json
 from typing import Any
 
+from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, settings_of
 from pipeline.errors import InputError
 from pipeline.model.jobid import decode_jobid, encode_f58
@@ -34,13 +35,17 @@ def register(sub: Any) -> None:
     env = verbs.add_parser("env", help="a job's SLINGSHOT_* environment on one node")
     env.add_argument("-j", "--jobid", required=True, help="the job (decimal or F58)")
     env.add_argument("-n", "--node", required=True, help="the node")
-    env.add_argument("--timeout", type=float, default=10.0, help="seconds to wait (10)")
+    env.add_argument(
+        "--timeout", type=kinds.seconds(most=86_400), default=10.0, help="seconds to wait (10)"
+    )
     env.set_defaults(func=run_env)
     clean = verbs.add_parser(
         "clean", help="destroy a node's services for VNIs of the pool; free its quarantine"
     )
     clean.add_argument("node", help="the node to sweep")
-    clean.add_argument("--timeout", type=float, default=60.0, help="seconds to wait (60)")
+    clean.add_argument(
+        "--timeout", type=kinds.seconds(most=86_400), default=60.0, help="seconds to wait (60)"
+    )
     clean.set_defaults(func=run_clean)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 from rich.console import Console
 
+from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, SafeTable, flag_line, load_mapping, settings_of
 from pipeline.cli.status_flags import (
     CRITICAL,
@@ -57,7 +58,11 @@ def register(sub: Any) -> None:
     parser.add_argument("-j", "--jobid", metavar="ID", help="one job (decimal or F58)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
-        "--limit", type=int, default=10, metavar="N", help="rows per list (default 10)"
+        "--limit",
+        type=kinds.count(least=1, most=100_000),
+        default=10,
+        metavar="N",
+        help="rows per list (default 10)",
     )
     parser.set_defaults(func=run)
 

@@ -7,6 +7,7 @@ import signal
 import threading
 from typing import Any
 
+from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, add_verbose, settings_of, setup_logging
 from pipeline.clients.k8s import DwsClient, api_client
 from pipeline.platform import heap
@@ -27,7 +28,11 @@ def register(sub: Any) -> None:
         ),
     )
     parser.add_argument(
-        "--lease", type=float, default=3.0, metavar="SECONDS", help="leader lease (default 3)"
+        "--lease",
+        type=kinds.seconds(most=600),
+        default=3.0,
+        metavar="SECONDS",
+        help="leader lease (default 3)",
     )
     add_verbose(parser)
     parser.set_defaults(func=run)

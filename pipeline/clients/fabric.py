@@ -31,6 +31,7 @@ from typing import Any
 import httpx
 
 from pipeline.errors import ConfigError, FabricManagerError, FabricManagerUnavailable
+from pipeline.model.files import read_text
 from pipeline.model.hwcoll import JOBS_PATH, links
 from pipeline.settings.hwcoll import HwcollSettings
 from pipeline.settings.secrets import check_private
@@ -42,10 +43,7 @@ def _read(directory: str, name: str, secret: bool) -> str:
     path = Path(directory) / name
     if secret:
         check_private(path, f"hwcoll credential {name}")
-    try:
-        return path.read_text().strip()
-    except OSError as exc:
-        raise ConfigError(f"hwcoll credential {str(path)!r}: {exc.strerror}") from None
+    return read_text(path, f"hwcoll credential {name}", 1024 * 1024).strip()
 
 
 class FabricManager:

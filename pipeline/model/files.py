@@ -1,40 +1,110 @@
 """Reading a file a command or a setting names: one way, for every one of them.
 
-The only file I/O of the pure rooms: a named file read whole into text, bounded in size,
-with every way it can fail — missing, a directory, unreadable, too large, not UTF-8 —
-said in one line naming the file and what it was meant to be (:class:`FileProblem`, a
+The only file I/O of the pure rooms: a named file read whole into text (and parsed as
+JSON, TOML or YAML), bounded in size and depth, with every way it can fail — missing, a
+directory, unreadable, too large, not UTF-8, not the format, nested too deep — said in
+one line naming the file and what it was meant to be (:class:`FileProblem`, a
 :class:`~pipeline.errors.ConfigError`: the commands exit 3 for it).
 """
 
 from __future__ import annotations
 
+import json
+import sys
+import tomllib
 from pathlib import Path
+from typing import Any, Literal
+
+import yaml
 
 from pipeline.errors import ConfigError
 
 #: The largest file read whole (a whole machine's rabbitmapping is a few MiB).
 MAX_BYTES = 64 * 1024 * 1024
+#: The largest key or certificate file read (PEM: a few KiB).
+PEM_BYTES = 1024 * 1024
+#: The deepest a file's lists and tables nest.
+MAX_DEPTH = 64
 
 
 class FileProblem(ConfigError):
     """Raised when a named file cannot be read as text; the message is one line."""
 
 
-def read_text(path: str | Path, what: str, max_bytes: int = MAX_BYTES) -> str:
-    """The text of ``path``, which holds ``what``; :class:`FileProblem` saying why not."""
-    shown = str(path)
+def read_bytes(path: str | Path, what: str, max_bytes: int = MAX_BYTES) -> bytes:
+    """The bytes of ``path``, which holds ``what`` (``-``: standard input);
+    :class:`FileProblem` saying why not."""
+    shown = "stdin" if str(path) == "-" else repr(str(path))
     try:
-        with Path(path).open("rb") as handle:
-            data = handle.read(max_bytes + 1)
+        if str(path) == "-":
+            data = sys.stdin.buffer.read(max_bytes + 1)
+        else:
+            with Path(path).open("rb") as handle:
+                data = handle.read(max_bytes + 1)
     except IsADirectoryError:
-        raise FileProblem(f"{what} {shown!r} is a directory, not a file") from None
+        raise FileProblem(f"{what} {shown} is a directory, not a file") from None
     except OSError as exc:
-        raise FileProblem(f"cannot read {what} {shown!r}: {exc.strerror or exc}") from None
+        raise FileProblem(f"cannot read {what} {shown}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a path with a NUL byte in it
+        raise FileProblem(f"cannot read {what} {shown}: {exc}") from None
     if len(data) > max_bytes:
-        raise FileProblem(f"{what} {shown!r} is larger than {max_bytes:,} bytes") from None
+        raise FileProblem(f"{what} {shown} is larger than {max_bytes:,} bytes") from None
+    return data
+
+
+def read_text(path: str | Path, what: str, max_bytes: int = MAX_BYTES) -> str:
+    """The text of ``path``, which holds ``what`` (``-``: standard input);
+    :class:`FileProblem` saying why not."""
+    data = read_bytes(path, what, max_bytes)
+    shown = "stdin" if str(path) == "-" else repr(str(path))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FileProblem(
-            f"{what} {shown!r} is not UTF-8 text (byte {exc.start}: {data[exc.start]:#04x})"
+            f"{what} {shown} is not UTF-8 text (byte {exc.start}: {data[exc.start]:#04x})"
         ) from None
+
+
+def _deep(value: Any, most: int) -> bool:
+    """Whether ``value`` nests lists and tables more than ``most`` deep (iteratively)."""
+    level = [value]
+    for _ in range(most):
+        level = [
+            child
+            for item in level
+            if isinstance(item, dict | list)
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+        if not level:
+            return False
+    return any(isinstance(item, dict | list) for item in level)
+
+
+def load(
+    path: str | Path,
+    what: str,
+    form: Literal["json", "toml", "yaml"],
+    *,
+    max_bytes: int = MAX_BYTES,
+    max_depth: int = MAX_DEPTH,
+) -> Any:
+    """``path``'s text parsed as ``form`` (every YAML document of it, as a list);
+    :class:`FileProblem` naming the file for anything wrong with it — unreadable, not
+    UTF-8, not ``form``, nested more than ``max_depth`` deep."""
+    text = read_text(path, what, max_bytes)
+    shown = "stdin" if str(path) == "-" else repr(str(path))
+    try:
+        if form == "json":
+            value: Any = json.loads(text)
+        elif form == "toml":
+            value = tomllib.loads(text)
+        else:
+            value = [doc for doc in yaml.safe_load_all(text) if doc is not None]
+    except RecursionError:
+        raise FileProblem(f"{what} {shown} is nested too deeply") from None
+    except (ValueError, yaml.YAMLError) as exc:  # JSON's and TOML's errors are ValueErrors
+        where = " ".join(str(exc).split())
+        raise FileProblem(f"{what} {shown} is not valid {form.upper()}: {where}") from None
+    if _deep(value, max_depth):
+        raise FileProblem(f"{what} {shown} nests more than {max_depth} levels deep")
+    return value

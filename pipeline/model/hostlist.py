@@ -220,3 +220,17 @@ def unique_hostlist(hosts: str | Iterable[str]) -> str:
 def unique_in_order(hosts: Iterable[str]) -> list[str]:
     """Return ``hosts`` without repeats, keeping the first occurrence's position."""
     return list(dict.fromkeys(hosts))
+
+
+#: A hostname: ASCII letters, digits, '.', '-' and '_', starting with a letter or digit.
+HOSTNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
+
+
+def check_hostname(name: str) -> str:
+    """``name`` if it is a hostname (:data:`HOSTNAME`); :class:`HostlistError` if not."""
+    if not HOSTNAME.fullmatch(name):
+        raise HostlistError(
+            f"{_shown(name)} is not a hostname: ASCII letters, digits, '.', '-' and '_', "
+            "starting with a letter or digit, at most 253"
+        )
+    return name

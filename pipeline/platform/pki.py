@@ -19,10 +19,14 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.hazmat.primitives.asymmetric.types import CertificateIssuerPrivateKeyTypes
+from cryptography.hazmat.primitives.asymmetric.types import (
+    CertificateIssuerPrivateKeyTypes,
+    PublicKeyTypes,
+)
 from cryptography.x509.oid import NameOID
 
 from pipeline.errors import ConfigError
+from pipeline.model.files import PEM_BYTES, read_bytes
 
 #: How long an issued node certificate is valid (days) unless told otherwise.
 NODE_CERT_DAYS = 825
@@ -41,6 +45,13 @@ def _pem_key(key: CertificateIssuerPrivateKeyTypes) -> bytes:
         serialization.Encoding.PEM,
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
+    )
+
+
+def _public(key: PublicKeyTypes) -> bytes:
+    """A public key's DER bytes, to compare two keys."""
+    return key.public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
     )
 
 
@@ -75,13 +86,34 @@ class CertificateAuthority:
     """The site CA, loaded from its key and certificate files."""
 
     def __init__(self, key_path: str | Path, cert_path: str | Path) -> None:
+        key_pem = read_bytes(key_path, "the site CA key", PEM_BYTES)
+        cert_pem = read_bytes(cert_path, "the site CA certificate", PEM_BYTES)
         try:
-            key = serialization.load_pem_private_key(Path(key_path).read_bytes(), password=None)
-            self.certificate = x509.load_pem_x509_certificate(Path(cert_path).read_bytes())
-        except (OSError, ValueError, TypeError) as exc:
-            raise ConfigError(f"site CA {key_path}, {cert_path}: {exc}") from exc
+            key = serialization.load_pem_private_key(key_pem, password=None)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(
+                f"the site CA key {str(key_path)!r} is not a PEM key: {exc}"
+            ) from None
+        try:
+            self.certificate = x509.load_pem_x509_certificate(cert_pem)
+        except ValueError as exc:
+            why = f"the site CA certificate {str(cert_path)!r} is not a PEM certificate: {exc}"
+            raise ConfigError(why) from None
         if not isinstance(key, rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey):
-            raise ConfigError(f"site CA key {key_path}: an RSA or EC key is needed")
+            raise ConfigError(f"the site CA key {str(key_path)!r}: an RSA or EC key is needed")
+        if _public(key.public_key()) != _public(self.certificate.public_key()):
+            raise ConfigError(
+                f"the site CA key {str(key_path)!r} is not the key of the certificate "
+                f"{str(cert_path)!r}: what it signed nobody could verify"
+            )
+        try:
+            constraints = self.certificate.extensions.get_extension_for_class(
+                x509.BasicConstraints
+            ).value
+        except x509.ExtensionNotFound:
+            constraints = None
+        if constraints is None or not constraints.ca:
+            raise ConfigError(f"the site CA certificate {str(cert_path)!r} is not a CA's")
         self.key: rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey = key
 
     def issue(

@@ -6,11 +6,11 @@ Shared by the pipeline's workers and the node workers (which must not import
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from pipeline.model.hostlist import HOSTNAME
+
 NODE_QUEUE_PREFIX = "node."
-_HOSTNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.\-_]*$")
 
 
 class QueueRouter:
@@ -36,6 +36,6 @@ class QueueRouter:
 
 def node_queue(hostname: str) -> str:
     """Return the queue of ``hostname``'s node worker: ``node.<hostname>``."""
-    if not isinstance(hostname, str) or not _HOSTNAME.match(hostname):
+    if not isinstance(hostname, str) or not HOSTNAME.fullmatch(hostname):
         raise ValueError(f"invalid hostname for a node queue: {hostname!r}")
     return NODE_QUEUE_PREFIX + hostname

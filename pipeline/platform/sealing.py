@@ -16,11 +16,11 @@ import base64
 import binascii
 import glob
 import os
-from pathlib import Path
 
 from celery.security.utils import get_digest_algorithm
 
 from pipeline.errors import ConfigError
+from pipeline.model.files import PEM_BYTES, read_text
 from pipeline.platform.signer_keys import SigningKey, VerifyingCertificate
 from pipeline.settings import PipelineSettings
 from pipeline.settings.secrets import check_private
@@ -66,8 +66,13 @@ def seal_from(key_path: str | None, cert_store: str | None) -> KeySeal | None:
     check_private(key_path, "pipeline.security_key")
     pattern = os.path.join(cert_store, "*") if os.path.isdir(cert_store) else cert_store
     try:
-        key = SigningKey(Path(key_path).read_text())
-        trusted = [VerifyingCertificate(Path(p).read_text()) for p in sorted(glob.glob(pattern))]
+        key = SigningKey(read_text(key_path, "pipeline.security_key", PEM_BYTES))
+        trusted = [
+            VerifyingCertificate(read_text(p, "a certificate", PEM_BYTES))
+            for p in sorted(glob.glob(pattern))
+        ]
+    except ConfigError:
+        raise
     except Exception as exc:  # cryptography's errors on a bad key or cert, a key type
         raise ConfigError(f"outbox signing: {exc}") from exc
     if not trusted:

@@ -12,13 +12,13 @@ names them (issuer and serial), so envelopes and stores stay Celery's.
 from __future__ import annotations
 
 import datetime
-from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 
 from pipeline.errors import ConfigError
+from pipeline.model.files import PEM_BYTES, read_text
 from pipeline.settings.secrets import check_private
 
 SigningKeyTypes = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey
@@ -114,8 +114,10 @@ def load_pair(
     is the key's (``check``: the key's consistency too)."""
     check_private(key, what)
     try:
-        signing = SigningKey(Path(key).read_text(), check=check)
-        verifying = VerifyingCertificate(Path(certificate).read_text())
+        signing = SigningKey(read_text(key, what, PEM_BYTES), check=check)
+        verifying = VerifyingCertificate(read_text(certificate, "its certificate", PEM_BYTES))
+    except ConfigError:
+        raise
     except Exception as exc:  # cryptography's errors on a bad key or cert, a key type
         raise ConfigError(f"message signing: {key}, {certificate}: {exc}") from exc
     if check and not signing.matches(verifying):

@@ -65,6 +65,7 @@ from kombu.serialization import disable_insecure_serializers, registry
 from kombu.utils.json import dumps, loads
 
 from pipeline.errors import ConfigError, HostlistError
+from pipeline.model.files import PEM_BYTES, read_text
 from pipeline.model.hostlist import expand_hostlist
 from pipeline.platform.signer_keys import SigningKey, VerifyingCertificate, load_pair
 from pipeline.settings import PipelineSettings
@@ -165,7 +166,9 @@ class TrustStore:
         pattern = os.path.join(path, "*") if os.path.isdir(path) else path
         for file in sorted(glob.glob(pattern)):
             try:
-                cert = VerifyingCertificate(Path(file).read_text())
+                cert = VerifyingCertificate(read_text(file, "certificate", PEM_BYTES))
+            except ConfigError:
+                raise
             except Exception as exc:  # cryptography's errors on a bad PEM, a key type
                 raise ConfigError(f"{file}: not a PEM certificate: {exc}") from exc
             if cert.has_expired():
@@ -377,9 +380,10 @@ def signed(app: Celery) -> bool:
 def _load_ca(pipeline: PipelineSettings) -> x509.Certificate | None:
     if pipeline.site_ca_certificate is None:
         return None
+    pem = read_text(pipeline.site_ca_certificate, "pipeline.site_ca_certificate", PEM_BYTES)
     try:
-        return x509.load_pem_x509_certificate(Path(pipeline.site_ca_certificate).read_bytes())
-    except (OSError, ValueError) as exc:
+        return x509.load_pem_x509_certificate(pem.encode())
+    except ValueError as exc:
         raise ConfigError(f"pipeline.site_ca_certificate: {exc}") from exc
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from pipeline.settings.bounded import Table
 
 
-class HwcollSettings(BaseModel):
+class HwcollSettings(Table):
     """``[hwcoll]``: multicast reservations for hardware collectives at the fabric manager."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     url: str | None = Field(
         default=None,

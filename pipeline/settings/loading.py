@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ValidationError
 
 from pipeline.errors import ConfigError
-from pipeline.model.files import read_text
+from pipeline.model.files import load
 from pipeline.settings.hwcoll import HwcollSettings
 from pipeline.settings.pipeline_table import PipelineSettings
 from pipeline.settings.secrets import check_config_file, with_credentials
@@ -146,9 +146,12 @@ SHOWN_PROBLEMS = 20
 
 
 def _listed(source: str, problems: list[str]) -> str:
-    """The configuration error: at most :data:`SHOWN_PROBLEMS` lines, then how many more
-    (each cut to a line's length: a value can be megabytes)."""
+    """The configuration error: one line for one problem; else at most
+    :data:`SHOWN_PROBLEMS` lines, then how many more (each cut to a line's length: a
+    value can be megabytes)."""
     shown = [p if len(p) <= 500 else p[:499] + "…" for p in problems[:SHOWN_PROBLEMS]]
+    if len(problems) == 1:  # one problem: one line
+        return f"invalid configuration in {source}: {shown[0]}"
     text = f"invalid configuration in {source}:" + "".join(f"\n  - {p}" for p in shown)
     if len(problems) > SHOWN_PROBLEMS:
         text += f"\n  - and {len(problems) - SHOWN_PROBLEMS} more"
@@ -169,13 +172,7 @@ def load_settings(
     source = "defaults and environment"
     if path is not None:
         source = str(path)
-        text = read_text(path, "config file")
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"config file {str(path)!r} is not valid TOML: {exc}") from exc
-        except RecursionError:
-            raise ConfigError(f"config file {str(path)!r} is nested too deeply") from None
+        data = load(path, "config file", "toml")
     unknown_tables = [t for t in data if t not in _TABLES and t not in FLUX_TABLES_IGNORED]
     problems = [
         f"unknown table [{t}]; accepted tables: {', '.join(_TABLES)} "

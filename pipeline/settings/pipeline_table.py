@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
+
+from pipeline.settings.bounded import Table
 
 #: What a name pasted into Redis keys and ACL rules may hold: no glob, no space, no ':'.
 PLAIN_NAME = re.compile(r"[A-Za-z0-9._-]+")
 
 
-class _Table(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+_Table = Table
 
 
 class QueueNames(_Table):

@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from pipeline.errors import ConfigError
+from pipeline.model.files import read_text
 from pipeline.settings.tables import Settings
 
 #: The URL settings that name a Redis.
@@ -89,10 +90,9 @@ def with_credentials(settings: Settings) -> Settings:
     if pipeline.redis_password_file is None:
         return settings
     check_private(pipeline.redis_password_file, "pipeline.redis_password_file")
-    try:
-        password = Path(pipeline.redis_password_file).read_text(encoding="utf8").strip()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"pipeline.redis_password_file: cannot read it: {exc}") from exc
+    password = read_text(
+        pipeline.redis_password_file, "pipeline.redis_password_file", 64 * 1024
+    ).strip()
     if not password or "\n" in password:
         raise ConfigError(
             f"pipeline.redis_password_file {pipeline.redis_password_file!r} must hold the "

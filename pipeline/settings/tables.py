@@ -8,7 +8,6 @@ from typing import Any
 
 from pydantic import (
     AliasChoices,
-    BaseModel,
     ConfigDict,
     Field,
     field_validator,
@@ -19,6 +18,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from pipeline.errors import IdsetError
 from pipeline.model.idset import decode_idset
 from pipeline.model.slingshot import VALID_VNIS, VALID_VNIS_TEXT
+from pipeline.settings.bounded import Table
 from pipeline.settings.hwcoll import HwcollSettings
 from pipeline.settings.pipeline_table import PipelineSettings
 
@@ -46,8 +46,8 @@ def parse_fsd(value: object) -> float:
     if isinstance(value, int | float):
         seconds = float(value)
     elif isinstance(value, str):
-        if value.strip() in ("inf", "infinity", "INF", "INFINITY"):
-            return float("inf")
+        if value.strip().lower() in ("inf", "infinity"):
+            raise ValueError(f"{value!r}: a duration here is finite; 0 waits for ever")
         match = _FSD.match(value)
         if match is None:
             raise ValueError(
@@ -61,8 +61,7 @@ def parse_fsd(value: object) -> float:
     return seconds
 
 
-class _Table(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+_Table = Table
 
 
 class Maximums(_Table):

@@ -232,6 +232,8 @@ def run_chaos(
         acl=True,
         config=str(sample_path("sample-cluster.toml")),
         latency_s=0.001,
+        # a mount slowed by kills and a busy machine is not a fault the run expects
+        mount_timeout_s=600.0,
         loglevel=loglevel,
         api_fault_rate=api_fault_rate,
         workflow_fault_rate=workflow_fault_rate,

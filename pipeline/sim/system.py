@@ -94,6 +94,8 @@ class SimulatedSystem:
     worker_pool: str = "threads"
     workers: int = 1
     reconcilers: int = 4
+    #: how long the simulated nnf waits for a ClientMount before its Major error (s)
+    mount_timeout_s: float = 30.0
     lease_s: float = 1.0
     #: the Celery worker's and beat's log level (INFO to follow each task)
     loglevel: str = "WARNING"
@@ -296,6 +298,7 @@ class SimulatedSystem:
         argv = [sys.executable, "-m", "pipeline.cli", "sim", "kube-api", "--with-dws"]
         argv += ["--port", str(port), "--mapping", str(self.workdir / "rabbitmapping.json")]
         argv += ["--latency", str(self.latency_s), "--reconcilers", str(self.reconcilers)]
+        argv += ["--mount-timeout", str(self.mount_timeout_s)]
         if self.node_workers:
             argv.append("--no-mount-agent")
         argv += ["--api-fault-rate", str(self.api_fault_rate), "--fault-seed", str(self.fault_seed)]

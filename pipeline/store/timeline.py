@@ -45,6 +45,8 @@ class Timeline:
     def __init__(self, client: redis.Redis, keys: Keys, retention_s: float = 7 * 86400) -> None:
         self.client, self.keys = client, keys
         self.retention_s = retention_s
+        #: entries dropped since the last one written (one warning an outage, not one each)
+        self.dropped = 0
 
     def note(self, jobid: int, source: str, what: str, at: float | None = None) -> None:
         """Add an entry to ``jobid``'s timeline (best effort, see the module docstring)."""
@@ -56,7 +58,19 @@ class Timeline:
                 pipe.expire(key, int(self.retention_s))
                 pipe.execute()
         except redis.RedisError as exc:
-            log.warning("job %s: timeline entry %r dropped: %s", jobid, what, store_errors(exc))
+            self.dropped += 1
+            if self.dropped == 1:
+                why = store_errors(exc)
+                log.warning(
+                    "job %s: timeline entry %r dropped (and any more till Redis is back): %s",
+                    jobid,
+                    what,
+                    why,
+                )
+            return
+        if self.dropped:
+            log.warning("timeline: written again; %d entries were dropped", self.dropped)
+            self.dropped = 0
 
     def read(self, jobid: int) -> list[Entry]:
         """``jobid``'s timeline, oldest first (by when each thing happened)."""

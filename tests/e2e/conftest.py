@@ -34,6 +34,29 @@ def start_system(**options: Any) -> SimulatedSystem:
     ).start()
 
 
+#: The last lines of each process's log shown under a failed test.
+LOG_TAIL = 40
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failed test that used a simulated system shows the end of each process's log and
+    the eventlog of each job it did not see end: what the system was doing."""
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    sim = getattr(item, "funcargs", {}).get("system")
+    if not report.failed or not isinstance(sim, SimulatedSystem):
+        return
+    for log in sorted(sim.workdir.glob("*.log")):
+        lines = log.read_text(errors="replace").splitlines()[-LOG_TAIL:]
+        report.sections.append((f"end of {log.name}", "\n".join(lines)))
+    if sim.flux is not None:
+        with sim.flux.lock:
+            stuck = [job for job in sim.flux.jobs.values() if job.state != "INACTIVE"]
+            text = "\n".join(f"{job.id} {job.state}: {event_names(job)}" for job in stuck)
+        report.sections.append(("jobs not inactive", text or "none"))
+
+
 @pytest.fixture(scope="module")
 def system() -> Iterator[SimulatedSystem]:
     sim = start_system()

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pipeline.sim.system import SimulatedSystem
-from tests.e2e.conftest import nodes
+from tests.e2e.conftest import event_names, nodes
 
 GiB = 2**30
 DW = "#DW jobdw type=xfs capacity=100GiB name=scratch"
@@ -51,5 +51,5 @@ def test_a_running_jobs_allocation_is_off_the_free_space_until_teardown(
     [(rabbit, held)] = held_on(system).items()
     assert held >= 100 * GiB
     flux.cancel(jobid)
-    assert flux.wait_inactive([jobid], 120)
+    assert flux.wait_inactive([jobid], 120), event_names(flux.job(jobid))
     wait_for(f"{rabbit}'s space given back", lambda: not held_on(system))
