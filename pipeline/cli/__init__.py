@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pipeline import __version__
+from pipeline.cli import kinds
 from pipeline.cli.common import CommandError
 from pipeline.cli.kinds import Parser
 from pipeline.errors import ConfigError, PipelineError, StoreUnavailable, Unavailable
@@ -161,6 +162,7 @@ def build_parser(command: str | None = None, *, every: bool = False) -> argparse
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument(
         "--config",
+        type=kinds.FILE,
         metavar="FILE",
         help="TOML settings file (default: $CORAL2_PIPELINE_CONFIG, else built-in defaults)",
     )

@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 
 from pipeline.cli import kinds
-from pipeline.cli.common import CommandError, SafeTable, settings_of
+from pipeline.cli.common import SafeTable, settings_of
 from pipeline.store import Store
 
 
@@ -45,8 +45,6 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """List or clear; exit 0."""
-    if args.limit < 1:
-        raise CommandError(f"--limit must be at least 1, got {args.limit}")
     settings = settings_of(args)
     store = Store.from_url(settings.store_url, settings.pipeline.key_prefix)
     letters = store.dead_letters

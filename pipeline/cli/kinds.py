@@ -29,7 +29,7 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
         print(f"{self.prog}: {text} (see {self.prog} --help)", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
+        sys.exit(getattr(self, "usage_exit", EXIT_USAGE))
 
 
 @dataclass(frozen=True)

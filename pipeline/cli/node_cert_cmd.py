@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
-from pathlib import Path
 from typing import Any
 
 from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, settings_of
 from pipeline.errors import HostlistError
-from pipeline.model.files import FileProblem
+from pipeline.model.files import FileProblem, writable_directory
 from pipeline.model.hostlist import check_hostname, expand_hostlist
 from pipeline.platform.pki import NODE_CERT_DAYS, CertificateAuthority
 from pipeline.settings.secrets import check_private
@@ -67,8 +65,12 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"HOSTLIST: {exc}") from exc
     check_private(ca_key, "the site CA key")
     ca = CertificateAuthority(ca_key, ca_cert)
-    out = _directory(args.out, "--out", mode=0o700)
-    store = _directory(args.node_cert_store, "--node-cert-store") if args.node_cert_store else None
+    out = writable_directory(args.out, "--out", mode=0o700)
+    store = (
+        writable_directory(args.node_cert_store, "--node-cert-store")
+        if args.node_cert_store
+        else None
+    )
     existing = [h for h in hosts if (out / f"{h}.key").exists()]
     if existing and not args.force:
         raise CommandError(
@@ -84,20 +86,3 @@ def run(args: argparse.Namespace) -> int:
             raise FileProblem(f"cannot write {host}'s pair: {exc}") from None
         print(f"{host}: {out / (host + '.key')} {cert}")
     return 0
-
-
-def _directory(path: str, option: str, mode: int = 0o755) -> Path:
-    """The directory ``path`` (made, with its parents, if missing) once it is one this
-    command can write in; :class:`FileProblem` saying why not."""
-    directory = Path(path)
-    try:
-        directory.mkdir(parents=True, exist_ok=True, mode=mode)
-    except FileExistsError:
-        raise FileProblem(f"{option} {path!r} is a file, not a directory") from None
-    except OSError as exc:
-        raise FileProblem(f"{option} {path!r}: cannot make it: {exc.strerror or exc}") from None
-    if not directory.is_dir():
-        raise FileProblem(f"{option} {path!r} is not a directory")
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise FileProblem(f"{option} {path!r}: this user cannot write in it")
-    return directory

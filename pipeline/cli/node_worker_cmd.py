@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, add_verbose, settings_of, setup_logging
 from pipeline.errors import HostlistError
+from pipeline.model.files import writable_directory
 from pipeline.model.hostlist import expand_hostlist
 
 if TYPE_CHECKING:
@@ -114,6 +115,11 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run until SIGTERM/SIGINT."""
+    if args.backend != "simulated":
+        given = [f for f in ("sim_root", "sim_slow_mounts") if getattr(args, f)]
+        if given:  # an option that would be silently ignored is refused
+            flag = "--" + given[0].replace("_", "-")
+            raise CommandError(f"{flag} is for --backend simulated only")
     loglevel = setup_logging(args.verbose)
     try:
         hosts = expand_hostlist(args.hostname)
@@ -126,12 +132,14 @@ def run(args: argparse.Namespace) -> int:
     from node_worker.service import SystemdService
 
     settings = settings_of(args)
-    if args.concurrency is not None and args.concurrency < 1:
-        raise CommandError(f"--concurrency must be at least 1, got {args.concurrency}")
     try:
         root = Path(args.sim_root or "/tmp/coral2-mounts")
+        if args.backend == "simulated":
+            root = writable_directory(root, "--sim-root")
         default_state = root / ".state" if args.backend == "simulated" else STATE_DIR
         state = Path(args.state_dir) if args.state_dir else default_state
+        if args.state_dir:
+            state = writable_directory(state, "--state-dir", mode=0o700)
         nic_of = _nics(args, state / "nics")
         ended = EndedJobs(state)
         if args.backend == "simulated" and args.sim_clientmountd_apart:

@@ -44,8 +44,6 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the mapping; exit 0."""
-    if args.indent is not None and not 0 <= args.indent <= 16:
-        raise CommandError(f"--indent must be between 0 and 16, got {args.indent}")
     settings = settings_of(args)
     kubeconfig = args.kubeconfig or settings.pipeline.kubeconfig or settings.rabbit.kubeconfig
     host = None if args.kubeconfig else settings.pipeline.api_host

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
 import signal
 import ssl
 import sys
 import threading
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, load_mapping
+from pipeline.model.files import (
+    PEM_BYTES,
+    load,
+    read_bytes,
+    read_text,
+    writable_directory,
+    writable_file,
+)
+from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.sim.dws import admission as dws_admission
 from pipeline.sim.dws.controller import DwsController
 from pipeline.sim.dws.fixtures import install_cluster
@@ -22,7 +29,7 @@ from pipeline.sim.dws.nnf_context import Faults, WorkflowFaults
 from pipeline.sim.heap import FrozenHeap
 from pipeline.sim.kube.api import KubeApiServer
 from pipeline.sim.kube.discovery import kubeconfig
-from pipeline.sim.kube.rbac import MASTERS, Authorizer
+from pipeline.sim.kube.rbac import MASTERS, Authorizer, token_file_users
 
 
 def register(sub: Any) -> None:
@@ -197,13 +204,13 @@ def register(sub: Any) -> None:
     emulator.set_defaults(func=run_node_emulator)
 
 
-def _start_dws(server: KubeApiServer, args: argparse.Namespace) -> DwsController:
-    from pipeline.sim.demo.model import sample_path
+def _start_dws(
+    server: KubeApiServer, args: argparse.Namespace, mapping: RabbitMapping
+) -> DwsController:
     from pipeline.sim.kube.local import local_dws_client
 
     dws_admission.install(server.store)
     dws = local_dws_client(server)  # the controller lives here: no HTTP to itself
-    mapping = load_mapping(args.mapping or str(sample_path("sample-rabbitmapping.json")))
     install_cluster(dws, mapping)
     return DwsController(
         dws,
@@ -231,7 +238,8 @@ def run_clientmountd(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CommandError(f"--hostname: {exc}") from exc
     slow = _slow_mounts(args.sim_slow_mounts, args.sim_fault_seed)
-    agent = SimulatedAgent(agent_client(settings_of(args)), hosts, Path(args.sim_root), slow)
+    root = writable_directory(args.sim_root, "--sim-root")
+    agent = SimulatedAgent(agent_client(settings_of(args)), hosts, root, slow)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     agent.start(apart=True)
@@ -257,12 +265,9 @@ def run_node_emulator(args: argparse.Namespace) -> int:
         raise CommandError(f"--hostname: {exc}") from exc
     if not hosts:
         raise CommandError("--hostname names no node")
-    if args.hold < 0:
-        raise CommandError(f"--hold must not be negative, got {args.hold}")
-    times = Path(args.times) if args.times else None
-    emulator = NodeEmulator(
-        settings_of(args), hosts, Path(args.state_dir), hold=args.hold, times=times
-    )
+    times = writable_file(args.times, "--times") if args.times else None
+    state = writable_directory(args.state_dir, "--state-dir")
+    emulator = NodeEmulator(settings_of(args), hosts, state, hold=args.hold, times=times)
     signal.signal(signal.SIGTERM, lambda *_: emulator.stop())
     print(f"node emulator serving {len(hosts)} nodes", flush=True)
     with contextlib.suppress(KeyboardInterrupt):
@@ -275,10 +280,14 @@ def _authorizer(args: argparse.Namespace) -> Authorizer | None:
         raise CommandError("--rbac needs --token-auth-file: RBAC authorizes users a token names")
     if not args.token_auth_file:
         return None
+    tokens = read_text(args.token_auth_file, "--token-auth-file", 16 * 1024 * 1024)
+    manifests = [load(path, "--rbac", "yaml") for path in args.rbac]
     try:
-        return Authorizer.from_files(args.token_auth_file, args.rbac)
-    except (OSError, ValueError, yaml.YAMLError, KeyError) as exc:
-        raise CommandError(f"cannot read --token-auth-file or --rbac: {exc}") from exc
+        return Authorizer(
+            token_file_users(tokens), [d for docs in manifests for d in docs if isinstance(d, dict)]
+        )
+    except (ValueError, csv.Error, KeyError, TypeError) as exc:
+        raise CommandError(f"cannot use --token-auth-file or --rbac: {exc}") from exc
 
 
 def _tls(args: argparse.Namespace) -> ssl.SSLContext | None:
@@ -302,13 +311,20 @@ def _admin_token(authorizer: Authorizer | None) -> str | None:
 
 def run_kube_api(args: argparse.Namespace) -> int:
     """Serve until SIGINT/SIGTERM."""
-    if args.latency < 0 or args.reconcilers < 1:
-        raise CommandError("--latency must be >= 0 and --reconcilers >= 1")
-    for flag in ("api_fault_rate", "workflow_fault_rate"):
-        if not 0 <= getattr(args, flag) <= 1:
-            raise CommandError(f"--{flag.replace('_', '-')} must be between 0 and 1")
+    if args.mapping and not args.with_dws:  # it would be silently ignored
+        raise CommandError("--mapping is for --with-dws only")
     authorizer = _authorizer(args)
     tls = _tls(args)
+    # every file read and checked before the server starts: a refusal stops nothing
+    mapping = None
+    if args.with_dws:
+        from pipeline.sim.demo.model import sample_path
+
+        mapping = load_mapping(args.mapping or str(sample_path("sample-rabbitmapping.json")))
+    out = writable_file(args.kubeconfig, "--kubeconfig") if args.kubeconfig else None
+    ca = (
+        read_bytes(args.tls_cert_file, "--tls-cert-file", PEM_BYTES) if args.tls_cert_file else None
+    )
     try:
         server = KubeApiServer(args.host, args.port, authorizer=authorizer, tls=tls).start()
     except OSError as exc:
@@ -316,15 +332,13 @@ def run_kube_api(args: argparse.Namespace) -> int:
     if args.api_fault_rate:
         server.faults_at_random(args.api_fault_rate, args.fault_seed)
     controller = None
-    if args.with_dws:
-        controller = _start_dws(server, args)
+    if mapping is not None:
+        controller = _start_dws(server, args, mapping)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())  # before the URL: callers may stop us
-    if args.kubeconfig:
+    if out is not None:
         try:
-            ca = Path(args.tls_cert_file).read_bytes() if args.tls_cert_file else None
-            text = kubeconfig(server.url, token=_admin_token(authorizer), ca_pem=ca)
-            Path(args.kubeconfig).write_text(text)
+            out.write_text(kubeconfig(server.url, token=_admin_token(authorizer), ca_pem=ca))
         except OSError as exc:
             server.stop()
             raise CommandError(

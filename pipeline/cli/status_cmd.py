@@ -55,6 +55,7 @@ def register(sub: Any) -> None:
             "1 WARNING, 2 CRITICAL (Redis unreachable among them), 3 UNKNOWN."
         ),
     )
+    parser.usage_exit = 3  # UNKNOWN: a Nagios plugin's bad usage (guidelines)
     parser.add_argument("-j", "--jobid", metavar="ID", help="one job (decimal or F58)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
@@ -69,8 +70,6 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the verdict and the report; return the verdict's Nagios status."""
-    if args.limit < 1:
-        raise CommandError(f"--limit must be at least 1, got {args.limit}")
     settings = settings_of(args)
     store = Store.from_url(settings.store_url, settings.pipeline.key_prefix)
     resend_after = settings.pipeline.resend_after

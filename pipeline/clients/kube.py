@@ -24,6 +24,7 @@ from urllib3.exceptions import HTTPError as Urllib3Error
 
 from pipeline.clients.k8s_errors import translate
 from pipeline.errors import ConfigError, Gone, KubeError, NotFound, Unavailable
+from pipeline.model.files import FileProblem, load
 from pipeline.model.workflow import DWS_GROUP
 
 log = logging.getLogger("coral2_pipeline.k8s")
@@ -62,6 +63,10 @@ def api_client(
             configuration.api_key_prefix = {"authorization": "Bearer"}
         api = client.ApiClient(configuration)
     else:
+        if kubeconfig is not None:  # one clear line for a file that is no kubeconfig
+            documents = load(kubeconfig, "kubeconfig", "yaml", max_bytes=16 * 1024 * 1024)
+            if len(documents) != 1 or not isinstance(documents[0], dict):
+                raise FileProblem(f"kubeconfig {kubeconfig!r} is not one YAML mapping")
         try:
             api = config.new_client_from_config(  # type: ignore[no-untyped-call]
                 config_file=kubeconfig

@@ -10,6 +10,7 @@ one line naming the file and what it was meant to be (:class:`FileProblem`, a
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tomllib
 from pathlib import Path
@@ -108,3 +109,35 @@ def load(
     if _deep(value, max_depth):
         raise FileProblem(f"{what} {shown} nests more than {max_depth} levels deep")
     return value
+
+
+def writable_directory(path: str | Path, what: str, mode: int = 0o755) -> Path:
+    """The directory ``path`` (``what``), made with its parents if missing, once this user
+    can write in it; :class:`FileProblem` saying why not."""
+    directory = Path(path)
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=mode)
+    except FileExistsError:
+        raise FileProblem(f"{what} {str(path)!r} is a file, not a directory") from None
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        raise FileProblem(f"{what} {str(path)!r}: cannot make it: {why}") from None
+    if not directory.is_dir():
+        raise FileProblem(f"{what} {str(path)!r} is not a directory")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise FileProblem(f"{what} {str(path)!r}: this user cannot write in it")
+    return directory
+
+
+def writable_file(path: str | Path, what: str) -> Path:
+    """``path`` (``what``) once it is a file this user can write, or can make;
+    :class:`FileProblem` saying why not (nothing is written)."""
+    target = Path(path)
+    if target.is_dir():
+        raise FileProblem(f"{what} {str(path)!r} is a directory, not a file")
+    parent = target.parent
+    if not parent.is_dir():
+        raise FileProblem(f"{what} {str(path)!r}: {str(parent)!r} is not a directory")
+    if not os.access(target if target.exists() else parent, os.W_OK):
+        raise FileProblem(f"{what} {str(path)!r}: this user cannot write it")
+    return target

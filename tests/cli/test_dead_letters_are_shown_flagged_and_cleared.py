@@ -42,7 +42,10 @@ def test_deadletters_lists_newest_first_then_clear_drops_them(
 
 
 def test_a_bad_limit_is_one_clear_line(aimed: Store, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["deadletters", "--limit", "0"]) == 1
+    with pytest.raises(SystemExit) as exited:
+        main(["deadletters", "--limit", "0"])
+    assert exited.value.code == 2
     assert capsys.readouterr().err.strip() == (
-        "coral2-pipeline deadletters: --limit must be at least 1, got 0"
+        "coral2-pipeline deadletters: argument --limit: 0 is out of range: give 1-100000 "
+        "(see coral2-pipeline deadletters --help)"
     )

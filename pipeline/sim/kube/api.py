@@ -49,6 +49,10 @@ _MAX_LINE = 65536
 _MAX_HEADERS = 100
 
 
+#: The most of a refused body read past to keep the connection (a larger one closes it).
+DISCARD_BYTES = 64 * 1024 * 1024
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
@@ -120,12 +124,28 @@ class _Handler(BaseHTTPRequestHandler):
     def _dispatch(self, method: str) -> None:
         # read the whole body first: an early error answer must not leave it in the
         # keep-alive stream, where it would be parsed as the next request
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
+        text = self.headers.get("Content-Length") or "0"
+        if not (text.isascii() and text.isdigit()):
+            # as Go's net/http answers a bad length, before any handler (and closes)
+            answer = b"400 Bad Request: bad Content-Length"
+            head = (
+                f"{self.protocol_version} 400 Bad Request\r\nConnection: close\r\n"
+                "Content-Type: text/plain; charset=utf-8\r\n"
+                f"Content-Length: {len(answer)}\r\n\r\n"
+            )
+            self.wfile.write(head.encode() + answer)
+            self.close_connection = True
+            return
+        length = int(text)
         if length > MAX_REQUEST_BYTES:  # kube-apiserver's limit on a write's body
             message = f"Request entity too large: limit is {MAX_REQUEST_BYTES}"
+            left = length  # read past, a piece at a time, what the stream must lose
+            while 0 < left <= DISCARD_BYTES and (piece := self.rfile.read(min(left, 65536))):
+                left -= len(piece)
             self._send(413, ApiError(413, "RequestEntityTooLarge", message).status())
+            self.close_connection = left > 0  # a body too large to read past ends the stream
             return
+        raw = self.rfile.read(length) if length else b""
         if not self.path.startswith("/sim/"):
             self.server.count(self.headers.get("User-Agent") or "")
         try:

@@ -118,3 +118,23 @@ def test_connection_close_is_honoured(server: KubeApiServer) -> None:
         conn.send(f"GET {WORKFLOWS} HTTP/1.1\r\nConnection: close\r\n\r\n")
         assert conn.answer()[0] == 200
         assert conn.closed()
+
+
+@pytest.mark.parametrize("length", ["abc", "-1", "1e3", "٣"])
+def test_a_bad_content_length_gets_go_s_400_and_the_connection_closes(
+    server: KubeApiServer, length: str
+) -> None:
+    with Connection(server) as conn:
+        conn.send(f"POST {WORKFLOWS} HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n{{}}")
+        status, _, body = conn.answer()
+        assert (status, body) == (400, b"400 Bad Request: bad Content-Length")
+        assert conn.closed()
+
+
+def test_a_body_past_the_limit_gets_413_without_being_held(server: KubeApiServer) -> None:
+    with Connection(server) as conn:
+        conn.send(f"POST {WORKFLOWS} HTTP/1.1\r\nHost: x\r\nContent-Length: {2**40}\r\n\r\n")
+        status, _, body = conn.answer()
+        assert status == 413
+        assert "Request entity too large" in json.loads(body)["message"]
+        assert conn.closed()
