@@ -110,7 +110,7 @@ def check(outcome: Outcome, line: list[str], database: redis.Redis, *, accepted:
         assert len(lines) == 1, (line, outcome.stderr)
     else:
         assert len(lines) <= 1, (line, outcome.stderr)
-    assert database.dbsize() == 0, (line, [k for k in database.scan_iter(count=100)][:5])
+    assert database.dbsize() == 0, (line, list(database.scan_iter(count=100))[:5])
 
 
 def test_no_argument_takes_a_number_another_way() -> None:
