@@ -7,6 +7,7 @@ from rich.table import Table
 
 from benchmarks import (
     elcap,
+    exporter,
     fanout,
     health,
     hwcoll,
@@ -173,6 +174,14 @@ def main() -> None:
         f"{r['total_per_job']:.0f} commands; {r['bytes_per_job'] / 1024:.1f} KiB; "
         f"{r['in_flight_mib']:.0f} MiB and {r['node_workers_mib']:.0f} MiB",
         "maxmemory 4gb holds it",
+    )
+    x = exporter.bench_exporter()
+    table.add_row(
+        f"monitoring: one exporter scrape, one `slingshot pool`, {x['jobs']:,.0f} jobs in "
+        "flight (two VNIs each of 64,512)",
+        f"scrape {x['scrape_p50_ms']:.0f} ms CPU (max {x['scrape_max_ms']:.0f}); pool "
+        f"{x['pool_p50_ms']:.0f} ms, --json {x['pool_json_p50_ms']:.0f} ms",
+        "≤ 50 ms CPU each",
     )
     console.print(table)
 

@@ -45,7 +45,6 @@ from pipeline.cli.common import CommandError, settings_of
 from pipeline.cli.status_cmd import node_worker_hosts
 from pipeline.cli.status_flags import pipeline_flags, verdict
 from pipeline.errors import StoreUnavailable
-from pipeline.model.idset import decode_idset
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store.report import pipeline_view, queue_lengths
@@ -135,19 +134,15 @@ class PipelineCollector(Collector):
             buckets = [(_bound(b), n) for b, n in histogram.buckets]
             transitions.add_metric([state], buckets, sum_value=histogram.sum)
         yield transitions
-        pool = store.vnipool.query()
         vnis = GaugeMetricFamily("coral2_vni_pool", "VNIs by status", labels=["status"])
-        vnis.add_metric(["free"], len(decode_idset(pool["free"])) if pool["free"] else 0)
-        vnis.add_metric(["reserved"], sum(len(v) for v in pool["jobs"].values()))
-        vnis.add_metric(["quarantined"], sum(len(q["vnis"]) for q in pool["quarantine"].values()))
+        for status, n in store.vnipool.counts().items():
+            vnis.add_metric([status], n)
         yield vnis
         silent = 0
         if self.nodes and view.node_workers is not None:
             silent = sum(1 for n in self.nodes if n not in view.node_workers)
         yield _gauge("coral2_node_workers_silent", "computes with no node worker connected", silent)
-        held = sum(
-            1 for r in store.jobs.records() if r.hwcoll is not None and not r.hwcoll.released
-        )
+        held = view.hwcoll_held
         yield _gauge("coral2_hwcoll_reservations", "hardware-collective reservations held", held)
         rabbit = settings.rabbit
         timeouts = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, settings_of
@@ -18,6 +18,10 @@ from pipeline.errors import InputError
 from pipeline.model.jobid import decode_jobid, encode_f58
 from pipeline.model.slingshot import job_environment, reservation_event
 from pipeline.platform.routing import node_queue
+
+if TYPE_CHECKING:
+    from pipeline.settings import Settings
+    from pipeline.store import Store
 
 
 def register(sub: Any) -> None:
@@ -58,17 +62,23 @@ def _store(args: argparse.Namespace) -> Any:
 
 def run_pool(args: argparse.Namespace) -> int:
     """Print the pool."""
-    settings = settings_of(args)
-    state = _store(args).vnipool.query()
+    print_pool(settings_of(args), _store(args), as_json=args.json)
+    return 0
+
+
+def print_pool(settings: Settings, store: Store, *, as_json: bool) -> None:
+    """Print the pool of ``store``: as ``flux jobtap query cray-slingshot.so`` shows it
+    (``as_json``), or as lines."""
+    state = store.vnipool.query()
     plugin = settings.cray_slingshot
     out = {
         "vnis-per-job": plugin.vnis_per_job,
         "vni-reserve-fatal": plugin.vni_reserve_fatal,
         "vnipool": state,
     }
-    if args.json:
+    if as_json:
         print(json.dumps(out, sort_keys=True))
-        return 0
+        return
     print(f"universe    {state['universe'] or '-'}")
     print(f"free        {state['free'] or '-'}")
     print(f"vnis-per-job {plugin.vnis_per_job}, vni-reserve-fatal {plugin.vni_reserve_fatal}")
@@ -77,7 +87,6 @@ def run_pool(args: argparse.Namespace) -> int:
     for f58, held in sorted(state["quarantine"].items()):
         vnis = ",".join(map(str, held["vnis"]))
         print(f"quarantine {f58}: {vnis} until clean on {held['waiting'] or '-'}")
-    return 0
 
 
 def _app(args: argparse.Namespace) -> Any:

@@ -12,8 +12,6 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from ClusterShell.RangeSet import RangeSet
-
 from pipeline.errors import IdsetError
 
 
@@ -73,12 +71,21 @@ def _decode(text: str) -> tuple[int, ...]:
 def encode_idset(ids: Iterable[int]) -> str:
     """Return the RFC 22 string of ``ids`` (any order, repeats allowed): ``"0-3,7"``."""
     values = list(ids)
-    for value in values:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise IdsetError(f"idset members must be non-negative integers, got {value!r}")
     if not values:
         return ""
-    return str(RangeSet.fromlist([str(v) for v in values]))
+    if not all(type(v) is int for v in values) or min(values) < 0:  # bool is not int here
+        bad = next(v for v in values if type(v) is not int or v < 0)
+        raise IdsetError(f"idset members must be non-negative integers, got {bad!r}")
+    ordered = sorted(set(values))  # runs of consecutive ids, in one pass
+    parts: list[str] = []
+    start = previous = ordered[0]
+    for value in ordered[1:]:
+        if value != previous + 1:
+            parts.append(f"{start}-{previous}" if previous != start else str(start))
+            start = value
+        previous = value
+    parts.append(f"{start}-{previous}" if previous != start else str(start))
+    return ",".join(parts)
 
 
 def idset_contains(text: str, ident: int) -> bool:

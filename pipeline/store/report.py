@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import orjson
 import pydantic
 import redis
 
@@ -102,6 +103,7 @@ class PipelineView:
     answers_flagged: dict[str, tuple[float, str]]  # host → (when, why) refused wholesale
     ledger_pending: int
     ledger_oldest: list[Entry]
+    hwcoll_held: int  # jobs holding a multicast reservation not yet released
     failures: int
     recent_failures: list[dict[str, Any]]  # newest first
     deadlines: int
@@ -196,7 +198,7 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
         locks = sum(1 for _ in client.scan_iter(f"{keys.prefix}:lock:*", count=1000))
         last = store.jobs.observed()  # every tracked job: ("", 0.0) when never observed
         jobids = sorted(last)
-        states = _states(client, keys, jobids)
+        states, hwcoll_held = _states(client, keys, jobids)
         failures, _ = _scan(client, keys.failures, scan_limit)
     except redis.RedisError as exc:
         raise store_errors(exc) from exc
@@ -221,6 +223,7 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
     return PipelineView(
         at=time.time(),
         tracked=len(jobids),
+        hwcoll_held=hwcoll_held,
         states=dict(Counter(s or "(not observed yet)" for s in states.values())),
         stalest=stalest[:limit],
         unobserved=sorted(unobserved, key=lambda row: row[2])[:limit],
@@ -347,17 +350,45 @@ def _scan(client: redis.Redis, key: str, limit: int) -> tuple[list[tuple[Any, An
     return out, True
 
 
-def _states(client: redis.Redis, keys: Keys, jobids: list[int]) -> dict[int, str | None]:
-    """Jobid → the state its record's last observe saw, None if none has yet (records read
-    in batches)."""
+def _states(
+    client: redis.Redis, keys: Keys, jobids: list[int]
+) -> tuple[dict[int, str | None], int]:
+    """Jobid → the state its record's last observe saw, None if none has yet; and how
+    many hold a multicast reservation not released (records read in batches; each parsed
+    for these alone, and validated whole only when that fails, for the problem's words)."""
     out: dict[int, str | None] = {}
+    held = 0
     for start in range(0, len(jobids), _BATCH):
         batch = jobids[start : start + _BATCH]
         raws: Any = client.mget([keys.job(j) for j in batch])
         for jobid, raw in zip(batch, raws, strict=True):
-            record, error = _record(raw)
-            out[jobid] = UNREADABLE if error else record.state if record else NO_RECORD
-    return out
+            state, holds = _state_of(raw)
+            held += holds
+            if state is _UNPARSED:
+                record, error = _record(raw)
+                state = UNREADABLE if error else record.state if record else NO_RECORD
+            out[jobid] = state  # type: ignore[assignment]
+    return out, held
+
+
+#: :func:`_state_of`'s answer for a record it cannot read the state of on its own.
+_UNPARSED = object()
+
+
+def _state_of(raw: Any) -> tuple[object, bool]:
+    """The state a record holds (:data:`NO_RECORD` for none), or :data:`_UNPARSED`; and
+    whether it holds a multicast reservation not released."""
+    if raw is None:
+        return NO_RECORD, False
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _UNPARSED, False
+    if not isinstance(data, dict) or not isinstance(data.get("jobid"), int):
+        return _UNPARSED, False
+    state, hwcoll = data.get("state"), data.get("hwcoll")
+    holds = isinstance(hwcoll, dict) and not hwcoll.get("released")
+    return (state if state is None or isinstance(state, str) else _UNPARSED), holds
 
 
 def queue_lengths(store: Store, names: list[str]) -> dict[str, int]:

@@ -28,6 +28,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+import orjson
 import redis
 
 from pipeline.errors import InputError, VniError
@@ -247,6 +248,22 @@ class VniPool:
             raise store_errors(exc) from exc
         return [] if raw is None else [int(v) for v in json.loads(raw)]
 
+    def counts(self) -> dict[str, int]:
+        """How many VNIs are free, reserved and quarantined (no VNI listed: a metric)."""
+        try:
+            pipe = self.client.pipeline(transaction=True)
+            pipe.zcard(self._free)
+            pipe.hvals(self._jobs)
+            pipe.hvals(self._quarantine)
+            free, jobs, quarantine = pipe.execute()
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return {
+            "free": int(free),
+            "reserved": sum(len(orjson.loads(v)) for v in jobs),
+            "quarantined": sum(len(json.loads(v)["vnis"]) for v in quarantine),
+        }
+
     def query(self) -> dict[str, Any]:
         """The pool as ``flux jobtap query cray-slingshot.so`` shows it, plus the
         quarantine: ``{"universe", "free", "jobs": {f58: [...]}, "quarantine": {f58:
@@ -269,7 +286,7 @@ class VniPool:
             }
         return {
             "universe": universe.decode() if universe else "",
-            "free": encode_idset(int(v) for v in free),
-            "jobs": {encode_f58(int(j)): json.loads(v) for j, v in jobs.items()},
+            "free": encode_idset(list(map(int, free))),
+            "jobs": {encode_f58(int(j)): orjson.loads(v) for j, v in jobs.items()},
             "quarantine": waiting,
         }
