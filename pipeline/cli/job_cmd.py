@@ -160,7 +160,7 @@ def _print(console: Console, story: dict[str, Any]) -> None:
         vnis = ",".join(map(str, sling["vnis"])) or f"none ({sling['reason']})"
         nodes = "; ".join(f"{s} on {unique_hostlist(n)}" for s, n in sorted(by_state.items()))
         released = ", VNIs released" if sling["released"] else ""
-        console.print(f"VNIs {vnis}: CXI services {nodes or '-'}{released}", highlight=False)
+        console.print(f"VNIs {vnis}: CXI {nodes or '-'}{released}", highlight=False)
     if hw := story.get("hwcoll"):
         console.print(
             f"hardware collectives: {hw['fm_job_id']}, {hw['mcast_limit']} addresses, step "
