@@ -17,7 +17,7 @@ from typing import Any
 
 from pipeline import __version__
 from pipeline.cli import kinds
-from pipeline.cli.common import CommandError
+from pipeline.cli.common import CommandError, UsageError
 from pipeline.cli.kinds import Parser
 from pipeline.errors import ConfigError, PipelineError, StoreUnavailable, Unavailable
 
@@ -184,6 +184,8 @@ def one_line(text: str) -> str:
 
 def exit_status(exc: Exception) -> int:
     """The exit status a command ends with on ``exc``."""
+    if isinstance(exc, UsageError):
+        return EXIT_USAGE
     if isinstance(exc, ConfigError):
         return EXIT_CONFIG
     if isinstance(exc, StoreUnavailable | Unavailable):

@@ -20,6 +20,11 @@ class CommandError(Exception):
     """Raised when a command cannot go on; its text is printed as the one error line."""
 
 
+class UsageError(CommandError):
+    """Raised for bad usage argparse cannot see (an option passed through to another
+    program); exit status 2, as argparse's."""
+
+
 def add_verbose(parser: argparse.ArgumentParser) -> None:
     """The ``-v``/``-vv`` option of the long-running commands."""
     parser.add_argument("-v", "--verbose", action="count", default=0, help="-v info, -vv debug")

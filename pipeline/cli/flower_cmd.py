@@ -19,7 +19,8 @@ import argparse
 import os
 from typing import Any
 
-from pipeline.cli.common import add_verbose, settings_of, setup_logging
+from pipeline.cli import kinds
+from pipeline.cli.common import UsageError, add_verbose, settings_of, setup_logging
 from pipeline.errors import ConfigError
 from pipeline.platform.systemd import notify, watchdog_interval
 
@@ -41,11 +42,26 @@ def register(sub: Any) -> None:
     parser.set_defaults(func=run)
 
 
+def _check_port(options: list[str]) -> None:
+    """Flower's ``--port`` taken the one way (Flower would wrap 99999 round to a port
+    nobody asked for)."""
+    for index, option in enumerate(options):
+        name, eq, value = option.partition("=")
+        if name != "--port":
+            continue
+        text = value if eq else (options[index + 1] if index + 1 < len(options) else "")
+        try:
+            kinds.port()(text)
+        except argparse.ArgumentTypeError as exc:
+            raise UsageError(f"--port: {exc}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGTERM."""
     level = setup_logging(args.verbose)
     extra = list(args.celery)
     extra = extra[1:] if extra[:1] == ["--"] else extra
+    _check_port(extra)
     if not os.environ.get("FLOWER_BASIC_AUTH") and not any(
         a.startswith(("--auth", "--basic-auth", "--basic_auth")) for a in extra
     ):
