@@ -241,6 +241,16 @@ class PipelineSettings(_Table):
             "names the node (a node answers once per task: a flood is a fault or an attack)"
         ),
     )
+    answers_scan_every: float = Field(
+        default=30.0,
+        ge=1.0,
+        le=3600.0,
+        description=(
+            "seconds between the answer reader's looks (a SCAN of the keyspace) for the "
+            "streams of nodes it awaits no answer from, while it has answers to read (idle: "
+            "every 5 s at most); an entry a node writes unasked waits up to this long"
+        ),
+    )
     answer_max_bytes: int = Field(
         default=64 * 1024,
         ge=4096,

@@ -64,9 +64,8 @@ BLOCK_MS = 5000
 AWAITED_EVERY_S = 5.0
 #: The readers' lease (s): a reader that stops renewing it is taken over after this.
 LEASE_S = 10.0
-#: How often the reader also looks for answers of nodes it does not await (s): while it
-#: reads answers, and while it has none to read (a SCAN of the keyspace).
-SCAN_EVERY_S = 30.0
+#: How often at most the reader looks for answers of nodes it does not await while it has
+#: none to read (s); while it reads answers: ``pipeline.answers_scan_every``.
 SCAN_IDLE_S = 5.0
 #: How long the reader waits after Redis failed it (s).
 RETRY_S = 1.0
@@ -161,7 +160,8 @@ class AnswerReader:
         if self._awaited is None or now - self._awaited[0] >= AWAITED_EVERY_S:
             self._awaited = (now, *answers.awaited_since(now, prune=True))
         _, hosts, bell = self._awaited
-        if now - self._scanned_at >= (SCAN_IDLE_S if self._idle else SCAN_EVERY_S):
+        every = self.settings.answers_scan_every
+        if now - self._scanned_at >= (min(SCAN_IDLE_S, every) if self._idle else every):
             hosts = sorted(set(hosts) | set(answers.holding()))
             self._scanned_at = now
         read, unreadable, rang = answers.read(hosts, PER_NODE, block_ms, bell)
