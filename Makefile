@@ -23,12 +23,14 @@ help:
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml simulator/pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "make: $(PYTHON) not found; install Python 3.11 or newer" >&2; exit 1; }
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "make: Python 3.11 or newer is required ($(PYTHON) is $$($(PYTHON) -V))" >&2; exit 1; }
 	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV) || { echo "make: cannot create a virtualenv; on Debian: apt-get install python3-venv" >&2; exit 1; }
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[management,dev]'
+	# the product, and beside it the simulators (their own distribution: the product's
+	# wheel holds none) that the demo, the chaos harness and the tests run
+	$(BIN)/python -m pip install --quiet -e '.[management,dev]' -e ./simulator
 	@touch $(STAMP)
 
 # redis-server: the tests and the demo start their own on a free loopback port.
@@ -63,11 +65,11 @@ demo: venv redis
 	$(BIN)/coral2-pipeline demo $(DEMO_ARGS)
 
 lint: venv
-	$(BIN)/ruff check pipeline node_worker beat_schedules tests benchmarks
-	$(BIN)/ruff format --check pipeline node_worker beat_schedules tests benchmarks
+	$(BIN)/ruff check pipeline node_worker beat_schedules simulator tests benchmarks
+	$(BIN)/ruff format --check pipeline node_worker beat_schedules simulator tests benchmarks
 
 typecheck: venv
-	$(BIN)/mypy pipeline node_worker beat_schedules
+	$(BIN)/mypy pipeline node_worker beat_schedules simulator/coral2_sim
 
 contracts: venv
 	$(BIN)/lint-imports
@@ -94,7 +96,7 @@ bench: venv redis
 	$(BIN)/python -m benchmarks $(BENCH_ARGS)
 
 chaos: venv redis
-	$(BIN)/python -m pipeline.sim.chaos $(CHAOS_ARGS)
+	$(BIN)/python -m coral2_sim.chaos $(CHAOS_ARGS)
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build *.egg-info simulator/build simulator/*.egg-info

@@ -5,7 +5,7 @@ nodes', its CPU per node, broker messages per node, Kubernetes requests from nod
 The whole simulated system runs, signing on: the simulated job manager reports the job
 through the events journal, the pipeline reserves its VNI and sends ``node.prolog`` to
 every node's queue, and the job manager's prolog waits on the verdict. The nodes are
-served by a light emulator (``pipeline.sim.node.emulator``: the node worker's own tasks,
+served by a light emulator (``coral2_sim.node.emulator``: the node worker's own tasks,
 signature checks and signed answers, one queue per node without kombu's multi-queue
 fetch) that holds every answer until all its nodes have worked: on a machine the nodes
 work at once, on their own cores, while here they share the benchmark's two. So:
@@ -32,14 +32,14 @@ import time
 from typing import Any
 
 import redis
+from coral2_sim.clock import cache_dir
+from coral2_sim.kube.api import REQUESTS_PATH
+from coral2_sim.node.agent import USER_AGENT as CLIENTMOUNT_DAEMON
+from coral2_sim.procstat import cpu_seconds
+from coral2_sim.system import SimulatedSystem
 
 from benchmarks.elcap import system as elcap_system
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.sim.clock import cache_dir
-from pipeline.sim.kube.api import REQUESTS_PATH
-from pipeline.sim.node.agent import USER_AGENT as CLIENTMOUNT_DAEMON
-from pipeline.sim.procstat import cpu_seconds
-from pipeline.sim.system import SimulatedSystem
 
 TASK = {"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 1}]}
 OURS = {"coral2-pipeline", CLIENTMOUNT_DAEMON}

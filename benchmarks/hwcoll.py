@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from celery.exceptions import Retry
+from coral2_sim.fabric import FabricManagerSim
 
 from benchmarks.servers import percentile, redis_server
 from pipeline.model.job import JobRecord
 from pipeline.platform.app import create_app
 from pipeline.settings import load_settings
-from pipeline.sim.fabric import FabricManagerSim
 from pipeline.tasks.dws import act
 from pipeline.tasks.hwcoll import close_fabric, reserve_at_run
 

@@ -30,6 +30,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from coral2_sim.demo.metrics import (
+    STATES,
+    TransitionClock,
+    leaks,
+    percentile,
+)
+from coral2_sim.heap import FrozenHeap
+from coral2_sim.system import SimulatedSystem
+
 from benchmarks.lifecycle_probes import (
     Ceiling,
     RssTrace,
@@ -38,14 +47,6 @@ from benchmarks.lifecycle_probes import (
     task_count,
 )
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.sim.demo.metrics import (
-    STATES,
-    TransitionClock,
-    leaks,
-    percentile,
-)
-from pipeline.sim.heap import FrozenHeap
-from pipeline.sim.system import SimulatedSystem
 
 TiB = 2**40
 RESOURCES = [

@@ -8,8 +8,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from pipeline.sim.demo.metrics import PIPELINE_DRIVEN
-from pipeline.sim.system import SimulatedSystem
+from coral2_sim.demo.metrics import PIPELINE_DRIVEN
+from coral2_sim.system import SimulatedSystem
 
 
 def task_count(system: SimulatedSystem) -> int:

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from celery.signals import task_prerun
+from coral2_sim.kube.api import KubeApiServer
 from kubernetes import client
 
 from benchmarks.servers import percentile, redis_server
 from pipeline.clients.k8s import DwsClient
 from pipeline.services.watcher import Watcher
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -21,9 +21,9 @@ from collections import Counter
 from typing import Any
 
 import redis
+from coral2_sim.system import SimulatedSystem
 
 from benchmarks.lifecycle import RESOURCES, _run, mapping
-from pipeline.sim.system import SimulatedSystem
 
 #: El Capitan's compute nodes, and the jobs in flight the target names.
 NODES = 11_136

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from pipeline.sim.redis_server import RedisServer
+from coral2_sim.redis_server import RedisServer
 
 
 @contextmanager

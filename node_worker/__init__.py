@@ -3,7 +3,7 @@
 What flux-coral2's clientmount perilog scripts do, as
 Celery tasks: :mod:`node_worker.perilog` (the prolog and epilog),
 :mod:`node_worker.service` (the ``nnf-clientmount`` service: systemd, or
-simulated), :mod:`pipeline.sim.node.agent` (the simulated clientmount daemon) and
+simulated), :mod:`coral2_sim.node.agent` (the simulated clientmount daemon) and
 :mod:`node_worker.app` (the worker process). Imports ``pipeline.model``,
 ``pipeline.store``, ``pipeline.clients`` — never ``pipeline.tasks``.
 """

@@ -4,7 +4,7 @@
 production, with the systemd ``nnf-clientmount`` unit. One process may
 serve a hostlist of nodes: the demo and the tests run a single worker for
 every compute, given the simulated service and clientmount daemon by the
-command line (``--backend simulated``, ``pipeline.sim.node``).
+command line (``--backend simulated``, ``coral2_sim.node``).
 
 The worker waits for nothing and polls nothing: each task does one step of
 a job's node work (:mod:`node_worker.perilog`) and answers on the answers

@@ -4,7 +4,7 @@ A backend (:class:`Nic`) lists the node's devices with their resource
 totals and services, allocates a service from a :class:`ServiceRequest`
 and destroys one. Two implement it: ``node_worker.cxi_cli.CxiServiceCli``
 (the ``cxi_service`` command of libcxi, on a real node) and the simulated
-Cassini NIC of the simulated system (``pipeline.sim.node.cassini``).
+Cassini NIC of the simulated system (``coral2_sim.node.cassini``).
 
 :func:`create_job_services` and :func:`destroy_job_services` are what the
 node prolog and epilog do for a job, as ``flux slingshot prolog`` and

@@ -1,7 +1,7 @@
 """The ``nnf-clientmount`` service of a node: started so mounts can happen, stopped after.
 
 :class:`SystemdService` controls the real unit with ``systemctl``; the
-simulated system brings its own (``pipeline.sim.node.service``).
+simulated system brings its own (``coral2_sim.node.service``).
 """
 
 from __future__ import annotations

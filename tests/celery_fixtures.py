@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 from celery import Celery
 from celery.contrib.testing.worker import start_worker
+from coral2_sim.kube.api import KubeApiServer
 from kubernetes import client
 
 import tests.platform.probe_tasks  # noqa: F401  (registers the probe tasks)
@@ -16,7 +17,6 @@ from pipeline.clients.k8s import DwsClient
 from pipeline.platform.app import create_app
 from pipeline.platform.task import close_dws_clients
 from pipeline.settings import load_settings
-from pipeline.sim.kube.api import KubeApiServer
 
 
 @pytest.fixture(scope="session")

@@ -8,11 +8,11 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from coral2_sim.kube.api import KubeApiServer
+from coral2_sim.kube.local import DirectCustomObjects, local_api_client
 from kubernetes import client, config
 
 from pipeline.clients.k8s import DwsClient
-from pipeline.sim.kube.api import KubeApiServer
-from pipeline.sim.kube.local import DirectCustomObjects, local_api_client
 
 
 @pytest.fixture(scope="session")
@@ -27,7 +27,7 @@ def kube_server() -> Iterator[KubeApiServer | None]:
 @pytest.fixture(scope="session", params=["http", "in-process", "direct"])
 def transport(request: pytest.FixtureRequest) -> str:
     """How the tests here reach the server: every one runs over HTTP, again through the
-    in-process client that the simulated DWS controller uses (``pipeline.sim.kube.local``),
+    in-process client that the simulated DWS controller uses (``coral2_sim.kube.local``),
     and again through its direct calls: all three must answer alike."""
     if os.environ.get("CORAL2_TEST_KUBECONFIG") and request.param != "http":
         pytest.skip("the in-process clients exist only for the simulated API server")

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from coral2_sim.redis_server import RedisServer, free_port
 
 from pipeline.errors import ConfigError
-from pipeline.sim.redis_server import RedisServer, free_port
 from pipeline.store import Keys, Store
 
 __all__ = ["free_port", "redis_url", "store"]

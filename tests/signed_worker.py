@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from celery import Celery
+from coral2_sim.children import die_with_parent
+from coral2_sim.keys import Signer, demo_signers
+from coral2_sim.redis_server import RedisServer
 
 from pipeline.platform.acl import acl_file
 from pipeline.platform.app import create_app
 from pipeline.settings import load_settings
-from pipeline.sim.children import die_with_parent
-from pipeline.sim.keys import Signer, demo_signers
-from pipeline.sim.redis_server import RedisServer
 
 
 @dataclass

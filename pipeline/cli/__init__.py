@@ -78,8 +78,6 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "hook",
         "send one dws.* request (what dws-jobtap sends), e.g. from a perilog script",
     ),
-    ("demo_cmd", "demo", "run the embedded demo on the bundled sample cluster"),
-    ("sim_cmd", "sim", "run one of the embedded simulators standalone"),
     ("watch_cmd", "watch", "watch Workflows and Storages and enqueue observe tasks"),
     ("celery_cmd", "worker", "run a Celery worker of the pipeline's tasks"),
     (
@@ -103,6 +101,15 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "job-manager prolog: wait until the pipeline releases the job",
     ),
 )
+#: The entry points of command plugins: each names a module with ``register(sub)`` (the
+#: simulators' ``demo`` and ``sim``, from coral2-pipeline-sim). They are looked up only
+#: for a command that is not the product's own, or for the whole help.
+PLUGIN_GROUP = "coral2_pipeline.commands"
+#: The commands the simulators' distribution adds, named when it is not installed.
+SIMULATOR_COMMANDS = {
+    "demo": "run the embedded demo on the bundled sample cluster",
+    "sim": "run one of the embedded simulators standalone",
+}
 #: The packages of the ``management`` extra.
 MANAGEMENT_PACKAGES = frozenset({"kubernetes", "httpx", "flower", "prometheus_client"})
 
@@ -119,6 +126,28 @@ def _register(sub: Any, module_name: str) -> None:
             stub.set_defaults(func=functools.partial(_needs_management, missing))
         return
     module.register(sub)
+
+
+def _plugins(sub: Any, command: str | None, every: bool) -> None:
+    """Add the plugin commands: ``command``'s registered by its module, the others (for
+    the whole help) too; a simulator command not installed is named with how to get it."""
+    from importlib.metadata import entry_points
+
+    found = {point.name: point for point in entry_points(group=PLUGIN_GROUP)}
+    for name, point in sorted(found.items()):
+        if every or command is None or name == command:
+            point.load().register(sub)
+    for name, text in SIMULATOR_COMMANDS.items():
+        if name not in found:
+            stub = sub.add_parser(name, help=f"{text} (needs coral2-pipeline-sim)")
+            stub.set_defaults(func=functools.partial(_needs_simulators, name))
+
+
+def _needs_simulators(command: str, args: argparse.Namespace) -> int:
+    raise ConfigError(
+        f"{command} is the simulators' command, which this install lacks: install "
+        "coral2-pipeline-sim (the repository's simulator/ directory; make venv does)"
+    )
 
 
 def chosen(argv: Sequence[str]) -> str | None:
@@ -173,6 +202,8 @@ def build_parser(command: str | None = None, *, every: bool = False) -> argparse
             sub.add_parser(name, help=text, add_help=False)
         elif name == next(n for m, n, _ in COMMANDS if m == module_name):  # once a module
             _register(sub, module_name)
+    if every or command not in {name for _, name, _ in COMMANDS}:
+        _plugins(sub, command, every)
     return parser
 
 

@@ -12,6 +12,7 @@ Under systemd both report ready and ping the watchdog
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,8 @@ from typing import Any
 from pipeline.cli import kinds
 from pipeline.cli.common import add_verbose, settings_of, setup_logging
 from pipeline.errors import ConfigError
+
+log = logging.getLogger("coral2_pipeline.worker")
 
 
 def register(sub: Any) -> None:
@@ -57,6 +60,21 @@ def _extra(args: argparse.Namespace) -> list[str]:
     return extra[1:] if extra[:1] == ["--"] else extra
 
 
+#: The entry points of worker plugins: each a callable given the app as the worker starts
+#: (the simulators' kill points, which a chaos run uses to kill a worker between two
+#: actions). A production install has none.
+PLUGIN_GROUP = "coral2_pipeline.worker"
+
+
+def install_plugins(app: Any) -> None:
+    """Give ``app`` to every installed worker plugin."""
+    from importlib.metadata import entry_points
+
+    for point in entry_points(group=PLUGIN_GROUP):
+        point.load()(app)
+        log.info("worker plugin %s (%s) installed", point.name, point.value)
+
+
 def run_worker(args: argparse.Namespace) -> int:
     """Consume until SIGTERM."""
     level = setup_logging(args.verbose)
@@ -64,6 +82,7 @@ def run_worker(args: argparse.Namespace) -> int:
     from pipeline.platform.app import create_app
 
     app = create_app(settings)
+    install_plugins(app)
     queues = settings.pipeline.queues
     argv = ["worker", "-Q", f"{queues.lifecycle},{queues.timeouts},{queues.housekeeping}"]
     app.worker_main([*argv, f"--loglevel={level}", *_extra(args)])

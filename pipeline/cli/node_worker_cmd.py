@@ -6,7 +6,7 @@ import argparse
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, add_verbose, settings_of, setup_logging
@@ -15,16 +15,47 @@ from pipeline.model.files import writable_directory
 from pipeline.model.hostlist import expand_hostlist
 
 if TYPE_CHECKING:
+    from node_worker.app import Companion
     from node_worker.cxi import Nic
-    from pipeline.sim.node.agent import SlowMounts
+    from node_worker.service import ClientmountService
+    from pipeline.settings import Settings
 
 #: Where a production node worker notes the jobs whose epilog ran.
 STATE_DIR = Path("/var/lib/coral2-pipeline/node-worker")
+#: The entry points of the node worker's plugins (``--backend``/``--nic`` NAME): the
+#: simulators' ``simulated`` (coral2-pipeline-sim) is one.
+PLUGIN_GROUP = "coral2_pipeline.node_worker"
 
 
-def clientmountd_state(root: Path) -> Path:
-    """The simulated clientmount service's flags under ``--sim-root``."""
-    return root / ".state" / "clientmount-services.json"
+class NodeBackend(Protocol):
+    """A node worker plugin: its options, a clientmount service and NICs."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add the plugin's own options to ``node-worker``."""
+
+    def check(self, args: argparse.Namespace) -> None:
+        """Refuse an option of the plugin given when the plugin is not chosen."""
+
+    def state_dir(self, args: argparse.Namespace) -> Path:
+        """Where the worker keeps its state by default under this backend."""
+
+    def service(
+        self, args: argparse.Namespace, settings: Settings, hosts: list[str]
+    ) -> tuple[ClientmountService, Companion | None]:
+        """The clientmount service of ``hosts``, and what runs beside the worker."""
+
+    def nic(self, args: argparse.Namespace, state: Path) -> Callable[[str], Nic]:
+        """host → its NIC."""
+
+
+def plugins() -> dict[str, NodeBackend]:
+    """The installed node worker plugins, by name."""
+    from importlib.metadata import entry_points
+
+    found: dict[str, NodeBackend] = {}
+    for point in entry_points(group=PLUGIN_GROUP):
+        found[point.name] = point.load()
+    return found
 
 
 def register(sub: Any) -> None:
@@ -44,20 +75,21 @@ def register(sub: Any) -> None:
         default=os.uname().nodename,
         help="this node's name, or a hostlist of nodes to serve (default: the local hostname)",
     )
-    parser.add_argument("--backend", choices=("systemd", "simulated"), default="systemd")
+    backends = plugins()
     parser.add_argument(
-        "--sim-root",
-        type=kinds.DIR,
-        metavar="DIR",
-        default=None,
-        help="where the simulated backend makes mount directories (default /tmp/coral2-mounts)",
+        "--backend",
+        choices=("systemd", *sorted(backends)),
+        default="systemd",
+        help="what starts and stops the clientmount service: systemctl on the nnf-clientmount "
+        "unit (default), or a plugin's (the simulators' 'simulated', with "
+        "coral2-pipeline-sim installed)",
     )
     parser.add_argument(
         "--nic",
-        choices=("cxi_service", "simulated", "none"),
+        choices=("cxi_service", "none", *sorted(backends)),
         default="cxi_service",
-        help="how CXI services are made: libcxi's cxi_service command (default), simulated "
-        "Cassini NICs (demo, tests), or none (no Slingshot work on these nodes)",
+        help="how CXI services are made: libcxi's cxi_service command (default), none (no "
+        "Slingshot work on these nodes), or a plugin's NICs",
     )
     parser.add_argument(
         "--cxi-devices",
@@ -65,43 +97,16 @@ def register(sub: Any) -> None:
         metavar="LIST",
         help="the node's CXI devices for --nic cxi_service (default cxi0,cxi1,cxi2,cxi3)",
     )
-    parser.add_argument(
-        "--sim-cxi-busy",
-        metavar="UID",
-        action="append",
-        default=[],
-        help="with --nic simulated: the jobs of UID leave processes behind on their nodes, "
-        "which keep the jobs' CXI services busy until an admin ends them (repeatable)",
-    )
-    parser.add_argument(
-        "--sim-slow-mounts",
-        metavar="RATE=SECONDS",
-        default=None,
-        help="with --backend simulated: the mounts of this share of Workflows, drawn at "
-        "random, take SECONDS (the chaos harness; e.g. 0.05=8)",
-    )
-    parser.add_argument(
-        "--sim-fault-seed",
-        type=kinds.count(),
-        default=1,
-        metavar="N",
-        help="seed of --sim-slow-mounts",
-    )
-    parser.add_argument(
-        "--sim-clientmountd-apart",
-        action="store_true",
-        help="with --backend simulated: the simulated clientmount daemon runs in its own "
-        "process (coral2-pipeline sim clientmountd), as nnf-clientmountd runs beside the "
-        "worker; the worker only starts and stops its service",
-    )
+    for backend in backends.values():
+        backend.add_arguments(parser)
     parser.add_argument(
         "--state-dir",
         type=kinds.DIR,
         metavar="DIR",
         default=None,
         help="where the worker notes the jobs whose epilog ran, so that a late copy of "
-        "their prolog undoes nothing (default /var/lib/coral2-pipeline/node-worker; "
-        "with --backend simulated, <sim-root>/.state)",
+        "their prolog undoes nothing (default /var/lib/coral2-pipeline/node-worker, or "
+        "the --backend plugin's)",
     )
     parser.add_argument(
         "--concurrency",
@@ -115,11 +120,9 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run until SIGTERM/SIGINT."""
-    if args.backend != "simulated":
-        given = [f for f in ("sim_root", "sim_slow_mounts") if getattr(args, f)]
-        if given:  # an option that would be silently ignored is refused
-            flag = "--" + given[0].replace("_", "-")
-            raise CommandError(f"{flag} is for --backend simulated only")
+    backends = plugins()
+    for backend in backends.values():
+        backend.check(args)  # an option of a backend not chosen is refused, not ignored
     loglevel = setup_logging(args.verbose)
     try:
         hosts = expand_hostlist(args.hostname)
@@ -132,31 +135,21 @@ def run(args: argparse.Namespace) -> int:
     from node_worker.service import SystemdService
 
     settings = settings_of(args)
+    chosen = backends.get(args.backend)
     try:
-        root = Path(args.sim_root or "/tmp/coral2-mounts")
-        if args.backend == "simulated":
-            root = writable_directory(root, "--sim-root")
-        default_state = root / ".state" if args.backend == "simulated" else STATE_DIR
+        default_state = STATE_DIR if chosen is None else chosen.state_dir(args)
         state = Path(args.state_dir) if args.state_dir else default_state
         if args.state_dir:
             state = writable_directory(state, "--state-dir", mode=0o700)
-        nic_of = _nics(args, state / "nics")
+        nic_of = _nics(args, backends, state / "nics")
         ended = EndedJobs(state)
-        if args.backend == "simulated" and args.sim_clientmountd_apart:
-            from pipeline.sim.node.service import SimulatedService
-
-            service = SimulatedService(state_file=clientmountd_state(root))
-            worker = NodeWorker(settings, hosts, service, nic_of=nic_of, ended=ended)
-        elif args.backend == "simulated":
-            from pipeline.sim.node.agent import SimulatedAgent, agent_client
-
-            slow = _slow_mounts(args.sim_slow_mounts, args.sim_fault_seed)
-            agent = SimulatedAgent(agent_client(settings), hosts, root, slow)
-            worker = NodeWorker(
-                settings, hosts, agent.service, companion=agent, nic_of=nic_of, ended=ended
-            )
-        else:
+        if chosen is None:
             worker = NodeWorker(settings, hosts, SystemdService(), nic_of=nic_of, ended=ended)
+        else:
+            service, companion = chosen.service(args, settings, hosts)
+            worker = NodeWorker(
+                settings, hosts, service, companion=companion, nic_of=nic_of, ended=ended
+            )
     except ValueError as exc:
         raise CommandError(str(exc)) from exc
     concurrency = args.concurrency or min(256, 4 * len(hosts))
@@ -164,47 +157,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _nics(args: argparse.Namespace, state: Path) -> Callable[[str], Nic] | None:
-    """host → its NIC backend, as ``--nic`` asks (a simulated NIC keeps its services in
-    ``state/<host>.json``, as hardware keeps them across a restart of the worker)."""
+def _nics(
+    args: argparse.Namespace, backends: dict[str, NodeBackend], state: Path
+) -> Callable[[str], Nic] | None:
+    """host → its NIC backend, as ``--nic`` asks (a plugin's keeps what it needs under
+    ``state``, as hardware keeps its services across a restart of the worker)."""
     if args.nic == "none":
         return None
-    if args.nic == "simulated":
-        from pipeline.sim.node.cassini import SimulatedNic
-
-        nics: dict[str, Nic] = {}
-        busy = [_busy_uid(text) for text in args.sim_cxi_busy]
-
-        def simulated(host: str) -> Nic:
-            if host not in nics:  # task threads may race here: setdefault keeps the first
-                nics.setdefault(host, SimulatedNic(busy_uids=busy, state=state / f"{host}.json"))
-            return nics[host]
-
-        return simulated
+    if args.nic in backends:
+        return backends[args.nic].nic(args, state)
     from node_worker.cxi_cli import CxiServiceCli
 
     cli = CxiServiceCli([d.strip() for d in args.cxi_devices.split(",") if d.strip()])
     return lambda host: cli
-
-
-def _slow_mounts(text: str | None, seed: int) -> SlowMounts | None:
-    """``RATE=SECONDS`` of ``--sim-slow-mounts``."""
-    from pipeline.sim.node.agent import SlowMounts
-
-    if text is None:
-        return None
-    rate, _, seconds = text.partition("=")
-    try:
-        slow = SlowMounts(float(rate), float(seconds), seed)
-    except ValueError:
-        slow = SlowMounts(-1.0, -1.0)
-    if not (0 <= slow.rate <= 1 and 0 <= slow.seconds < float("inf")):
-        raise CommandError(f"--sim-slow-mounts {text!r}: expected RATE=SECONDS, e.g. 0.05=8")
-    return slow
-
-
-def _busy_uid(text: str) -> int:
-    """``UID`` of ``--sim-cxi-busy``."""
-    if not text.isdigit() or int(text) > 2**32 - 1:
-        raise CommandError(f"--sim-cxi-busy {text!r}: expected a uid, e.g. 1002")
-    return int(text)

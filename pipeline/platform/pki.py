@@ -7,7 +7,7 @@ certificate into the management side's ``security_node_cert_store``. A
 node's certificate names it (common name and DNS subject alternative
 name), and the management side accepts its answers only for that node
 (``pipeline.platform.signing``). The demo makes its CA and every node's
-pair the same way (``pipeline.sim.keys``).
+pair the same way (``coral2_sim.keys``).
 """
 
 from __future__ import annotations

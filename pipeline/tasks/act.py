@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import signal
 import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
@@ -71,30 +69,18 @@ SendNode = Callable[[Sequence[tuple[str, str, dict[str, Any]]]], object]
 #: The actions that say work is done: performed after all the others of their list.
 MARKS = (MarkDone, FinishJob, ForgetAnswers)
 
-#: The variable of a test or chaos run (never set in production) naming a trigger file:
-#: at the next gap between two actions after the file appears, the process removes it and
-#: SIGKILLs itself (a worker killed between two actions of a task).
-KILL_FILE_VARIABLE = "CORAL2_TEST_KILL_FILE"
+#: Called before each action (and once after the last, with None) of every list
+#: performed, when set: what a test or a chaos run uses to make a task die between two
+#: actions (:func:`set_between`). None in production: nothing of the product sets it.
+BETWEEN: Callable[[int, Action | None], None] | None = None
 
 
-def _kill_on_trigger(trigger: str) -> Callable[[int, Action | None], None]:
-    def between(jobid: int, action: Action | None) -> None:
-        try:
-            os.unlink(trigger)
-        except FileNotFoundError:
-            return
-        log.warning("job %s: killed before %s (%s)", jobid, action, KILL_FILE_VARIABLE)
-        os.kill(os.getpid(), signal.SIGKILL)
-
-    return between
-
-
-#: Tests only (``tests/tasks/kill_points.py``, :data:`KILL_FILE_VARIABLE`): called before
-#: each action (and once after the last, with None) of every list performed, so a test
-#: can make a task die there. None in production.
-BETWEEN: Callable[[int, Action | None], None] | None = (
-    _kill_on_trigger(os.environ[KILL_FILE_VARIABLE]) if os.environ.get(KILL_FILE_VARIABLE) else None
-)
+def set_between(hook: Callable[[int, Action | None], None] | None) -> None:
+    """Call ``hook`` between any two actions of every list performed in this process (None:
+    stop). A worker plugin (``coral2_pipeline.worker`` entry points) installs one as the
+    worker starts; a test, around what it drives."""
+    global BETWEEN  # noqa: PLW0603 - the process's one hook, read on every action
+    BETWEEN = hook
 
 
 class _Stop(Exception):

@@ -9,11 +9,11 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from coral2_sim.flux.delivery import DeliveryThread
+from coral2_sim.flux.jobmanager import JobManager
 
 from pipeline.cli import main
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.sim.flux.delivery import DeliveryThread
-from pipeline.sim.flux.jobmanager import JobManager
 from pipeline.store import Store
 
 TiB = 2**40

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import io
 
+from coral2_sim.demo.model import SAMPLE_JOBS, run_demo
 from rich.console import Console
-
-from pipeline.sim.demo.model import SAMPLE_JOBS, run_demo
 
 
 def test_the_demo_ends_with_every_sample_job_as_expected() -> None:

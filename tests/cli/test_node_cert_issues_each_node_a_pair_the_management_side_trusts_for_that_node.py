@@ -12,12 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from coral2_sim.keys import key_pair
 from cryptography import x509
 
 from pipeline.errors import ConfigError
 from pipeline.platform.pki import make_ca
 from pipeline.platform.signing import NODE, TrustStore
-from pipeline.sim.keys import key_pair
 
 ROOT = Path(__file__).resolve().parents[2]
 

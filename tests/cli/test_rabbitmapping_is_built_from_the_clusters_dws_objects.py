@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from coral2_sim.dws.fixtures import install_cluster
+from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.cli import main
 from pipeline.clients.k8s import DwsClient
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.model.rabbitmap_build import build_mapping
-from pipeline.sim.dws.fixtures import install_cluster
-from pipeline.sim.kube.api import KubeApiServer
 
 GiB, TiB = 2**30, 2**40
 MAPPING = RabbitMapping.build({"r1": (4 * TiB, ["c1", "c2"]), "r2": (2 * TiB, ["c3"])})

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 import redis
+from coral2_sim.children import die_with_parent
 
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.sim.children import die_with_parent
 from tests.cli.status_helpers import Status
 
 TiB = 2**40

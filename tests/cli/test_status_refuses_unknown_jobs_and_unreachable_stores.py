@@ -5,8 +5,8 @@ on its first line of output."""
 from __future__ import annotations
 
 import pytest
+from coral2_sim.redis_server import free_port
 
-from pipeline.sim.redis_server import free_port
 from pipeline.store import Store
 from tests.cli.status_helpers import Status
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 import redis
+from coral2_sim.redis_server import RedisServer
 
 from pipeline.platform.acl import acl_file
 from pipeline.settings import load_settings
-from pipeline.sim.redis_server import RedisServer
 from pipeline.store import JobRecord, OutboxMessage, Store
 from tests.cli.status_helpers import Status
 

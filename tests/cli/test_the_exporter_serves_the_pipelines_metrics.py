@@ -15,10 +15,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from coral2_sim.children import die_with_parent
+from coral2_sim.redis_server import RedisServer, free_port
 from prometheus_client.parser import text_string_to_metric_families
 
-from pipeline.sim.children import die_with_parent
-from pipeline.sim.redis_server import RedisServer, free_port
 from pipeline.store import JobRecord, OutboxMessage, Store
 from tests.http_service import wait_until_served
 

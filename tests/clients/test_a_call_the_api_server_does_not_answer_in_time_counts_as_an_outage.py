@@ -5,11 +5,11 @@ thread waits on a silent connection for ever (the threads pool enforces no time 
 from __future__ import annotations
 
 import pytest
+from coral2_sim.kube.api import KubeApiServer
 from kubernetes import client
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import Unavailable
-from pipeline.sim.kube.api import KubeApiServer
 
 
 def test_a_silent_server_makes_the_call_unavailable(server: KubeApiServer) -> None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.clients.k8s import WLM_FINALIZER, DwsClient
 from pipeline.errors import Conflict
-from pipeline.sim.kube.api import KubeApiServer
 
 G = "dataworkflowservices.github.io"
 

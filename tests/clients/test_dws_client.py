@@ -7,12 +7,12 @@ import uuid
 from typing import Any
 
 import pytest
+from coral2_sim.kube.api import KubeApiServer
+from coral2_sim.kube.store import KubeStore
 from kubernetes import client
 
 from pipeline.clients.k8s import WLM_FINALIZER, DwsClient
 from pipeline.errors import AlreadyExists, ApiVersionNotFound, Conflict, Gone, Unavailable
-from pipeline.sim.kube.api import KubeApiServer
-from pipeline.sim.kube.store import KubeStore
 
 G = "dataworkflowservices.github.io"
 

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from coral2_sim.kube.api import KubeApiServer
 from kubernetes import client
 
 from benchmarks.elcap import COMPUTES, system
@@ -21,7 +22,6 @@ from pipeline.model.directives import parse_directives
 from pipeline.model.nnf import breakdown_for
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.model.workflow import workflow_body
-from pipeline.sim.kube.api import KubeApiServer
 
 #: well under etcd's 1.5 MiB: room for DWS's own status on the same object
 MARGIN = 1024 * 1024

@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from coral2_sim.fabric import FabricManagerSim
 
 from pipeline.clients.fabric import FabricManager
 from pipeline.errors import ConfigError, FabricManagerError, FabricManagerUnavailable
 from pipeline.settings.hwcoll import HwcollSettings
-from pipeline.sim.fabric import FabricManagerSim
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 import redis
+from coral2_sim.kube.api import KubeApiServer
+from coral2_sim.redis_server import RedisServer
 
 from pipeline.clients.k8s import DwsClient
-from pipeline.sim.kube.api import KubeApiServer
-from pipeline.sim.redis_server import RedisServer
 from tests.conftest import make_r
 from tests.tasks.eager_app import eager_app, store_of_app
 from tests.tasks.kill_points import Run, drive

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from coral2_sim.demo.model import sample_path
+from coral2_sim.kube.api import KubeApiServer
+from coral2_sim.redis_server import RedisServer
 
 from pipeline.platform.acl import acl_file, node_user
 from pipeline.platform.pki import write_private
 from pipeline.settings import load_settings
-from pipeline.sim.demo.model import sample_path
-from pipeline.sim.kube.api import KubeApiServer
-from pipeline.sim.redis_server import RedisServer
 from tests.deploy.units import (
     PREFIX,
     REPO,

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from coral2_sim.keys import demo_signers
+from coral2_sim.redis_server import free_port
 
-from pipeline.sim.keys import demo_signers
-from pipeline.sim.redis_server import free_port
 from tests.http_service import wait_until_served
 from tests.signed_worker import SignedWorker, signed_worker, spawn
 

@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 import redis
+from coral2_sim.demo.model import sample_path
+from coral2_sim.redis_server import RedisServer
 
 from pipeline.platform.acl import acl_file
 from pipeline.settings import load_settings
-from pipeline.sim.demo.model import sample_path
-from pipeline.sim.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "deploy" / "redis" / "coral2-pipeline.conf"

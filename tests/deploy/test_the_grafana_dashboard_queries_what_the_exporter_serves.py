@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from coral2_sim.redis_server import RedisServer
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from pipeline.cli.exporter_cmd import PipelineCollector
 from pipeline.settings import load_settings
-from pipeline.sim.redis_server import RedisServer
 from pipeline.store import JobRecord, Store
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "coral2-pipeline.json"

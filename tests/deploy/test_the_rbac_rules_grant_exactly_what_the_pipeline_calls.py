@@ -19,16 +19,16 @@ from pathlib import Path
 
 import pytest
 import yaml
+from coral2_sim.demo.lifecycle import Report, demo_system, run_batch
+from coral2_sim.demo.model import sample_path
+from coral2_sim.kube.identities import PIPELINE_ROLES, PIPELINE_USER
+from coral2_sim.kube.rbac import granted
 from kubernetes.client import ApiClient, CoreV1Api
 from rich.console import Console
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.clients.kube import api_client
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.sim.demo.lifecycle import Report, demo_system, run_batch
-from pipeline.sim.demo.model import sample_path
-from pipeline.sim.kube.identities import PIPELINE_ROLES, PIPELINE_USER
-from pipeline.sim.kube.rbac import granted
 from pipeline.tasks.health import clientmounts_not_in_state
 
 ROOT = Path(__file__).resolve().parents[2]

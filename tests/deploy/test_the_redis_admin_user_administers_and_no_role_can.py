@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 import redis
+from coral2_sim.redis_server import RedisServer
 
 from pipeline.platform.pki import write_private
-from pipeline.sim.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "deploy" / "redis" / "coral2-pipeline.conf"

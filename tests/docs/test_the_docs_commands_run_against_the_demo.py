@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from coral2_sim.demo.lifecycle import demo_system, run_batch
+from coral2_sim.demo.model import sample_path
+from coral2_sim.system import SimulatedSystem
 from rich.console import Console
 
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.sim.demo.lifecycle import demo_system, run_batch
-from pipeline.sim.demo.model import sample_path
-from pipeline.sim.system import SimulatedSystem
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 MARK = "*Runs against the demo:*"

@@ -6,11 +6,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from coral2_sim.demo.model import sample_path
+from coral2_sim.flux.job import FluxJob
+from coral2_sim.system import SimulatedSystem
 
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.sim.demo.model import sample_path
-from pipeline.sim.flux.job import FluxJob
-from pipeline.sim.system import SimulatedSystem
 
 MAPPING = RabbitMapping.load(sample_path("sample-rabbitmapping.json"))
 CONFIG = str(sample_path("sample-cluster.toml"))

@@ -10,9 +10,9 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from coral2_sim.system import SimulatedSystem
 
 from pipeline.model.jobid import encode_f58
-from pipeline.sim.system import SimulatedSystem
 from tests.e2e.conftest import nodes, start_system
 
 #: how long the killed job's tasks take to die, well past postrun_timeout (1 s)

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from pipeline.sim.system import SimulatedSystem
+from coral2_sim.system import SimulatedSystem
+
 from tests.e2e.conftest import run
 
 HANDLERS = {"worker", "watcher", "kube-api", "node-worker", "redis", "this process"}

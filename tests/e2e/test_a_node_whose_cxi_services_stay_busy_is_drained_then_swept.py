@@ -8,9 +8,9 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from coral2_sim.demo.sweep import BUSY_ENV, DRAIN_REASON, sweep_busy_nodes
+from coral2_sim.system import SimulatedSystem
 
-from pipeline.sim.demo.sweep import BUSY_ENV, DRAIN_REASON, sweep_busy_nodes
-from pipeline.sim.system import SimulatedSystem
 from tests.e2e.conftest import event_names, nodes, start_system
 
 BUSY_UID = 4242

@@ -9,10 +9,10 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from coral2_sim.kube.api import REQUESTS_PATH
+from coral2_sim.node.agent import USER_AGENT as CLIENTMOUNT_DAEMON
+from coral2_sim.system import SimulatedSystem
 
-from pipeline.sim.kube.api import REQUESTS_PATH
-from pipeline.sim.node.agent import USER_AGENT as CLIENTMOUNT_DAEMON
-from pipeline.sim.system import SimulatedSystem
 from tests.e2e.conftest import event_names, nodes, start_system
 
 DW = "#DW jobdw type=xfs capacity=8GiB name=scratch"

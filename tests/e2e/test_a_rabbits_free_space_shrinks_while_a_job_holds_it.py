@@ -8,7 +8,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pipeline.sim.system import SimulatedSystem
+from coral2_sim.system import SimulatedSystem
+
 from tests.e2e.conftest import event_names, nodes
 
 GiB = 2**30

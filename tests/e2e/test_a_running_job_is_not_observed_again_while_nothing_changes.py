@@ -9,7 +9,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pipeline.sim.system import SimulatedSystem
+from coral2_sim.system import SimulatedSystem
+
 from tests.e2e.conftest import nodes
 
 DW = "#DW jobdw type=xfs capacity=10GiB name=scratch"

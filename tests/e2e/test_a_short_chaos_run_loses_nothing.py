@@ -10,8 +10,7 @@ and nothing is left behind."""
 from __future__ import annotations
 
 import pytest
-
-from pipeline.sim.chaos import run_chaos
+from coral2_sim.chaos import run_chaos
 
 JOBS = 50
 

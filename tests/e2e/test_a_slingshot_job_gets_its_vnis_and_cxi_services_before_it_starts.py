@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from coral2_sim.system import SimulatedSystem
 
-from pipeline.sim.system import SimulatedSystem
 from tests.e2e.conftest import event_names, nodes, start_system
 
 

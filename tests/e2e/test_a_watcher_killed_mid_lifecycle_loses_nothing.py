@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 
-from pipeline.sim.system import SimulatedSystem
+from coral2_sim.system import SimulatedSystem
+
 from tests.e2e.conftest import nodes, rpcs
 
 

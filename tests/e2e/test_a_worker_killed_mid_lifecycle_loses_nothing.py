@@ -6,8 +6,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from coral2_sim.system import SimulatedSystem
 
-from pipeline.sim.system import SimulatedSystem
 from tests.e2e.conftest import nodes, rpcs, start_system
 
 

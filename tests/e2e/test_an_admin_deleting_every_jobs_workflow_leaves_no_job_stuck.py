@@ -9,9 +9,9 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from coral2_sim.demo.metrics import leaks
+from coral2_sim.system import SimulatedSystem
 
-from pipeline.sim.demo.metrics import leaks
-from pipeline.sim.system import SimulatedSystem
 from tests.e2e.conftest import nodes, start_system
 
 JOBS = 60

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from coral2_sim.system import SimulatedSystem
 
 from pipeline.errors import NotFound
-from pipeline.sim.system import SimulatedSystem
 from tests.e2e.conftest import event_names, rpcs, run
 
 KINDS: dict[str, Any] = {

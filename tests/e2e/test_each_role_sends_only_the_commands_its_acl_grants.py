@@ -11,9 +11,9 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from coral2_sim.system import SimulatedSystem
 
 from pipeline.platform.acl import NODE_COMMANDS
-from pipeline.sim.system import SimulatedSystem
 from tests.e2e.conftest import nodes, start_system
 
 GRANTED = {c.lstrip("+") for c in NODE_COMMANDS.split()} | {"auth", "hello", "ping", "select"}

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import time
 
-from pipeline.sim.system import SimulatedSystem
+from coral2_sim.system import SimulatedSystem
+
 from tests.e2e.conftest import run
 
 DW = "#DW jobdw type=xfs capacity=10GiB name=scratch"

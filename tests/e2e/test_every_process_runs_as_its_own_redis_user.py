@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from coral2_sim.system import SimulatedSystem
 
-from pipeline.sim.system import SimulatedSystem
 from tests.e2e.conftest import nodes, start_system
 
 

@@ -14,6 +14,11 @@ from typing import Any
 
 import pytest
 from celery import Celery
+from coral2_sim.demo.model import sample_path
+from coral2_sim.dws import admission as dws_admission
+from coral2_sim.dws.controller import DwsController
+from coral2_sim.dws.fixtures import install_cluster
+from coral2_sim.kube.api import KubeApiServer
 from kubernetes import client
 
 from pipeline.clients.k8s import DwsClient
@@ -22,11 +27,6 @@ from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.services.hooks import Hooks
 from pipeline.services.watcher import Watcher
 from pipeline.settings import load_settings
-from pipeline.sim.demo.model import sample_path
-from pipeline.sim.dws import admission as dws_admission
-from pipeline.sim.dws.controller import DwsController
-from pipeline.sim.dws.fixtures import install_cluster
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]

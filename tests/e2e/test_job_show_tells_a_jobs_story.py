@@ -13,7 +13,8 @@ import sys
 import time
 from typing import Any
 
-from pipeline.sim.system import SimulatedSystem
+from coral2_sim.system import SimulatedSystem
+
 from tests.e2e.conftest import run
 
 DW = "#DW jobdw type=xfs capacity=10GiB name=scratch"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.sim.system import SimulatedSystem
+from coral2_sim.system import SimulatedSystem
+
 from tests.e2e.conftest import run
 
 SHAPES: dict[str, dict[str, type | tuple[type, ...]]] = {

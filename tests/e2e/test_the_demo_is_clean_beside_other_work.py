@@ -2,7 +2,7 @@
 demo --json``) runs while two processes keep both cores busy, and every job ends as it
 must, nothing leaks, the busy node is drained and swept, and the command exits 0. Nothing
 in it waits on a clock racing the pipeline: the busy job's services stay busy until the
-demo's sweep ends the processes its job left (pipeline.sim.demo.sweep). It leaves no work
+demo's sweep ends the processes its job left (coral2_sim.demo.sweep). It leaves no work
 directory behind (the keys and passwords it made go with it)."""
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ TIER_MAPPING = RabbitMapping.model_validate(
         },
     }
 )
-#: The tier's Fluxion cluster name (pipeline.sim.system.CLUSTER).
+#: The tier's Fluxion cluster name (coral2_sim.system.CLUSTER).
 CLUSTER = "demo"
 
 UNKNOWN = 12345

@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from coral2_sim.flux_real import RealFlux
+from coral2_sim.system import CLUSTER, SimulatedSystem
 
 from pipeline.clients.flux_site import FluxNotFound, FluxSite, find_flux
 from pipeline.model.jobid import decode_jobid
 from pipeline.platform.sending import settings_of
 from pipeline.platform.signing import secure
-from pipeline.sim.flux_real import RealFlux
-from pipeline.sim.system import CLUSTER, SimulatedSystem
 from pipeline.store import Store
 from tests.flux.checks import TIER_MAPPING
 
@@ -108,7 +108,7 @@ class Tier:
 
     def leaks(self) -> list[str]:
         """What the pipeline and Flux still hold (nothing, once every job is over)."""
-        from pipeline.sim.demo.metrics import leaks
+        from coral2_sim.demo.metrics import leaks
 
         active = self.flux.flux("jobs", "--filter=pending,running", "-no", "{id.f58} {state}")
         found = [f"flux job {line}" for line in active.splitlines() if line.strip()]

@@ -24,9 +24,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from coral2_sim.flux_real import RealFlux
+from coral2_sim.system import CLUSTER
+
 from pipeline.clients.flux_site import UNKNOWN, FluxNotFound, FluxSite, find_flux
-from pipeline.sim.flux_real import RealFlux
-from pipeline.sim.system import CLUSTER
 from tests.flux.checks import (
     BRIDGE_REQUESTS,
     DRAIN_REQUESTS,

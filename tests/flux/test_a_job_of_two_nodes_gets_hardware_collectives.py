@@ -10,7 +10,8 @@ import json
 import time
 from pathlib import Path
 
-from pipeline.sim.flux.libfabric import join_collective
+from coral2_sim.flux.libfabric import join_collective
+
 from tests.flux.conftest import Tier
 
 

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from coral2_sim.node.agent import BUSY
 
 from pipeline.clients.flux_site import FluxSite
-from pipeline.sim.node.agent import BUSY
 from tests.flux.conftest import Tier, running_tier, signing_as
 from tests.flux.test_a_node_that_cannot_unmount_is_drained_in_flux_until_undrained import (
     REASON,

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.sim.node.agent import BUSY
+from coral2_sim.node.agent import BUSY
+
 from tests.flux.conftest import Tier, until
 
 DW = "--setattr=system.dw=#DW jobdw type=xfs capacity=10GiB name=scratch"

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import time
 
-from pipeline.sim.dws.fixtures import set_compute_access, set_rabbit_status
+from coral2_sim.dws.fixtures import set_compute_access, set_rabbit_status
+
 from pipeline.states.rabbits import PCIE_REASON
 from tests.flux.conftest import Tier, until
 

@@ -4,10 +4,10 @@ which are still busy when it gives up."""
 from __future__ import annotations
 
 import pytest
+from coral2_sim.node.cassini import SimulatedNic
 
 from node_worker.cxi import create_job_services, destroy_job_services
 from pipeline.errors import CxiError
-from pipeline.sim.node.cassini import SimulatedNic
 
 
 class Clock:

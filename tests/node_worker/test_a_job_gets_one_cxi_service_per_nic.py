@@ -4,11 +4,11 @@ classes, the HPE limits scaled by the node's cores; a repeated prolog reuses the
 from __future__ import annotations
 
 import pytest
+from coral2_sim.node.cassini import CASSINI_TOTALS, SimulatedNic
 
 from node_worker.cxi import BEST_EFFORT, LOW_LATENCY, create_job_services, job_service
 from pipeline.errors import CxiError, CxiNoSpace
 from pipeline.model.slingshot import service_limits
-from pipeline.sim.node.cassini import CASSINI_TOTALS, SimulatedNic
 
 
 def test_every_nic_gets_a_service_restricted_to_the_job() -> None:

@@ -9,12 +9,12 @@ import uuid
 from pathlib import Path
 
 import pytest
+from coral2_sim.node.cassini import SimulatedNic
+from coral2_sim.node.service import SimulatedService
 
 from node_worker.app import NodeWorker
 from node_worker.ended import EndedJobs
 from pipeline.settings import load_settings
-from pipeline.sim.node.cassini import SimulatedNic
-from pipeline.sim.node.service import SimulatedService
 from tests.node_worker.answers_of import answers
 from tests.node_worker.test_a_late_prolog_copy_never_undoes_the_epilog import (
     job_services,

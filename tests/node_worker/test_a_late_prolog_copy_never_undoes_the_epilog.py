@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from coral2_sim.node.cassini import SimulatedNic
+from coral2_sim.node.service import SimulatedService
 
 from node_worker.app import NodeWorker
 from node_worker.ended import EndedJobs
 from pipeline.errors import ConfigError
 from pipeline.settings import load_settings
-from pipeline.sim.node.cassini import SimulatedNic
-from pipeline.sim.node.service import SimulatedService
 from tests.node_worker.answers_of import answers
 
 

@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 import redis
+from coral2_sim.children import die_with_parent
+from coral2_sim.redis_server import RedisServer
+from coral2_sim.sockets import connections
 
 from pipeline.platform.answers import answers_key
 from pipeline.platform.app import create_app
 from pipeline.settings import load_settings
-from pipeline.sim.children import die_with_parent
-from pipeline.sim.redis_server import RedisServer
-from pipeline.sim.sockets import connections
 
 HOST = "quiet01"
 

@@ -11,8 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from pipeline.sim.keys import Signer, demo_signers, key_pair
+from coral2_sim.keys import Signer, demo_signers, key_pair
 
 ROOT = Path(__file__).resolve().parents[2]
 

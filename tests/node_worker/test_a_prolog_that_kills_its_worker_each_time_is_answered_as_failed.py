@@ -9,12 +9,13 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from coral2_sim.node.cassini import SimulatedNic
+from coral2_sim.node.service import SimulatedService
+
 from node_worker.app import NodeWorker
 from node_worker.attempts import MAX_UNENDED, Attempts
 from node_worker.ended import EndedJobs
 from pipeline.settings import load_settings
-from pipeline.sim.node.cassini import SimulatedNic
-from pipeline.sim.node.service import SimulatedService
 from tests.node_worker.answers_of import answers
 
 

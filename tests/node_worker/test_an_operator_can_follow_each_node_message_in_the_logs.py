@@ -10,13 +10,13 @@ import uuid
 from pathlib import Path
 
 import pytest
+from coral2_sim.node.cassini import SimulatedNic
+from coral2_sim.node.service import SimulatedService
 
 from node_worker.app import NodeWorker
 from node_worker.ended import EndedJobs
 from pipeline.platform import nodework
 from pipeline.settings import load_settings
-from pipeline.sim.node.cassini import SimulatedNic
-from pipeline.sim.node.service import SimulatedService
 
 
 def worker(redis_url: str, on: bool) -> NodeWorker:

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from coral2_sim.node.cassini import CASSINI_TOTALS, SimulatedNic
+from coral2_sim.node.service import SimulatedService
+
 from node_worker import perilog
 from node_worker.cxi import create_job_services, job_service
-from pipeline.sim.node.cassini import CASSINI_TOTALS, SimulatedNic
-from pipeline.sim.node.service import SimulatedService
 
 
 def nic_of(nic: SimulatedNic) -> Callable[[str], SimulatedNic]:

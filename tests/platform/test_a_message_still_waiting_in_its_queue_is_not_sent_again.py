@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 from celery import Celery
+from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.platform.sending import send
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import Store
 from tests.tasks.eager_app import eager_app, store_of_app
 

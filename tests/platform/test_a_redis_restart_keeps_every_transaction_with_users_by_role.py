@@ -10,10 +10,10 @@ import secrets
 from pathlib import Path
 
 import redis
+from coral2_sim.redis_server import RedisServer
 
 from pipeline.platform.acl import acl_file
 from pipeline.settings import load_settings
-from pipeline.sim.redis_server import RedisServer
 
 
 def test_a_transaction_of_the_management_user_survives_a_restart(tmp_path: Path) -> None:

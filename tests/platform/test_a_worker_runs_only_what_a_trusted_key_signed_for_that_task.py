@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 import redis
+from coral2_sim.keys import Signer, demo_signers
 
 from pipeline.model.deadletter import DeadLetter, list_key
 from pipeline.model.job import JobRecord, Slingshot
-from pipeline.sim.keys import Signer, demo_signers
 from pipeline.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]

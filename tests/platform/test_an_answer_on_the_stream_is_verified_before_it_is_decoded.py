@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from celery import Celery
+from coral2_sim.keys import Signer, demo_signers, key_pair
 from kombu.serialization import registry
 
 from pipeline.platform.answers import Answer, Unreadable, decode
@@ -21,7 +22,6 @@ from pipeline.platform.app import create_app
 from pipeline.platform.signer_keys import SigningKey, VerifyingCertificate
 from pipeline.platform.signing import CLAIM, StrictSerializer, TrustStore
 from pipeline.settings import load_settings
-from pipeline.sim.keys import Signer, demo_signers, key_pair
 
 
 @pytest.fixture(scope="module")

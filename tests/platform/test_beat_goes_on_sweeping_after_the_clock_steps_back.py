@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 import redis
+from coral2_sim.clock import SteppingClock, compiler
 
-from pipeline.sim.clock import SteppingClock, compiler
 from pipeline.store import Keys
 
 pytestmark = pytest.mark.skipif(

@@ -10,12 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from coral2_sim.redis_server import RedisServer
 
 from pipeline.platform.acl import acl_file
 from pipeline.platform.app import create_app
 from pipeline.platform.beat import LeaderScheduler
 from pipeline.settings import load_settings
-from pipeline.sim.redis_server import RedisServer
 from pipeline.store import Keys
 
 PREFIX = "tickless"

@@ -12,8 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-
-from pipeline.sim.redis_server import RedisServer
+from coral2_sim.redis_server import RedisServer
 
 ROLES = ("management", "monitoring")
 

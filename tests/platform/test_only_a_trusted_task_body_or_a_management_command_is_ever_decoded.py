@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from coral2_sim.keys import demo_signers, key_pair
 from cryptography.hazmat.primitives import hashes
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -31,7 +32,6 @@ from pipeline.platform.signing import (
     TrustStore,
     refusal,
 )
-from pipeline.sim.keys import demo_signers, key_pair
 
 CONTENT_TYPES = [
     "application/json",

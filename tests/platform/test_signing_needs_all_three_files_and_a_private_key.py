@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 from celery import Celery
+from coral2_sim.keys import demo_signers
 
 from pipeline.errors import ConfigError
 from pipeline.platform.signing import secure, signing_config
 from pipeline.settings import load_settings
-from pipeline.sim.keys import demo_signers
 
 
 def test_a_partial_signing_configuration_says_what_is_missing() -> None:

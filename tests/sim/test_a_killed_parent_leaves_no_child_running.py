@@ -16,7 +16,7 @@ import time
 
 PARENT = """
 import sys, time
-from pipeline.sim.redis_server import RedisServer
+from coral2_sim.redis_server import RedisServer
 server = RedisServer().start()
 print(server.process.pid, flush=True)
 time.sleep(600)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from coral2_sim.node.cassini import SimulatedNic
+
 from node_worker.cxi import ServiceRequest, create_job_services, job_service
-from pipeline.sim.node.cassini import SimulatedNic
 
 
 def test_services_made_before_a_restart_are_there_after_it(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ import gc
 import time
 import weakref
 
-from pipeline.sim.heap import FrozenHeap
+from coral2_sim.heap import FrozenHeap
+
 from tests.heap_probe import Node, unfrozen, walked_by_a_full_collection
 
 __all__ = ["unfrozen"]  # the fixture

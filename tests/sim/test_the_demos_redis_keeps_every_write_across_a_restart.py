@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import redis
-
-from pipeline.sim.redis_server import RedisServer
+from coral2_sim.redis_server import RedisServer
 
 
 def test_a_graceful_restart_loses_nothing(tmp_path: Path) -> None:

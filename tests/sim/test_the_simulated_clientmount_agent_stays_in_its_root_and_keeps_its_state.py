@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from coral2_sim.kube.api import KubeApiServer
+from coral2_sim.node.agent import SimulatedAgent, confined
+from coral2_sim.node.service import SimulatedService
 
 from pipeline.clients.k8s import DwsClient
-from pipeline.sim.kube.api import KubeApiServer
-from pipeline.sim.node.agent import SimulatedAgent, confined
-from pipeline.sim.node.service import SimulatedService
 
 
 @pytest.mark.parametrize(

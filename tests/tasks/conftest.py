@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import redis
 from celery import Celery
+from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.platform.sending import settings_of
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import Keys, Store
 from tests.tasks.eager_app import eager_app, store_of_app
 

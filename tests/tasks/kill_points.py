@@ -65,11 +65,11 @@ def points(run: Run, kill: Point | None) -> Iterator[None]:
             run.killed = kill
             raise Killed(f"{name} run {index} killed at point {runs[index]}")
 
-    act.BETWEEN = between
+    act.set_between(between)
     try:
         yield
     finally:
-        act.BETWEEN = None
+        act.set_between(None)
 
 
 ANSWERS = {"node.prolog": "job.prolog_done", "node.epilog": "job.epilog_done"}

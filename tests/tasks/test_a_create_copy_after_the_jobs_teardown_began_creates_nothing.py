@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 from celery import Celery
+from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import NotFound
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import Store
 
 DIRECTIVES = ["#DW jobdw type=xfs capacity=10GiB name=scratch"]

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 from celery import Celery
+from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import NotFound
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import Store
 from tests.tasks.eager_app import eager_app, store_of_app
 

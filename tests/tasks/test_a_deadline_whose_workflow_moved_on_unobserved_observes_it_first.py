@@ -6,8 +6,8 @@ if what it guards still holds."""
 from __future__ import annotations
 
 from celery import Celery
+from coral2_sim.kube.api import KubeApiServer
 
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import Store
 from tests.tasks.test_lifecycle_deadlines import exceptions, fire, setup_job
 

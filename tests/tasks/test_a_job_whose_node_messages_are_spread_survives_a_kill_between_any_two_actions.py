@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from celery import Celery
+from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.clients.k8s import DwsClient
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import Store
 from tests.conftest import make_r
 from tests.tasks.eager_app import eager_app, store_of_app

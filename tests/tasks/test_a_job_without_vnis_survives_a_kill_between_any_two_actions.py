@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.clients.k8s import DwsClient
-from pipeline.sim.kube.api import KubeApiServer
 from tests.conftest import make_r
 from tests.tasks.kill_points import Point, Run, drive
 from tests.tasks.test_a_task_killed_between_any_two_of_its_actions_loses_nothing import (

@@ -14,16 +14,16 @@ from typing import Any
 
 import pytest
 from celery import Celery
+from coral2_sim.demo.batch import DemoJob
+from coral2_sim.dws import admission
+from coral2_sim.dws.controller import DwsController
+from coral2_sim.dws.fixtures import install_cluster
+from coral2_sim.kube.api import KubeApiServer
 from kubernetes import client
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import NotFound
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.sim.demo.batch import DemoJob
-from pipeline.sim.dws import admission
-from pipeline.sim.dws.controller import DwsController
-from pipeline.sim.dws.fixtures import install_cluster
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import Store
 from tests.conftest import make_r
 from tests.tasks.eager_app import TiB, eager_app, store_of_app

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.clients.k8s import DwsClient
-from pipeline.sim.kube.api import KubeApiServer
 from tests.conftest import make_r
 from tests.tasks.eager_app import eager_app, store_of_app
 from tests.tasks.test_a_task_killed_between_any_two_of_its_actions_loses_nothing import ENV

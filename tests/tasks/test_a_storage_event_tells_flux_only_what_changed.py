@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 from celery import Celery
-
-from pipeline.clients.k8s import DwsClient
-from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.sim.dws.fixtures import (
+from coral2_sim.dws.fixtures import (
     install_cluster,
     set_compute_access,
     set_rabbit_status,
     storage_object,
 )
-from pipeline.sim.kube.api import KubeApiServer
+from coral2_sim.kube.api import KubeApiServer
+
+from pipeline.clients.k8s import DwsClient
+from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.store import Store
 from tests.tasks.eager_app import TiB, eager_app, store_of_app
 

@@ -10,10 +10,10 @@ import time
 from typing import Any
 
 from celery import Celery
+from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.model.workflow import WLM_FINALIZER
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import JobRecord, Store
 from pipeline.store.jobs import parse_notes
 from pipeline.store.resync import LOST_AFTER_S

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from celery import Celery
 from celery.exceptions import Retry
+from coral2_sim.fabric import FabricManagerSim
+from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.cli import main
 from pipeline.clients.k8s import DwsClient
-from pipeline.sim.fabric import FabricManagerSim
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import Store
 from pipeline.tasks.hwcoll import close_fabric
 from tests.conftest import make_r

@@ -7,12 +7,12 @@ from typing import Any
 
 import redis
 from celery import Celery
+from coral2_sim.kube.api import KubeApiServer
 from kubernetes import client
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.model.job import Epilog, Teardown
 from pipeline.platform.sending import settings_of
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import JobRecord, Keys, Store
 from pipeline.tasks import timeouts
 from tests.platform.results import result_of

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import redis
 from celery import Celery
+from coral2_sim.kube.api import KubeApiServer
 from kubernetes import client
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.platform.sending import settings_of
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import JobRecord, Keys, Store
 from pipeline.tasks.observe import observe
 from tests.platform.results import result_of

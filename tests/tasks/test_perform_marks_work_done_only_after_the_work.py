@@ -5,10 +5,10 @@ before them leaves the work done and the mark unwritten, never the other way rou
 from __future__ import annotations
 
 import pytest
+from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.model.job import JobRecord
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.states.actions import Action, FinishJob, MarkDone, Release, UpdateJob
 from pipeline.store import Store
 from pipeline.tasks import act
@@ -30,11 +30,11 @@ def test_the_marks_come_after_the_work_in_their_own_order(
 ) -> None:
     store.jobs.create(JobRecord(jobid=5))
     order: list[str] = []
-    act.BETWEEN = lambda jobid, action: order.append(type(action).__name__)
+    act.set_between(lambda jobid, action: order.append(type(action).__name__))
     try:
         act.perform(store, kube[1], 5, LIST)
     finally:
-        act.BETWEEN = None
+        act.set_between(None)
     assert order == ["Release", "UpdateJob", "MarkDone", "FinishJob", "NoneType"]
 
 
@@ -47,12 +47,12 @@ def test_a_task_killed_before_its_marks_leaves_the_work_done_and_no_mark(
         if isinstance(action, MarkDone):
             raise Died
 
-    act.BETWEEN = die_at_the_first_mark
+    act.set_between(die_at_the_first_mark)
     try:
         with pytest.raises(Died):
             act.perform(store, kube[1], 6, LIST)
     finally:
-        act.BETWEEN = None
+        act.set_between(None)
     record = store.jobs.get(6)
     assert record is not None and record.hosts == ["c1", "c2"]
     assert record.failed_nodes == []  # the mark was not written

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 import redis
 from celery import Celery
+from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.platform.app import create_app
 from pipeline.platform.sending import settings_of
 from pipeline.settings import load_settings
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import JobRecord, Keys, Store
 from tests.conftest import make_r
 

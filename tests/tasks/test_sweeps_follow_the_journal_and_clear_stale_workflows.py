@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 from celery import Celery
+from coral2_sim.dws.fixtures import install_cluster
+from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import NotFound
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.model.workflow import WLM_FINALIZER
-from pipeline.sim.dws.fixtures import install_cluster
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import JobRecord
 from tests.tasks.eager_app import TiB, eager_app, store_of_app
 

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 import redis
+from coral2_sim.system import SimulatedSystem
 
 from pipeline.model.deadletter import DeadLetter, list_key
 from pipeline.platform.acl import node_user, rules
 from pipeline.platform.sending import settings_of
 from pipeline.platform.signing import secure
 from pipeline.settings import load_settings
-from pipeline.sim.system import SimulatedSystem
 from tests.e2e.conftest import start_system
 
 ATTACKER = "compute63"

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 
 import redis
+from coral2_sim.system import SimulatedSystem
 
-from pipeline.sim.system import SimulatedSystem
 from tests.trust.conftest import Attacker, dead_letters, new_dead_letter
 from tests.trust.forge import forge, protocol2
 

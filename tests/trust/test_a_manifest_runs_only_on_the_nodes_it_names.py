@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import redis
+from coral2_sim.system import SimulatedSystem
 
-from pipeline.sim.system import SimulatedSystem
 from tests.trust.conftest import Attacker, answers_key, dead_letters, new_dead_letter
 from tests.trust.forge import forge, forge_answer, protocol2
 

@@ -12,9 +12,9 @@ import uuid
 from typing import Any
 
 import redis
+from coral2_sim.system import SimulatedSystem
 
 from pipeline.platform.signing import CLAIM
-from pipeline.sim.system import SimulatedSystem
 from tests.trust.forge import SEPARATOR
 
 #: A node of the system, whose node worker runs its copy, and two that have no worker, whose

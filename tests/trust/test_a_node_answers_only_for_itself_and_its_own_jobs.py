@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 import redis
+from coral2_sim.system import SimulatedSystem
 
 from pipeline.model.job import JobRecord, NodeWork
-from pipeline.sim.system import SimulatedSystem
 from tests.trust.conftest import Attacker, answers_key, dead_letters, new_dead_letter
 from tests.trust.forge import forge_answer, protocol2
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import time
 
 import redis
+from coral2_sim.system import SimulatedSystem
 
-from pipeline.sim.system import SimulatedSystem
 from tests.conftest import make_r
 from tests.trust.conftest import ATTACKER, Attacker, answers_key
 from tests.trust.forge import forge_answer, protocol2

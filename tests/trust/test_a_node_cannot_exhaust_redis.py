@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 import redis
+from coral2_sim.redis_server import RedisServer
 
 from pipeline.platform.acl import acl_file, node_user
 from pipeline.settings import load_settings
-from pipeline.sim.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "deploy" / "redis" / "coral2-pipeline.conf"

@@ -10,8 +10,8 @@ import json
 
 import pytest
 import redis
+from coral2_sim.system import SimulatedSystem
 
-from pipeline.sim.system import SimulatedSystem
 from tests.trust.conftest import Attacker
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 
 import redis
+from coral2_sim.system import SimulatedSystem
 
-from pipeline.sim.system import SimulatedSystem
 from tests.e2e.conftest import nodes
 from tests.trust.conftest import answers_key, dead_letters, root_on
 

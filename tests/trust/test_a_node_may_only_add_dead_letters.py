@@ -10,10 +10,10 @@ import time
 
 import pytest
 import redis
+from coral2_sim.system import SimulatedSystem
 
 from pipeline.model.deadletter import count_key, list_key
 from pipeline.platform.deadletters import NODE_DEAD_LETTER
-from pipeline.sim.system import SimulatedSystem
 from tests.trust.conftest import Attacker, answers_key, dead_letters, new_dead_letter, root_on
 
 

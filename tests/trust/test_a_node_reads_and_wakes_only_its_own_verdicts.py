@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 import redis
+from coral2_sim.system import SimulatedSystem
 
-from pipeline.sim.system import SimulatedSystem
 from tests.trust.conftest import ATTACKER, Attacker
 
 JOBID = 818181

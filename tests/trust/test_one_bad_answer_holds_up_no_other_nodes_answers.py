@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 import redis
+from coral2_sim.system import SimulatedSystem
 
-from pipeline.sim.system import SimulatedSystem
 from tests.e2e.conftest import nodes
 from tests.trust.conftest import ATTACKER, Attacker, answers_key, dead_letters, new_dead_letter
 from tests.trust.forge import forge_answer, protocol2

@@ -9,10 +9,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from coral2_sim.redis_server import RedisServer
+
 from pipeline.errors import FluxError
 from pipeline.model.eventlog import EventlogEntry
 from pipeline.services.bridge.delivery import Deliverer
-from pipeline.sim.redis_server import RedisServer
 from pipeline.store import Store
 from pipeline.store.outbox import OutboxMessage
 

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from coral2_sim.redis_server import RedisServer
 
 from pipeline.errors import StoreUnavailable
 from pipeline.services.bridge.delivery import Deliverer
-from pipeline.sim.redis_server import RedisServer
 from pipeline.store import Store
 from pipeline.store.outbox import OutboxMessage
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from coral2_sim.keys import demo_signers
 
 from pipeline.platform.sealing import KeySeal, seal_from
 from pipeline.services.bridge.delivery import Deliverer
-from pipeline.sim.keys import demo_signers
 from pipeline.store import Store
 from pipeline.store.outbox import OutboxMessage, sealed_bytes
 from tests.services.bridge.recording_flux import RecordingFlux

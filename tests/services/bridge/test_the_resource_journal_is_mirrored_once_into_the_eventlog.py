@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import redis
+from coral2_sim.redis_server import free_port
 
 from pipeline.services.bridge.resources import ResourceMirror
-from pipeline.sim.redis_server import free_port
 from pipeline.store import Store
 
 R = {

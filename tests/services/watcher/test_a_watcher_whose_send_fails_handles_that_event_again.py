@@ -8,11 +8,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from coral2_sim.kube.api import KubeApiServer
 from kombu.exceptions import OperationalError
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.services.watcher import Watcher
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import Store
 from tests.services.watcher.test_watcher import Recorder, running, wait_for, wf
 

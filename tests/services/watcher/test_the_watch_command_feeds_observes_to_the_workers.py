@@ -11,10 +11,10 @@ from pathlib import Path
 
 import redis
 from celery import Celery
+from coral2_sim.kube.api import KubeApiServer
 from kubernetes import client
 
 from pipeline.clients.k8s import DwsClient
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import Keys, Store
 
 ROOT = Path(__file__).resolve().parents[3]

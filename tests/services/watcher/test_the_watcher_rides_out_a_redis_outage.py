@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import time
 
+from coral2_sim.kube.api import KubeApiServer
+from coral2_sim.redis_server import RedisServer
 from kubernetes import client
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.services.watcher import Watcher
-from pipeline.sim.kube.api import KubeApiServer
-from pipeline.sim.redis_server import RedisServer
 from pipeline.store import Store
 from tests.services.watcher.test_watcher import Recorder, running, wait_for, wf
 

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from coral2_sim.kube.api import KubeApiServer
+from coral2_sim.kube.resources import DWS, TYPES
+from coral2_sim.kube.store import KubeStore
 from kubernetes import client
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.services.watcher import Watcher
-from pipeline.sim.kube.api import KubeApiServer
-from pipeline.sim.kube.resources import DWS, TYPES
-from pipeline.sim.kube.store import KubeStore
 from pipeline.store import Store
 
 

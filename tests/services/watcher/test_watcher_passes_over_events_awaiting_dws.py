@@ -9,12 +9,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from coral2_sim.kube.api import KubeApiServer
 from kubernetes import client
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.clients.kube import WatchEvent
 from pipeline.services.watcher import Watcher, awaits_dws
-from pipeline.sim.kube.api import KubeApiServer
 from pipeline.store import Store
 from tests.services.watcher.test_watcher import Recorder, running, wait_for
 

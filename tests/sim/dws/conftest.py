@@ -6,16 +6,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
+from coral2_sim.demo.model import sample_path
+from coral2_sim.dws import admission as dws_admission
+from coral2_sim.dws.controller import DwsController
+from coral2_sim.dws.fixtures import install_cluster
+from coral2_sim.dws.nnf_driver import Faults
+from coral2_sim.kube.api import KubeApiServer
 from kubernetes import client
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.sim.demo.model import sample_path
-from pipeline.sim.dws import admission as dws_admission
-from pipeline.sim.dws.controller import DwsController
-from pipeline.sim.dws.fixtures import install_cluster
-from pipeline.sim.dws.nnf_driver import Faults
-from pipeline.sim.kube.api import KubeApiServer
 
 
 @dataclass

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pipeline.sim.dws.fixtures import set_compute_access, set_rabbit_status
-from pipeline.sim.dws.nnf_driver import DriverFault
+from coral2_sim.dws.fixtures import set_compute_access, set_rabbit_status
+from coral2_sim.dws.nnf_driver import DriverFault
+
 from tests.sim.dws.conftest import DwsSide
 from tests.sim.dws.wlm_helpers import advance, fill_servers, wait_state, workflow
 

@@ -9,10 +9,10 @@ import time
 from collections.abc import Callable
 
 import pytest
+from coral2_sim.dws.fixtures import set_compute_access
+from coral2_sim.dws.wlm import STATES
 
 from pipeline.clients.k8s import DwsClient
-from pipeline.sim.dws.fixtures import set_compute_access
-from pipeline.sim.dws.wlm import STATES
 from tests.sim.dws.conftest import DwsSide
 from tests.sim.dws.wlm_helpers import advance, fill_servers, wait_state, workflow
 

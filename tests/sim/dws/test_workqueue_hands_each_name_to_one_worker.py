@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from pipeline.sim.dws.workqueue import WorkQueue
+from coral2_sim.dws.workqueue import WorkQueue
 
 
 def test_a_name_added_many_times_while_waiting_is_handed_out_once() -> None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from coral2_sim.demo.model import sample_path
+from coral2_sim.flux.jobmanager import JobManager
 
 from pipeline.errors import FluxError
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.sim.demo.model import sample_path
-from pipeline.sim.flux.jobmanager import JobManager
 
 MAPPING = RabbitMapping.load(sample_path("sample-rabbitmapping.json"))
 TASK = {"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 1}]}

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from coral2_sim.demo.model import sample_path
+from coral2_sim.flux.sched import Request, Resources, Unsatisfiable, matches, request_of
 
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.sim.demo.model import sample_path
-from pipeline.sim.flux.sched import Request, Resources, Unsatisfiable, matches, request_of
 
 MAPPING = RabbitMapping.load(sample_path("sample-rabbitmapping.json"))
 

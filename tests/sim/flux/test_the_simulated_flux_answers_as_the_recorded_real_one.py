@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from coral2_sim.demo.model import sample_path
+from coral2_sim.flux.jobmanager import JobManager
 
 from pipeline.errors import FluxError
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.services.bridge.delivery import RPC_TOPICS
 from pipeline.services.bridge.resources import ResourceMirror
-from pipeline.sim.demo.model import sample_path
-from pipeline.sim.flux.jobmanager import JobManager
 from pipeline.store import Store
 from tests.flux.checks import HOSTS, JOB, TIER_MAPPING
 from tests.flux.record import CHECKS

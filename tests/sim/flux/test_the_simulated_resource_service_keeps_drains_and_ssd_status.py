@@ -6,12 +6,12 @@ dws2jgf writes them, and a rabbit's ssd is given only while its vertices are up.
 from __future__ import annotations
 
 import pytest
+from coral2_sim.demo.model import sample_path
+from coral2_sim.flux.jobmanager import JobManager
+from coral2_sim.flux.sched import Request
 
 from pipeline.errors import FluxError
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.sim.demo.model import sample_path
-from pipeline.sim.flux.jobmanager import JobManager
-from pipeline.sim.flux.sched import Request
 from pipeline.store import Store
 
 MAPPING = RabbitMapping.load(sample_path("sample-rabbitmapping.json"))

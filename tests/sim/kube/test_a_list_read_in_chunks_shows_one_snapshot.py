@@ -12,13 +12,13 @@ import uuid
 from typing import Any
 
 import pytest
+from coral2_sim.kube.api import KubeApiServer
+from coral2_sim.kube.paging import SNAPSHOTS
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import Gone
-from pipeline.sim.kube.api import KubeApiServer
-from pipeline.sim.kube.paging import SNAPSHOTS
 from tests.sim.kube.test_api_conformance import NS, G, V, workflow
 
 

@@ -12,12 +12,12 @@ import urllib.request
 from collections.abc import Iterator
 
 import pytest
+from coral2_sim.kube.api import RESTART_PATH, KubeApiServer
+from coral2_sim.kube.local import local_dws_client
 from kubernetes import client, watch
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import TemporaryError
-from pipeline.sim.kube.api import RESTART_PATH, KubeApiServer
-from pipeline.sim.kube.local import local_dws_client
 
 PLURAL = {"group": "dataworkflowservices.github.io", "version": "v1alpha7", "plural": "workflows"}
 

@@ -17,8 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from pipeline.sim.kube.resources import RESOURCE_TYPES
+from coral2_sim.kube.resources import RESOURCE_TYPES
 
 WORKFLOW = """\
 apiVersion: dataworkflowservices.github.io/v1alpha7

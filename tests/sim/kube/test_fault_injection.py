@@ -6,12 +6,11 @@ import time
 import uuid
 
 import pytest
+from coral2_sim.kube.api import KubeApiServer
+from coral2_sim.kube.store import KubeStore
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 from urllib3.exceptions import ProtocolError
-
-from pipeline.sim.kube.api import KubeApiServer
-from pipeline.sim.kube.store import KubeStore
 
 G, V, NS = "dataworkflowservices.github.io", "v1alpha7", "default"
 

@@ -15,8 +15,7 @@ import socket
 from collections.abc import Iterator
 
 import pytest
-
-from pipeline.sim.kube.api import KubeApiServer
+from coral2_sim.kube.api import KubeApiServer
 
 WORKFLOWS = "/apis/dataworkflowservices.github.io/v1alpha7/namespaces/default/workflows"
 

@@ -18,9 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from pipeline.sim.kube.identities import PIPELINE_USER, KubeEndpoint, with_identities
-from pipeline.sim.redis_server import free_port
+from coral2_sim.kube.identities import PIPELINE_USER, KubeEndpoint, with_identities
+from coral2_sim.redis_server import free_port
 
 Completed = subprocess.CompletedProcess[str]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from coral2_sim.kube.api import KubeApiServer
+from coral2_sim.kube.resources import TYPES
 from kubernetes import client
 
-from pipeline.sim.kube.api import KubeApiServer
-from pipeline.sim.kube.resources import TYPES
 from tests.sim.kube.test_api_conformance import NS, G, V, unique, workflow
 
 

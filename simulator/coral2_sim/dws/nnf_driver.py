@@ -1,0 +1,383 @@
+"""The simulated nnf driver: what NNF does for each directive in each state.
+
+:func:`work` is called by the DWS controller for one driver entry of the
+current state and returns the entry's new fields. It talks to the API
+server only through the DWS client, creating and checking the children
+(DirectiveBreakdowns, Servers, PersistentStorageInstances, ClientMounts)
+the way nnf does, and renders faults in the formats DWS reports them in.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+import weakref
+from collections.abc import Iterable
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import Any
+
+from coral2_sim.dws.nnf_context import (
+    Context,
+    DriverFault,
+    Failed,
+    Faults,
+    Waiting,
+    error_fields,
+    micro_time,
+    parse_all,
+)
+from coral2_sim.dws.nnf_mounts import (
+    delete_datamovements,
+    drive_mounts,
+    release_mounts,
+    run_datamovement,
+)
+from pipeline.clients.k8s import WORKFLOW_LABEL, DwsClient
+from pipeline.errors import AlreadyExists, NotFound
+from pipeline.model.directives import (
+    Copy,
+    CreatePersistent,
+    DestroyPersistent,
+    Directive,
+    JobDW,
+    PersistentDW,
+    check_workflow,
+)
+from pipeline.model.nnf import breakdown_for
+
+
+def _proposal(ctx: Context, index: int, d: Directive) -> None:
+    problem = check_workflow([x for x in ctx.directives if x is not None])
+    if problem is not None:
+        where, _, text = problem.partition(": ")
+        failing = int(where.split()[-1])
+        if failing == index:
+            raise Failed("Fatal", "User", text.removeprefix("User error: "))
+        return
+    spec = ctx.workflow["spec"]
+    if isinstance(d, PersistentDW):
+        try:
+            ctx.dws.get("persistentstorageinstances", d.name)
+        except NotFound:
+            raise Failed(
+                "Fatal", "User", f"PersistentStorageInstance '{d.name}' not found"
+            ) from None
+    breakdown = breakdown_for(d, workflow=ctx.name, index=index, userid=int(spec.get("userID", 0)))
+    if breakdown is None:
+        return
+    status = breakdown.pop("status")
+    with suppress(AlreadyExists):
+        ctx.dws.create("directivebreakdowns", breakdown)
+    ctx.dws.patch(
+        "directivebreakdowns", breakdown["metadata"]["name"], {"status": status}, status=True
+    )
+    if isinstance(d, JobDW):
+        with suppress(AlreadyExists):
+            ctx.dws.create(
+                "servers",
+                {
+                    "metadata": {
+                        "name": f"{ctx.name}-{index}",
+                        "labels": {WORKFLOW_LABEL: ctx.name},
+                    },
+                    "spec": {},
+                },
+            )
+    if isinstance(d, CreatePersistent):
+        psi = {
+            "metadata": {"name": d.name},
+            "spec": {
+                "name": d.name,
+                "fsType": d.fs_type,
+                "dwDirective": d.line,
+                "userID": int(spec.get("userID", 0)),
+                "state": "Active",
+                "consumerReferences": [],
+            },
+        }
+        with suppress(AlreadyExists):
+            ctx.dws.create("persistentstorageinstances", psi)
+        with suppress(AlreadyExists):
+            ctx.dws.create("servers", {"metadata": {"name": d.name}, "spec": {}})
+
+
+def _check_servers(ctx: Context, index: int, d: JobDW | CreatePersistent) -> None:
+    servers_name = d.name if isinstance(d, CreatePersistent) else f"{ctx.name}-{index}"
+    breakdown = ctx.dws.get("directivebreakdowns", f"{ctx.name}-{index}")
+    wanted = breakdown["status"]["storage"]["allocationSets"]
+    servers = ctx.dws.get("servers", servers_name)
+    given = servers.get("spec", {}).get("allocationSets") or []
+    if len(given) != len(wanted) or {s["label"] for s in given} != {s["label"] for s in wanted}:
+        raise Failed("Fatal", "WLM", "Allocation request does not meet directive requirements")
+    used: dict[str, int] = {}
+    for want in wanted:
+        got = next(s for s in given if s["label"] == want["label"])
+        storage = got.get("storage") or []
+        total = sum(int(s.get("allocationCount", 0)) for s in storage)
+        size = int(got.get("allocationSize", 0))
+        strategy = want["allocationStrategy"]
+        ok = (
+            (len(storage) == 1 and total == 1)
+            if strategy == "AllocateSingleServer"
+            else size * total >= want["minimumCapacity"]
+            if strategy == "AllocateAcrossServers"
+            else size >= want["minimumCapacity"]
+        )
+        if not ok:
+            raise Failed("Fatal", "WLM", "storage directive requirements were not satisfied")
+        for entry in storage:
+            used[entry["name"]] = used.get(entry["name"], 0) + size * int(entry["allocationCount"])
+    for rabbit, amount in used.items():
+        try:
+            capacity = int(ctx.dws.get("storages", rabbit).get("status", {}).get("capacity", 0))
+        except NotFound:
+            raise Failed(
+                "Fatal", "WLM", "storage directive requirements were not satisfied"
+            ) from None
+        if amount > capacity:
+            raise Failed("Fatal", "WLM", f"{rabbit}: insufficient capacity available")
+    ctx.dws.patch(
+        "servers",
+        servers_name,
+        {
+            "status": {
+                "ready": True,
+                "allocationSets": [
+                    {
+                        "label": s["label"],
+                        "storage": {
+                            e["name"]: {"allocationSize": s["allocationSize"], "ready": True}
+                            for e in s.get("storage") or []
+                        },
+                    }
+                    for s in given
+                ],
+            }
+        },
+        status=True,
+    )
+    refresh_free(ctx.dws, used, [servers_name])
+
+
+def _setup(ctx: Context, index: int, d: Directive) -> None:
+    if isinstance(d, JobDW | CreatePersistent):
+        _check_servers(ctx, index, d)
+    elif isinstance(d, PersistentDW):
+        psi = ctx.dws.get("persistentstorageinstances", d.name)
+        if psi.get("spec", {}).get("state") != "Active":
+            raise Failed("Fatal", "User", "PersistentStorage is not active")
+        refs = psi["spec"].get("consumerReferences") or []
+        ref = {"kind": "Workflow", "name": f"{ctx.name}-{index}", "namespace": ctx.dws.namespace}
+        if ref not in refs:
+            ctx.dws.patch(
+                "persistentstorageinstances", d.name, {"spec": {"consumerReferences": [*refs, ref]}}
+            )
+
+
+def _env(ctx: Context) -> dict[str, str]:
+    env: dict[str, str] = {}
+    jobs, persistents = [], []
+    for index, d in enumerate(ctx.directives):
+        path = ctx.mount_path(index)
+        if isinstance(d, JobDW):
+            env[f"DW_JOB_{d.name.replace('-', '_')}"] = path
+            env.setdefault(f"DW_JOB_{d.fs_type.upper()}", path)
+            jobs.append(f"{d.name}:{path}")
+        elif isinstance(d, PersistentDW):
+            env[f"DW_PERSISTENT_{d.name.replace('-', '_')}"] = path
+            persistents.append(f"{d.name}:{path}")
+    if jobs:
+        env["DW_JOBS"] = ",".join(jobs)
+    if persistents:
+        env["DW_PERSISTENTS"] = ",".join(persistents)
+    return env
+
+
+#: One refresh of the rabbits' free space at a time: the last one to write has seen every
+#: allocation made or freed before it.
+_FREE_LOCK = threading.Lock()
+
+
+@dataclass
+class _Held:
+    """What each Servers holds on each rabbit (bytes), kept as the driver changes them,
+    so that a refresh reads the Servers it changed rather than every Workflow's; read
+    afresh from every Servers at first and every :data:`REREAD_S`."""
+
+    by_rabbit: dict[str, dict[str, int]] = field(default_factory=dict)  # rabbit → name → bytes
+    read_at: float = -math.inf
+
+
+#: How often the held space is read afresh from every Servers (s): what the driver did
+#: not change itself (an object deleted through the API) counts after at most this long.
+REREAD_S = 30.0
+#: Each API server's (its DWS client's): a process may run several.
+_HELD: weakref.WeakKeyDictionary[DwsClient, _Held] = weakref.WeakKeyDictionary()
+
+
+def _held_by(server: dict[str, Any]) -> dict[str, int]:
+    """Bytes a Servers holds on each rabbit: an allocation counts while its status shows
+    a size on that rabbit."""
+    allocated = {
+        s.get("label"): s.get("storage") or {}
+        for s in (server.get("status") or {}).get("allocationSets") or []
+    }
+    held: dict[str, int] = {}
+    for aset in (server.get("spec") or {}).get("allocationSets") or []:
+        size = int(aset.get("allocationSize") or 0)
+        for entry in aset.get("storage") or []:
+            rabbit = str(entry.get("name"))
+            shown = allocated.get(aset.get("label"), {}).get(rabbit) or {}
+            if int(shown.get("allocationSize") or 0) > 0:
+                count = int(entry.get("allocationCount") or 1)
+                held[rabbit] = held.get(rabbit, 0) + size * count
+    return held
+
+
+def _note_held(index: _Held, name: str, held: dict[str, int]) -> None:
+    for holders in index.by_rabbit.values():
+        holders.pop(name, None)
+    for rabbit, amount in held.items():
+        index.by_rabbit.setdefault(rabbit, {})[name] = amount
+
+
+def refresh_free(dws: DwsClient, rabbits: Iterable[str], changed: Iterable[str] = ()) -> None:
+    """Set each rabbit's ``status.capacity`` to its free space, as nnf-sos keeps it: its
+    drives' total less what the Servers of every Workflow hold there. ``changed``: the
+    Servers the caller changed (or deleted), read again first."""
+    with _FREE_LOCK:
+        index = _HELD.setdefault(dws, _Held())
+        if time.monotonic() - index.read_at > REREAD_S:
+            servers, _ = dws.list_objects("servers")
+            index.by_rabbit.clear()
+            for server in servers:
+                _note_held(index, server["metadata"]["name"], _held_by(server))
+            index.read_at = time.monotonic()
+        else:
+            for name in changed:
+                try:
+                    _note_held(index, name, _held_by(dws.get("servers", name)))
+                except NotFound:
+                    _note_held(index, name, {})
+        for rabbit in sorted(set(rabbits)):
+            try:
+                storage = dws.get("storages", rabbit)
+            except NotFound:
+                continue
+            devices = (storage.get("status") or {}).get("devices") or []
+            total = sum(int(d.get("capacity") or 0) for d in devices)
+            if not total:
+                continue
+            free = max(total - sum(index.by_rabbit.get(rabbit, {}).values()), 0)
+            if int((storage.get("status") or {}).get("capacity") or 0) != free:
+                dws.patch("storages", rabbit, {"status": {"capacity": free}}, status=True)
+
+
+def _teardown(ctx: Context, index: int, d: Directive) -> None:
+    release_mounts(ctx, index)
+    if isinstance(d, Copy):
+        delete_datamovements(ctx)
+    if isinstance(d, DestroyPersistent):
+        with suppress(NotFound):
+            psi = ctx.dws.get("persistentstorageinstances", d.name)
+            if psi.get("spec", {}).get("consumerReferences"):
+                raise Failed("Fatal", "User", "persistent storage cannot be deleted while in use")
+            ctx.dws.delete("persistentstorageinstances", d.name)
+    if isinstance(d, PersistentDW):
+        with suppress(NotFound):
+            psi = ctx.dws.get("persistentstorageinstances", d.name)
+            refs = [
+                r
+                for r in psi["spec"].get("consumerReferences") or []
+                if r.get("name") != f"{ctx.name}-{index}"
+            ]
+            ctx.dws.patch(
+                "persistentstorageinstances", d.name, {"spec": {"consumerReferences": refs}}
+            )
+    if isinstance(d, JobDW):
+        with suppress(NotFound):
+            servers = ctx.dws.get("servers", f"{ctx.name}-{index}")
+            emptied = [
+                {
+                    **s,
+                    "storage": {
+                        r: {**v, "allocationSize": 0} for r, v in (s.get("storage") or {}).items()
+                    },
+                }
+                for s in servers.get("status", {}).get("allocationSets") or []
+            ]
+            ctx.dws.patch(
+                "servers",
+                f"{ctx.name}-{index}",
+                {"status": {"allocationSets": emptied}},
+                status=True,
+            )
+            rabbits = [r for s in emptied for r in s["storage"]]
+            refresh_free(ctx.dws, rabbits, [f"{ctx.name}-{index}"])
+
+
+def work(ctx: Context, entry: dict[str, Any], latency_s: float) -> dict[str, Any] | None:
+    """Advance one driver entry of the current state; return its new fields, or None for later."""
+    state, index = entry["watchState"], int(entry["dwdIndex"])
+    elapsed = time.monotonic() - ctx.state_started
+    chance = ctx.faults.at_random
+    struck = [] if chance is None else [chance.fault_for(ctx.name)]
+    for fault in [*ctx.faults.errors, *(f for f in struck if f is not None)]:
+        if (fault.state, fault.index) == (state, index) and (
+            fault.seconds is None or elapsed < fault.seconds
+        ):
+            return error_fields(fault.severity, fault.type, fault.message)
+    if state in ctx.faults.hang_states:
+        return {"status": "Running", "message": "hang (injected)"}
+    if elapsed < latency_s:
+        return None
+    d = ctx.directives[index] if index < len(ctx.directives) else None
+    if d is None:
+        return error_fields("Fatal", "Internal", "directive could not be parsed")
+    try:
+        if state == "Proposal":
+            _proposal(ctx, index, d)
+        elif state == "Setup":
+            _setup(ctx, index, d)
+        elif state in ("PreRun", "PostRun") and isinstance(d, JobDW | PersistentDW):
+            drive_mounts(ctx, index, d, "mounted" if state == "PreRun" else "unmounted")
+        elif state == "Teardown":
+            _teardown(ctx, index, d)
+        elif (
+            state in ("DataIn", "DataOut")
+            and isinstance(d, Copy)
+            and (d.command == "copy_in") == (state == "DataIn")
+        ):
+            run_datamovement(ctx, index, d)
+    except Failed as exc:
+        return error_fields(exc.severity, exc.kind, exc.message)
+    except Waiting as exc:
+        return {"status": "Running", "message": str(exc), "completed": False}
+    return {
+        "status": "Completed",
+        "completed": True,
+        "message": "",
+        "error": "",
+        "completeTime": micro_time(),
+    }
+
+
+def env_for(ctx: Context) -> dict[str, str]:
+    """The ``status.env`` additions nnf writes at the end of PreRun."""
+    return _env(ctx)
+
+
+__all__ = [
+    "Context",
+    "DriverFault",
+    "Failed",
+    "Faults",
+    "Waiting",
+    "env_for",
+    "error_fields",
+    "micro_time",
+    "parse_all",
+    "work",
+]

@@ -1,0 +1,198 @@
+"""ClientMounts and NnfDataMovements in the simulated nnf driver (mounts per compute in
+PreRun/PostRun, a finished data movement per copy directive, all gone in Teardown, where
+each compute's unmount is waited for unless nnf sees that compute as down)."""
+
+from __future__ import annotations
+
+import time
+from contextlib import suppress
+from typing import Any
+
+from kubernetes.client.exceptions import ApiException
+
+from coral2_sim.dws.nnf_context import NNF_CLIENTMOUNT_FINALIZER, Context, Failed, Waiting
+from pipeline.clients.k8s import NNF_GROUP, NNF_VERSIONS, WORKFLOW_LABEL, DwsClient
+from pipeline.errors import AlreadyExists, NotFound
+from pipeline.model.directives import Copy, Directive, JobDW
+
+
+def delete_clientmounts(dws: DwsClient, items: list[dict[str, Any]]) -> None:
+    """Drop nnf's finalizer from each ClientMount and delete it."""
+    for mount in items:
+        node, name = mount["metadata"]["namespace"], mount["metadata"]["name"]
+        dws.patch("clientmounts", name, {"metadata": {"finalizers": None}}, namespace=node)
+        dws.delete("clientmounts", name, namespace=node)
+
+
+#: How nnf sees a compute it will not wait on: in SystemStatus, and in its Rabbit's Storage.
+DOWN_IN_SYSTEMSTATUS = {"Disabled"}
+DOWN_IN_STORAGE = {"Offline", "Fenced"}
+
+
+def _unmounted(mount: dict[str, Any]) -> bool:
+    status = mount.get("status") or {}
+    states = [m.get("state") for m in status.get("mounts") or []]
+    return bool(status.get("allReady")) and bool(states) and set(states) == {"unmounted"}
+
+
+def down_computes(dws: DwsClient) -> set[str]:
+    """The computes nnf treats as down: Disabled in SystemStatus, or Offline or Fenced in
+    their Rabbit's Storage."""
+    down: set[str] = set()
+    with suppress(NotFound):
+        nodes = (dws.get("systemstatuses", "default").get("data") or {}).get("nodes") or {}
+        down |= {node for node, state in nodes.items() if state in DOWN_IN_SYSTEMSTATUS}
+    storages, _ = dws.list_objects("storages")
+    for storage in storages:
+        access = (storage.get("status") or {}).get("access") or {}
+        for compute in access.get("computes") or []:
+            if compute.get("status") in DOWN_IN_STORAGE:
+                down.add(str(compute.get("name")))
+    return down
+
+
+def release_mounts(ctx: Context, index: int) -> None:
+    """Teardown: each of directive ``index``'s ClientMounts unmounted, then deleted. nnf
+    waits for a compute's unmount, however long it takes (its timeout covers only a
+    ClientMount never reconciled), unless it sees that compute as down
+    (:func:`down_computes`): then it drops the finalizer at once."""
+    mounts = mounts_of(ctx, index)
+    gone, waiting = [], []
+    for mount in mounts:
+        node, name = mount["metadata"]["namespace"], mount["metadata"]["name"]
+        if _unmounted(mount):
+            gone.append(mount)
+            continue
+        if mount["spec"].get("desiredState") != "unmounted":
+            ctx.dws.patch(
+                "clientmounts", name, {"spec": {"desiredState": "unmounted"}}, namespace=node
+            )
+        if ctx.mount_agent and node not in ctx.faults.never_unmount:
+            gone.append(mount)  # the driver plays the daemon: unmounted at once
+        else:
+            waiting.append(mount)
+    if waiting:
+        down = down_computes(ctx.dws)
+        gone += [m for m in waiting if m["metadata"]["namespace"] in down]
+        waiting = [m for m in waiting if m["metadata"]["namespace"] not in down]
+    delete_clientmounts(ctx.dws, gone)
+    if waiting:
+        raise Waiting("pending unmount")
+
+
+def mounts_of(ctx: Context, index: int) -> list[dict[str, Any]]:
+    items, _ = ctx.dws.list_objects(
+        "clientmounts",
+        selector=f"{WORKFLOW_LABEL}={ctx.name},nnf.cray.hpe.com/target_directive_index={index}",
+        all_namespaces=True,
+    )
+    return items
+
+
+def drive_mounts(ctx: Context, index: int, d: Directive, desired: str) -> None:
+    """Drive the ClientMounts of directive ``index`` to ``desired`` and wait for them."""
+    computes = ctx.dws.get("computes", ctx.name).get("data") or []
+    nodes = [c["name"] for c in computes]
+    existing = {m["metadata"]["namespace"]: m for m in mounts_of(ctx, index)}
+    name = f"default-{ctx.name}-{index}-computes"
+    fs_type = d.fs_type if isinstance(d, JobDW) else "lustre"
+    for node in nodes:
+        if node not in existing:
+            if desired != "mounted":
+                continue
+            body = {
+                "metadata": {
+                    "name": name,
+                    "namespace": node,
+                    "finalizers": [NNF_CLIENTMOUNT_FINALIZER],
+                    "labels": {
+                        WORKFLOW_LABEL: ctx.name,
+                        "dataworkflowservices.github.io/workflow.namespace": ctx.dws.namespace,
+                        "nnf.cray.hpe.com/target_directive_index": str(index),
+                    },
+                },
+                "spec": {
+                    "node": node,
+                    "desiredState": "mounted",
+                    "mounts": [
+                        {
+                            "mountPath": ctx.mount_path(index),
+                            "type": "none" if fs_type == "raw" else fs_type,
+                            "targetType": "file" if fs_type == "raw" else "directory",
+                        }
+                    ],
+                },
+            }
+            with suppress(AlreadyExists):
+                ctx.dws.create("clientmounts", body, namespace=node)
+        elif existing[node]["spec"].get("desiredState") != desired:
+            ctx.dws.patch("clientmounts", name, {"spec": {"desiredState": desired}}, namespace=node)
+        current = existing.get(node, {}).get("status", {})
+        already = current.get("allReady") and all(
+            m.get("state") == desired for m in current.get("mounts", [])
+        )
+        if ctx.mount_agent and not already:
+            stuck = ctx.faults.never_mount if desired == "mounted" else ctx.faults.never_unmount
+            if node not in stuck:
+                ctx.dws.patch(
+                    "clientmounts",
+                    name,
+                    {"status": {"allReady": True, "mounts": [{"state": desired, "ready": True}]}},
+                    namespace=node,
+                    status=True,
+                )
+    pending = [
+        m["metadata"]["namespace"]
+        for m in mounts_of(ctx, index)
+        if not (
+            m.get("status", {}).get("allReady")
+            and all(x.get("state") == desired for x in m["status"].get("mounts", []))
+        )
+    ]
+    if pending:
+        if time.monotonic() - ctx.state_started > ctx.mount_timeout_s:
+            verb = "mount file system on" if desired == "mounted" else "unmount file system from"
+            raise Failed("Major", "Internal", f"unable to {verb} client nodes")
+        raise Waiting("pending mount" if desired == "mounted" else "pending unmount")
+
+
+DM_NAMESPACE = "nnf-dm-system"
+
+
+def run_datamovement(ctx: Context, index: int, d: Copy) -> None:
+    """Make (once) and finish the NnfDataMovement of copy directive ``index``."""
+    body = {
+        "apiVersion": f"{NNF_GROUP}/{NNF_VERSIONS[0]}",
+        "kind": "NnfDataMovement",
+        "metadata": {
+            "name": f"{ctx.name}-{index}",
+            "namespace": DM_NAMESPACE,
+            "labels": {
+                WORKFLOW_LABEL: ctx.name,
+                "dataworkflowservices.github.io/workflow.namespace": ctx.dws.namespace,
+            },
+        },
+        "spec": {"source": {"path": d.source}, "destination": {"path": d.destination}},
+    }
+    custom = ctx.dws.custom
+    with suppress(ApiException):  # 409: made by an earlier pass
+        custom.create_namespaced_custom_object(
+            NNF_GROUP, NNF_VERSIONS[0], DM_NAMESPACE, "nnfdatamovements", body
+        )
+    status = {"status": {"state": "Finished", "status": "Success", "message": ""}}
+    custom.patch_namespaced_custom_object_status(
+        NNF_GROUP, NNF_VERSIONS[0], DM_NAMESPACE, "nnfdatamovements", f"{ctx.name}-{index}", status
+    )
+
+
+def delete_datamovements(ctx: Context) -> None:
+    """Teardown: delete the Workflow's NnfDataMovements."""
+    for item in ctx.dws.datamovements(ctx.name, 1000):
+        with suppress(ApiException):
+            ctx.dws.custom.delete_namespaced_custom_object(
+                NNF_GROUP,
+                NNF_VERSIONS[0],
+                item["metadata"]["namespace"],
+                "nnfdatamovements",
+                item["metadata"]["name"],
+            )

@@ -1,0 +1,445 @@
+"""Start the whole simulated system on loopback, and stop all of it.
+
+Redis (a ``redis-server`` on a free port); the Kubernetes-compatible API
+server with the DWS webhooks, Storages and the DWS controller
+(``coral2-pipeline sim kube-api --with-dws``); and the real pipeline
+processes — Celery worker, beat, watcher, node worker — each a subprocess,
+as in production, so none shares an interpreter lock with another. The
+simulated Flux job manager and its outbox delivery run in the caller's
+process. :meth:`SimulatedSystem.stop` (also on Ctrl-C, via the context
+manager) ends every process it started.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import os
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from celery import Celery
+
+from coral2_sim import procstat
+from coral2_sim.fabric import FabricManagerSim
+from coral2_sim.flux import libfabric
+from coral2_sim.flux.delivery import DeliveryThread
+from coral2_sim.flux.hold import StoreHold
+from coral2_sim.flux.jobmanager import JobManager
+from coral2_sim.keys import cached_signers, demo_signers
+from coral2_sim.kube.api import FAULTS_PATH
+from coral2_sim.kube.identities import KubeEndpoint, with_identities
+from coral2_sim.node_side import emulator_times, start_node_side
+from coral2_sim.processes import Processes
+from coral2_sim.redis_server import RedisServer, free_port
+from coral2_sim.users import DemoUsers
+from pipeline.clients.k8s import DwsClient
+from pipeline.errors import ConfigError
+from pipeline.model.jgf import containment_path
+from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.platform.sealing import seal_of
+from pipeline.platform.sending import settings_of
+from pipeline.services.bridge import service as bridge_service
+from pipeline.services.bridge.journal import JobStates
+from pipeline.services.hooks import Hooks
+from pipeline.settings import Settings, load_settings
+from pipeline.store import Store
+
+#: The cluster name of the simulated resource graph (dws2jgf --cluster-name).
+CLUSTER = "demo"
+
+
+@dataclass
+class SimulatedSystem:
+    """Everything the demo runs; use as a context manager."""
+
+    mapping: RabbitMapping
+    latency_s: float = 0.005
+    prefix: str = "demo"
+    observe_only: bool = True
+    config: str | None = None
+    with_flux: bool = False
+    epilog_timeout_s: float = 0.0
+    runtime_s: float = 0.2
+    node_workers: bool = False
+    #: with ``node_workers``: serve the computes' queues with this many light emulator
+    #: processes (``coral2-pipeline sim node-emulator``, no clientmount daemon) instead of
+    #: one Celery node worker — the fan-out benchmarks; ``emulator_hold``: each waits for
+    #: that many messages, then hands its nodes' answers over at once (0: no holding)
+    node_emulators: int = 0
+    emulator_hold: int = 0
+    #: give every compute four simulated Cassini NICs and CXI services to every job
+    slingshot: bool = False
+    #: sign every task message: the management side and the node workers each with their
+    #: own key, made at start (coral2_sim.keys)
+    signing: bool = False
+    #: with ``signing``: keep the keys made here for the next run with the same computes
+    #: (a whole machine's take minutes to make: the fan-out benchmark's)
+    key_cache: Path | None = None
+    #: Redis with a user per role (pipeline.platform.acl), passwords made at start
+    acl: bool = False
+    #: uids whose jobs leave processes behind, keeping their CXI services busy until an
+    #: admin ends them (:meth:`nic_state`, coral2_sim.node.cassini.end_stray_processes)
+    cxi_busy: tuple[int, ...] = ()
+    extra_env: dict[str, str] = field(default_factory=dict)
+    node_env: dict[str, str] = field(default_factory=dict)
+    #: more environment for one process, by its name (e.g. flower's credentials)
+    process_env: dict[str, dict[str, str]] = field(default_factory=dict)
+    worker_concurrency: int = 4
+    worker_pool: str = "threads"
+    workers: int = 1
+    reconcilers: int = 4
+    #: how long the simulated nnf waits for a ClientMount before its Major error (s)
+    mount_timeout_s: float = 30.0
+    lease_s: float = 1.0
+    #: the Celery worker's and beat's log level (INFO to follow each task)
+    loglevel: str = "WARNING"
+    #: faults at random (the chaos harness): this share of the pipeline's API requests
+    #: answered 500/503/409/410 or their watch broken, this share of Workflows struck
+    #: by a TransientCondition or an Error, the mounts of this share of Workflows slow
+    #: (``(share, seconds)``), drawn from ``fault_seed``
+    api_fault_rate: float = 0.0
+    #: a simulated fabric manager, and hardware collectives for jobs of this many nodes
+    #: or more (None: no fabric manager)
+    hwcoll_min_nodes: int | None = None
+    fabric: FabricManagerSim | None = None
+    workflow_fault_rate: float = 0.0
+    slow_mounts: tuple[float, float] | None = None
+    fault_seed: int = 1
+    #: the API server authenticates by token and enforces our RBAC rules for the pipeline's
+    #: ServiceAccount, as a site's does (:mod:`coral2_sim.kube.identities`)
+    rbac: bool = True
+    workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="coral2-demo-")))
+    redis_url: str = ""
+    redis: RedisServer | None = None
+    kube: KubeEndpoint | None = None
+    store: Store | None = None
+    dws: DwsClient | None = None
+    flux: JobManager | None = None
+    hooks: Hooks | None = None
+    delivery: DeliveryThread | None = None
+    app: Celery | None = None
+    _stopping: threading.Event = field(default_factory=threading.Event)
+    _threads: list[threading.Thread] = field(default_factory=list)
+    users: DemoUsers | None = None
+    #: added to every pipeline process's environment, not the API server's: a
+    #: :class:`~coral2_sim.clock.SteppingClock`'s, for a host clock that steps
+    clock_env: dict[str, str] = field(default_factory=dict)
+    procs: Processes = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.procs = Processes(self.workdir, self._env_of)
+
+    def env(self) -> dict[str, str]:
+        """The environment every pipeline process gets."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CORAL2_PIPELINE_")}
+        env["CORAL2_PIPELINE_PIPELINE__KEY_PREFIX"] = self.prefix
+        env.pop("CORAL2_PIPELINE_CONFIG", None)
+        if self.config:
+            env["CORAL2_PIPELINE_CONFIG"] = str(Path(self.config).resolve())
+        env["CORAL2_PIPELINE_RABBIT__MAPPING"] = str(self.workdir / "rabbitmapping.json")
+        env["CORAL2_PIPELINE_PIPELINE__CLUSTER_NAME"] = CLUSTER
+        if self.slingshot:
+            env["CORAL2_PIPELINE_CRAY_SLINGSHOT__CXI_ENABLE"] = "true"
+        if self.node_workers:
+            env["CORAL2_PIPELINE_PIPELINE__CLIENTMOUNT"] = "true"
+        env.update(self.extra_env)
+        if self.observe_only:
+            env["CORAL2_PIPELINE_PIPELINE__OBSERVE_ONLY"] = "true"
+        if self.redis_url:
+            env["CORAL2_PIPELINE_PIPELINE__BROKER_URL"] = self.redis_url
+        if self.kube is not None and self.kube.pipeline_kubeconfig is not None:
+            env["CORAL2_PIPELINE_PIPELINE__KUBECONFIG"] = str(self.kube.pipeline_kubeconfig)
+        elif self.kube is not None:
+            env["CORAL2_PIPELINE_PIPELINE__API_HOST"] = self.kube.url
+        return env
+
+    def spawn(self, name: str, argv: list[str]) -> None:
+        """Start ``argv`` as the process ``name`` (:class:`Processes`)."""
+        self.procs.spawn(name, argv)
+
+    def _env_of(self, name: str) -> dict[str, str]:
+        """The environment of the process ``name``."""
+        env = self.env()
+        if name.startswith("node-"):  # a compute node has no Kubernetes identity
+            env.update(self.node_env)
+            env.pop("CORAL2_PIPELINE_PIPELINE__KUBECONFIG", None)
+            env.pop("CORAL2_PIPELINE_PIPELINE__API_HOST", None)
+        env.update(self.process_env.get(name, {}))
+        env = {k: v for k, v in env.items() if v != ""}  # "" in process_env: unset
+        if name != "kube-api":
+            env.update(self.clock_env)
+        return env
+
+    def kill(self, name: str) -> None:
+        """SIGKILL the process ``name`` (a crash: no cleanup, nothing acknowledged)."""
+        self.procs.kill(name)
+
+    def restart(self, name: str) -> None:
+        """Start the process ``name`` again (after :meth:`kill`)."""
+        self.procs.restart(name)
+
+    def role_env(self, role: str) -> dict[str, str]:
+        """The settings that log a process in to Redis as ``role`` (with :attr:`acl`)."""
+        assert self.users is not None
+        return self.users.role_env(role)
+
+    def _make_users(self) -> Path:
+        """The users by role; each process is given its role's user."""
+        env = {k: v for k, v in self.env().items() if k.startswith("CORAL2_")}
+        users = self.users = DemoUsers.make(
+            self.workdir, load_settings(env=env), self.mapping.computes
+        )
+        self.extra_env.update(users.role_env("management"))
+        self.process_env.setdefault("watcher", {}).update(users.role_env("watcher"))
+        self.node_env.update(users.role_env("node"))
+        return users.aclfile
+
+    def own_url(self) -> str:
+        """The Redis URL this process uses: the management user's, with :attr:`acl`."""
+        return (
+            self.redis_url if self.users is None else self.users.url(self.redis_url, "management")
+        )
+
+    def acl_denials(self) -> list[str]:
+        """What Redis refused a process's user since start (``ACL LOG``)."""
+        if self.users is None or self.redis is None:
+            return []
+        return self.users.denials(self.redis_url)
+
+    def _start_redis(self) -> None:
+        aclfile = self._make_users() if self.acl else None
+        # with an append-only file, as production runs it: a restart of it is a real one
+        self.redis = RedisServer(
+            self.workdir,
+            log=self.workdir / "redis.log",
+            aof=True,
+            aclfile=aclfile,
+            login=None if self.users is None else self.users.admin,
+        ).start()
+        self.redis_url = self.redis.url
+
+    def start(self) -> SimulatedSystem:
+        """Start everything; return self."""
+        (self.workdir / "rabbitmapping.json").write_text(self.mapping.model_dump_json(indent=1))
+        if self.signing:
+            keys, computes = self.workdir / "keys", self.mapping.computes
+            if self.key_cache is not None:
+                management, node = cached_signers(keys, computes, self.key_cache)
+            else:
+                management, node = demo_signers(keys, computes)
+            self.extra_env.update(management.env())
+            self.node_env.update(node.env())
+        self._start_redis()
+        if self.hwcoll_min_nodes is not None:
+            self._start_fabric()
+        self._start_kube()
+        assert self.kube is not None
+        self.dws = DwsClient(self.kube.api())
+        celery = [sys.executable, "-m", "celery", "-A", "pipeline.app"]
+        for index in range(self.workers):
+            self.spawn(
+                "worker" if index == 0 else f"worker-{index + 1}",
+                [
+                    *celery,
+                    "worker",
+                    "-Q",
+                    "lifecycle,timeouts,housekeeping",
+                    f"--pool={self.worker_pool}",
+                    f"--concurrency={self.worker_concurrency}",
+                    "--without-gossip",
+                    "--without-mingle",
+                    f"--loglevel={self.loglevel}",
+                    "-n",
+                    f"demo{index + 1}@%h",
+                ],
+            )
+        self.spawn(
+            "beat",
+            [
+                *celery,
+                "beat",
+                f"--loglevel={self.loglevel}",
+                "-s",
+                str(self.workdir / "beat-schedule"),
+            ],
+        )
+        from pipeline.platform.app import create_app
+
+        settings = load_settings(
+            env={k: v for k, v in self.env().items() if k.startswith("CORAL2_")}
+        )
+        # the outbox delivery below checks that a worker signed each entry (signing on)
+        self.store = Store.from_url(self.own_url(), self.prefix, seal_of(settings.pipeline))
+        self.app = create_app(settings, set_current=False)
+        self.wait_worker()
+        if self.node_workers:
+            start_node_side(self)
+        argv = [sys.executable, "-m", "pipeline.cli", "watch", "--lease", str(self.lease_s)]
+        self.spawn("watcher", argv)
+        self.wait_for_watcher()
+        if self.with_flux:
+            self._start_flux(settings)
+        return self
+
+    def _start_fabric(self) -> None:
+        """The simulated fabric manager, and the settings that send the workers to it."""
+        fabric = self.fabric = FabricManagerSim().start()
+        self.extra_env.update(fabric.pipeline_env(self.workdir / "fm", self.hwcoll_min_nodes))
+
+    def _start_kube(self) -> None:
+        """The API server and the DWS controller, in their own process; wait until it serves."""
+        port = free_port()
+        argv = [sys.executable, "-m", "pipeline.cli", "sim", "kube-api", "--with-dws"]
+        argv += ["--port", str(port), "--mapping", str(self.workdir / "rabbitmapping.json")]
+        argv += ["--latency", str(self.latency_s), "--reconcilers", str(self.reconcilers)]
+        argv += ["--mount-timeout", str(self.mount_timeout_s)]
+        if self.node_workers:
+            argv.append("--no-mount-agent")
+        argv += ["--api-fault-rate", str(self.api_fault_rate), "--fault-seed", str(self.fault_seed)]
+        argv += ["--workflow-fault-rate", str(self.workflow_fault_rate)]
+        kube = KubeEndpoint(f"http://127.0.0.1:{port}")
+        if self.rbac:  # as a site runs it: TLS, tokens, and our RBAC rules for our account
+            kube = with_identities(port, self.workdir / "kube")
+            argv += kube.server_args()
+        self.spawn("kube-api", argv)
+        log = self.workdir / "kube-api.log"
+        deadline = time.monotonic() + 60
+        while not log.exists() or kube.url not in log.read_text(errors="replace").splitlines():
+            if self.procs.get("kube-api").poll() is not None or time.monotonic() > deadline:
+                raise ConfigError(f"the simulated API server did not start; see {log}")
+            time.sleep(0.02)
+        self.kube = kube
+
+    def end_api_faults(self) -> dict[str, int]:
+        """Answer every API request from now on; return the faults drawn so far, by code
+        ("0": a broken watch)."""
+        assert self.kube is not None
+        drawn: dict[str, int] = self.kube.sim(FAULTS_PATH, {"rate": 0})["drawn"]
+        return drawn
+
+    def wait_for_watcher(self, timeout_s: float = 30) -> None:
+        """Wait until the watcher process holds the leader lease (its holder name carries
+        its pid: a lease the killed one left does not count)."""
+        assert self.store is not None
+        pid = f":{self.procs.get('watcher').pid}:"
+        deadline = time.monotonic() + timeout_s
+        while pid not in str(self.store.client.get(self.store.keys.watcher_leader)):
+            if time.monotonic() > deadline:
+                raise ConfigError(f"the watcher did not lead; see {self.workdir / 'watcher.log'}")
+            time.sleep(0.01)
+
+    def wait_worker(self, timeout_s: float = 120) -> None:
+        """Wait until a lifecycle worker serves (a ping through its housekeeping queue)."""
+        assert self.app is not None
+        self.app.send_task("housekeeping.ping", args=["ready"]).get(timeout=timeout_s)
+
+    def nic_state(self, host: str) -> Path:
+        """The file the simulated NICs of ``host`` keep their services in."""
+        return self.workdir / "mnt" / ".state" / "nics" / f"{host}.json"
+
+    def wait_node_worker(self, timeout_s: float = 120) -> None:
+        """Wait until the node worker serves its queues (a ping through the last one)."""
+        assert self.app is not None
+        host = list(self.mapping.computes)[-1]
+        queue = settings_of(self.app).pipeline.queues.node_prefix + host
+        self.app.send_task("node.ping", args=[host], queue=queue).get(timeout=timeout_s)
+
+    def emulator_times(self, index: int) -> Path:
+        """Where held node emulator ``index`` writes when its steps ended."""
+        return emulator_times(self.workdir, index)
+
+    def _start_flux(self, settings: Settings) -> None:
+        """The simulated job manager with dws-jobtap, served by our hooks, fed by the outbox."""
+        assert self.app is not None and self.store is not None
+        from pipeline.platform.app import sender
+
+        app = self.app
+        self.hooks = Hooks(settings, sender(app), owner_uid=os.getuid())
+        # the bridge's view of every job (the events journal) and the job-manager prolog
+        # (coral2-pipeline flux-prolog) when the pipeline does node work
+        node_work = self.node_workers or self.slingshot
+        states = JobStates(self.hooks, view=self.store.flux_jobs) if node_work else None
+        self.flux = JobManager(
+            self.mapping,
+            # the dws service as the bridge serves it: an outage is an error answer
+            service=functools.partial(bridge_service.serve, self.hooks, self.store),
+            journal=states.feed if states is not None else None,
+            hold=StoreHold(self.store) if node_work else None,
+            epilog_timeout_s=self.epilog_timeout_s,
+            eventlog=self.store.resource_log,
+            # the pipeline's rabbit health brings the ssds up; a shadow run leaves them be
+            ssd_chunks=None if self.observe_only else settings.pipeline.chunks_per_nnf,
+            on_start=libfabric.on_start if self.fabric is not None else None,
+        ).start()
+        flux = self.flux
+        path_of = functools.partial(containment_path, self.mapping, CLUSTER)
+
+        def flush() -> None:
+            if states is not None and states.pending:
+                with flux.lock:  # the journal feeds it under the lock
+                    states.flush()
+
+        self.delivery = DeliveryThread(
+            self.store.outbox, flux, "sim-flux", path_of, self._stopping, flush
+        ).start()
+
+    def alive(self) -> list[str]:
+        """Names of the started processes that died (empty when all run)."""
+        dead = self.procs.dead()
+        if (
+            self.redis is not None
+            and self.redis.process is not None
+            and self.redis.process.poll() is not None
+        ):
+            dead.append("redis")
+        return dead
+
+    def footprint(self, name: str) -> tuple[int, float]:
+        """(threads, resident MiB) of the started process ``name`` (:mod:`procstat`)."""
+        return self.procs.footprint(name)
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU seconds used so far by each started process, redis and this one
+        (:mod:`procstat`)."""
+        pids = self.procs.pids()
+        if self.redis is not None and self.redis.process is not None:
+            pids["redis"] = self.redis.process.pid
+        return procstat.cpu_seconds(pids)
+
+    def stop(self) -> None:
+        """Stop everything that was started, newest first."""
+        self._stopping.set()
+        if self.flux is not None:
+            self.flux.stop()
+        for thread in self._threads:
+            thread.join(timeout=10)
+        if self.delivery is not None:
+            self.delivery.join(10)
+        # every pipeline process at once (each shuts down on its own), then the API server
+        # they were talking to; then redis
+        self.procs.stop(last=("kube-api",))
+        if self.dws is not None:
+            self.dws.close()  # its connections to the API server stopped above
+        if self.redis is not None:
+            # results this process awaited unsubscribe when the garbage collector frees
+            # them: let that happen while Redis still answers, not in a __del__ after it
+            gc.collect()
+            self.redis.stop()
+        if self.fabric is not None:
+            self.fabric.stop()
+
+    def __enter__(self) -> SimulatedSystem:
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
