@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmarks import (
+    compare,
     elcap,
     exporter,
     fanout,
@@ -15,6 +16,7 @@ from benchmarks import (
     nodeconn,
     platform,
     redis_scale,
+    startup,
     trust,
     vnipool,
 )
@@ -26,7 +28,22 @@ def main() -> None:
     table = Table(title="coral2-pipeline benchmarks")
     for column in ("benchmark", "figure", "target"):
         table.add_column(column)
+    figures: dict[str, float] = {}  # compared with docs/performance.md's at the end
+    up = startup.bench_startup()
+    table.add_row(
+        "start of the per-job commands: process start → first Redis command, against "
+        "`python -c 'import redis'` doing the same, same run",
+        f"baseline {up['baseline'] * 1000:.0f} ms; "
+        + ", ".join(
+            f"{name} {up[name] * 1000:.0f} ms ({up[f'{name} ratio']:.2f}x)"
+            for name in ("flux-prolog", "hook", "status")
+        ),
+        "≤ 3x each",
+    )
+    for name in ("flux-prolog", "hook", "status"):
+        figures[f"startup.{name}.ratio"] = up[f"{name} ratio"]
     ms = elcap.bench_breakdowns()
+    figures["breakdowns.ms"] = ms
     table.add_row(
         "apply_breakdowns + build_allocation_sets, whole-system lustre+xfs job",
         f"{ms:.2f} ms",
@@ -37,6 +54,8 @@ def main() -> None:
         ("dws2jgf, whole system", elcap.COMPUTES, "≤ 6 s, ≤ 700 MiB (upstream 30 s, 1.32 GiB)"),
     ):
         result = elcap.bench_dws2jgf(computes)
+        part = "whole" if computes == elcap.COMPUTES else "quarter"
+        figures[f"dws2jgf.{part}.s"] = result["seconds"]
         table.add_row(
             label,
             f"{result['seconds']:.2f} s, {result['peak_mib']:.0f} MiB peak, "
@@ -44,6 +63,7 @@ def main() -> None:
             target,
         )
     r = health.bench_replay()
+    figures["health.replay.s"] = r["seconds"]
     table.add_row(
         f"resource eventlog replay: {r['events']:,.0f} events over {health.NODES:,} nodes, "
         "parsed line by line",
@@ -52,6 +72,7 @@ def main() -> None:
         "< 5 s",
     )
     s = health.bench_storm()
+    figures["health.storm.per_event"] = s["per_event"]
     table.add_row(
         f"{health.RABBITS} rabbits flapping, each Storage event twice (watch + resync)",
         f"{s['per_event']:.2f} outbox entries per event (fewest {s['fewest_per_event']:.2f}; "
@@ -59,6 +80,7 @@ def main() -> None:
         "the fewest",
     )
     h = hwcoll.bench_hwcoll()
+    figures["hwcoll.p99_ms"] = h["p99_ms"]
     table.add_row(
         f"hardware collectives: {h['jobs']:.0f} eligible jobs, fabric manager at 200 ms then "
         "down 30 s",
@@ -70,6 +92,8 @@ def main() -> None:
         f"p99 < timeout ({h['timeout_ms']:.0f} ms); 0 left",
     )
     t = trust.bench_trust()
+    figures["trust.load_s"] = t["load_s"]
+    figures["trust.verify_us"] = t["verify_us"]
     table.add_row(
         f"one identity per node: issue a pair; load {t['nodes']:,.0f} node certificates "
         "(CA-checked); verify and decode one answer",
@@ -84,12 +108,14 @@ def main() -> None:
         "EC for the management key",
     )
     cpu = platform.broker_message_cpu()
+    figures["broker.message_us"] = cpu["ours"]
     table.add_row(
         "one broker message: put + get + ack, client CPU",
         f"{cpu['ours']:.0f} µs with our broker transport, {cpu['kombu']:.0f} µs with kombu's",
         "",
     )
     ceiling = platform.celery_ceiling()
+    figures["celery.ceiling_tasks_per_s"] = ceiling
     table.add_row(
         "Celery no-op round trip, prefork ×2, our app config (the ceiling)",
         f"{ceiling:.0f} tasks/s",
@@ -102,12 +128,14 @@ def main() -> None:
         "",
     )
     gets, patches = platform.api_rates()
+    figures["api.gets_per_s"], figures["api.patches_per_s"] = gets, patches
     table.add_row(
         "simulated API server, one official client",
         f"{gets:.0f} GET/s, {patches:.0f} merge-PATCH/s",
         "≥ 1,000 GET/s, ≥ 800 PATCH/s",
     )
     v = vnipool.bench_vnipool()
+    figures["vnipool.ratio"] = v["ratio"]
     table.add_row(
         "VNI pool: reserve(2)+release pairs, 8 clients",
         f"{v['pairs_per_s']:.0f}/s, {v['ratio']:.0%} of raw EVALSHA pairs "
@@ -116,6 +144,7 @@ def main() -> None:
     )
     for nodes, target in ((100, ""), (1000, ""), (4000, "≤ 2 s, "), (11136, "≤ 5 s, ")):
         r = fanout.bench_fanout(nodes)
+        figures[f"fanout.{nodes}.s"] = r["pipeline"]
         table.add_row(
             f"one job's node prolog on {nodes:,} emulated nodes, signed",
             f"pipeline {r['pipeline']:.2f} s (send {r['send']:.2f} + count "
@@ -126,6 +155,7 @@ def main() -> None:
             f"{target}0 API requests from nodes",
         )
     n = nodeconn.bench_node_connections()
+    figures["nodeconn.commands_per_job"] = n["commands_per_job"]
     table.add_row(
         "one node worker at the broker: idle, then 50 jobs' prolog + epilog",
         f"idle {n['idle_connections']:.0f} connections, {n['idle_commands_per_s']:.2f} "
@@ -134,8 +164,13 @@ def main() -> None:
         "≤ 2 connections, nothing periodic but the blocking read",
     )
     p50, p99 = platform.watch_to_observe()
+    figures["watch.p99_ms"] = p99
     table.add_row("watch event → dws.observe start", f"p50 {p50:.1f} ms, p99 {p99:.1f} ms", "")
     f = lifecycle.bench_lifecycle()
+    figures["lifecycle.ratio"] = f.ratio
+    figures["lifecycle.live_p99_ms"] = f.live_p99_ms
+    figures["lifecycle.cpu_ms_per_job"] = sum(f.cpu_ms_per_job.values())
+    figures["lifecycle.tasks_per_job"] = f.tasks_per_job
     table.add_row(
         f"lifecycle, saturated: {f.jobs} xfs jobs, ≤200 in flight, zero-latency DWS",
         f"{f.jobs_per_s:.1f} jobs/s, {f.tasks_per_job:.1f} tasks/job, {f.ratio:.0%} of the "
@@ -167,6 +202,7 @@ def main() -> None:
         "",
     )
     r = redis_scale.bench_redis_scale()
+    figures["redis.commands_per_job"] = r["total_per_job"]
     table.add_row(
         "Redis at whole-machine scale: commands per xfs job; memory per job in flight; "
         f"{redis_scale.IN_FLIGHT:,} jobs in flight and the node workers of "
@@ -176,6 +212,8 @@ def main() -> None:
         "maxmemory 4gb holds it",
     )
     x = exporter.bench_exporter()
+    figures["exporter.scrape_ms"] = x["scrape_p50_ms"]
+    figures["exporter.pool_ms"] = x["pool_p50_ms"]
     table.add_row(
         f"monitoring: one exporter scrape, one `slingshot pool`, {x['jobs']:,.0f} jobs in "
         "flight (two VNIs each of 64,512)",
@@ -184,6 +222,9 @@ def main() -> None:
         "≤ 50 ms CPU each",
     )
     console.print(table)
+    print("\nagainst docs/performance.md (a figure more than 30 % worse is a regression):")
+    for line in compare.report(figures):
+        print("  " + line)
 
 
 if __name__ == "__main__":

@@ -7,9 +7,6 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from rich.table import Table
-from rich.text import Text
-
 from pipeline.errors import RabbitMappingError
 from pipeline.model.files import load
 from pipeline.model.rabbitmap import RabbitMapping
@@ -84,17 +81,3 @@ def printable(value: object) -> str:
         else:
             out.append(f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}")
     return "".join(out)
-
-
-class SafeTable(Table):
-    """A rich table whose cells are shown as they are: control characters escaped
-    (:func:`printable`) and no rich markup read from them."""
-
-    def add_row(self, *renderables: Any, **kwargs: Any) -> None:
-        cells = [Text(printable(cell)) if isinstance(cell, str) else cell for cell in renderables]
-        super().add_row(*cells, **kwargs)
-
-
-def flag_line(flag: str) -> Text:
-    """A ``look:`` line of ``status`` (its text from the store, shown as it is)."""
-    return Text.assemble(("look:", "yellow"), " ", printable(flag))

@@ -10,7 +10,8 @@ from typing import Any
 from rich.console import Console
 
 from pipeline.cli import kinds
-from pipeline.cli.common import SafeTable, settings_of
+from pipeline.cli.common import settings_of
+from pipeline.cli.tables import SafeTable
 from pipeline.store import Store
 
 

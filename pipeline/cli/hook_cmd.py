@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"the {args.topic} payload must be a JSON object")
     from pipeline.platform.app import create_app, sender
 
-    app = create_app(settings, set_current=False)
+    app = create_app(settings, set_current=False, tasks=False)
     owner = args.owner_uid if args.owner_uid is not None else settings.pipeline.owner_uid
     hooks = Hooks(
         settings,

@@ -22,7 +22,8 @@ from typing import Any
 from rich.console import Console
 
 from pipeline.cli import kinds
-from pipeline.cli.common import CommandError, SafeTable, settings_of
+from pipeline.cli.common import CommandError, settings_of
+from pipeline.cli.tables import SafeTable
 from pipeline.model.hostlist import expand_hostlist, unique_hostlist
 from pipeline.platform.sealing import seal_of
 from pipeline.store import OutboxMessage, Store

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from pipeline.cli import kinds
-from pipeline.cli.common import CommandError, SafeTable, flag_line, load_mapping, settings_of
+from pipeline.cli.common import CommandError, load_mapping, settings_of
 from pipeline.cli.status_flags import (
     CRITICAL,
     NAMES,
@@ -30,6 +30,7 @@ from pipeline.cli.status_flags import (
     pipeline_flags,
     verdict,
 )
+from pipeline.cli.tables import SafeTable, flag_line
 from pipeline.errors import InputError, StoreUnavailable
 from pipeline.model.hostlist import unique_hostlist
 from pipeline.model.hwcoll import REDACTED, redact

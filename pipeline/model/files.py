@@ -16,8 +16,6 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from pipeline.errors import ConfigError
 
 #: The largest file read whole (a whole machine's rabbitmapping is a few MiB).
@@ -100,10 +98,15 @@ def load(
         elif form == "toml":
             value = tomllib.loads(text)
         else:
-            value = [doc for doc in yaml.safe_load_all(text) if doc is not None]
+            import yaml  # loaded for a YAML file only: most commands read none
+
+            try:
+                value = [doc for doc in yaml.safe_load_all(text) if doc is not None]
+            except yaml.YAMLError as exc:
+                raise ValueError(str(exc)) from None
     except RecursionError:
         raise FileProblem(f"{what} {shown} is nested too deeply") from None
-    except (ValueError, yaml.YAMLError) as exc:  # JSON's and TOML's errors are ValueErrors
+    except ValueError as exc:  # JSON's and TOML's errors are ValueErrors (YAML's made so)
         where = " ".join(str(exc).split())
         raise FileProblem(f"{what} {shown} is not valid {form.upper()}: {where}") from None
     if _deep(value, max_depth):

@@ -7,7 +7,7 @@ and the state functions (``pipeline/states``) read it.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -145,3 +145,33 @@ class JobRecord(BaseModel):
     def epilog_held(self) -> bool:
         """Whether Flux's epilog still waits for our ``epilog-remove``."""
         return self.epilog == Epilog.HELD
+
+
+class JobChanges(TypedDict, total=False):
+    """Fields of a :class:`JobRecord` an action sets (``UpdateJob``, ``MarkDone``): mypy
+    checks each key and its value's type where an action is made, so a misspelled field
+    is an error there, not a change silently dropped. Every field but ``jobid`` and
+    ``version`` (a test holds it to the record's)."""
+
+    userid: int | None
+    workflow: str | None
+    resources: list[dict[str, Any]] | None
+    failure_tolerance: int
+    hosts: list[str]
+    failed_nodes: list[str]
+    rabbits: list[str]
+    storages: list[dict[str, Any]] | None
+    timings: dict[str, float]
+    state: str | None
+    observed_at: float
+    observed_rv: str
+    slingshot: Slingshot | None
+    hwcoll: Reservation | None
+    node_work: NodeWork | None
+    teardown: Teardown
+    epilog: Epilog
+    tc_since: float | None
+    tc_message: str
+    tc_prerun: bool
+    deadlines: dict[str, str]
+

@@ -35,14 +35,20 @@ TASK_MODULES = (
 )
 
 
-def create_app(settings: Settings | None = None, *, set_current: bool = True) -> Celery:
+def create_app(
+    settings: Settings | None = None, *, set_current: bool = True, tasks: bool = True
+) -> Celery:
     """Return a configured Celery app with every pipeline task registered.
 
-    ``set_current=False`` makes a sender-only app that leaves the process's
-    current app alone (command-line tools inside a larger process, tests).
+    ``set_current=False`` makes an app that leaves the process's current app alone
+    (command-line tools inside a larger process, tests). ``tasks=False`` makes a
+    sender that registers no task: it sends what the hooks and the watcher send
+    (:data:`~pipeline.platform.routing.SENT_BY_NAME`) by name, and loads none of the
+    task modules nor the clients they use (a ``hook`` run from a perilog starts fast).
     """
     settings = settings or load_settings()
-    celery = Celery("coral2_pipeline", set_as_current=set_current, include=TASK_MODULES)
+    include = TASK_MODULES if tasks else ()
+    celery = Celery("coral2_pipeline", set_as_current=set_current, include=include)
     if set_current:
         celery.set_default()  # worker threads resolve shared tasks through the default app
     celery.conf.update(celery_config(settings))

@@ -11,6 +11,21 @@ from typing import Any
 from pipeline.model.hostlist import HOSTNAME
 
 NODE_QUEUE_PREFIX = "node."
+#: The tasks the hooks, the bridge and the watcher send, and the logical queue of each:
+#: a sender that registers no task (``create_app(tasks=False)``) sends them by name to
+#: the queue the settings give it (a test holds this to each task's own queue).
+SENT_BY_NAME: dict[str, str] = {
+    "dws.create": "lifecycle",
+    "dws.setup": "lifecycle",
+    "dws.post_run": "lifecycle",
+    "dws.epilog_lost": "lifecycle",
+    "dws.teardown": "lifecycle",
+    "dws.abort": "lifecycle",
+    "dws.observe": "lifecycle",
+    "job.run": "lifecycle",
+    "job.cleanup": "lifecycle",
+    "storage.observe": "housekeeping",
+}
 
 
 class QueueRouter:

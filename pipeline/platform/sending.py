@@ -26,7 +26,7 @@ from kombu.exceptions import OperationalError
 
 from pipeline.errors import PermanentError, StoreUnavailable
 from pipeline.platform import fanout, nodework
-from pipeline.platform.routing import node_queue
+from pipeline.platform.routing import SENT_BY_NAME, node_queue
 from pipeline.platform.sealing import seal_from
 from pipeline.settings import Settings
 from pipeline.store import Store, backlog
@@ -133,6 +133,11 @@ def send(
         # nobody reads a job's node task's result (the node answers on its stream): no
         # subscription to it either, which a broker outage would make fail on its own
         options["ignore_result"] = True
+        app.send_task(name, kwargs=kwargs, task_id=task_id, **options, **reprs(kwargs))
+    elif name in SENT_BY_NAME:  # a sender that registers no task: its queue by name
+        names = settings_of(app).pipeline.queues.model_dump()
+        options["queue"] = queue or names[SENT_BY_NAME[name]]
+        options["ignore_result"] = True  # as the task itself has it (keep_result unset)
         app.send_task(name, kwargs=kwargs, task_id=task_id, **options, **reprs(kwargs))
     else:
         raise PermanentError(f"no task {name!r} to send (and {queue!r} is not a node queue)")

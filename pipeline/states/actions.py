@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pipeline.model.job import JobRecord
+from pipeline.model.job import JobChanges, JobRecord
 
 
 @dataclass(frozen=True)
@@ -33,9 +33,10 @@ class CreateRecord:
 @dataclass(frozen=True)
 class UpdateJob:
     """Set fields of the job record that hold facts (a reservation made, a condition
-    seen, the nodes the work goes to): performed where it stands in its list."""
+    seen, the nodes the work goes to): performed where it stands in its list. The
+    fields are :class:`~pipeline.model.job.JobChanges`' (mypy checks them)."""
 
-    changes: dict[str, Any] = field(default_factory=dict)
+    changes: JobChanges = field(default_factory=JobChanges)
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class MarkDone:
     teardown asked): ``perform`` applies it after every other action of its list, so a
     task killed before it finds the work undone and does it again."""
 
-    changes: dict[str, Any] = field(default_factory=dict)
+    changes: JobChanges = field(default_factory=JobChanges)
 
 
 @dataclass(frozen=True)
@@ -231,6 +232,16 @@ class ExpectAnswers:
 
 
 @dataclass(frozen=True)
+class SendTask:
+    """Send pipeline task ``name`` with ``kwargs`` (noted in the ledger first, so a message
+    the broker loses is sent again; the task is idempotent, so a copy a re-run sends
+    changes nothing)."""
+
+    name: str
+    kwargs: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class MarkMounted:
     """The job's file systems are mounted: note it for the nodes still to answer, and tell
     every node that has answered its prolog to stop the clientmount service."""
@@ -263,6 +274,7 @@ Action = (
     | Release
     | ExpectAnswers
     | MarkMounted
+    | SendTask
 )
 
 

@@ -197,6 +197,21 @@ def workflow_gone(job: JobRecord) -> list[Action]:
     ]
 
 
+def on_workflow_gone(job: JobRecord | None, jobid: int) -> list[Action]:
+    """``dws.observe`` found the Workflow gone: note it; a job whose Teardown was done (or
+    that has no record) is finished, one whose Workflow vanished before its Teardown was
+    seen is let go as :func:`workflow_gone` says; one that never had a Workflow read
+    (created but not observed yet) waits for its own hooks."""
+    if job is None:
+        return [FinishJob()]
+    gone: list[Action] = [UpdateJob({"state": "deleted"})]
+    if job.teardown == Teardown.DELETED:
+        return [*gone, FinishJob()]
+    if job.observed_rv:  # it existed, and vanished before its Teardown was seen
+        return [*gone, *workflow_gone(job)]
+    return gone
+
+
 def tear_down(
     job: JobRecord, workflow: dict[str, Any] | None, settings: RabbitSettings
 ) -> list[Action]:

@@ -13,7 +13,16 @@
 from __future__ import annotations
 
 from pipeline.model.hwcoll import Reservation
-from pipeline.states.actions import Action, MarkDone, SendOnce, UpdateJob, exception, kvs_put
+from pipeline.model.job import JobRecord
+from pipeline.states.actions import (
+    Action,
+    MarkDone,
+    SendOnce,
+    SendTask,
+    UpdateJob,
+    exception,
+    kvs_put,
+)
 
 EVENT = "hwcoll"
 ENV_KEY = "hwcoll_environment"
@@ -51,6 +60,14 @@ def on_vanished(jobid: int, reservation: Reservation) -> list[Action]:
         f"hardware collective reservation {reservation.fm_job_id} vanished from the fabric manager"
     )
     return [exception(jobid, EVENT, 0, note, "exception:hwcoll-vanished")]
+
+
+def on_cleanup(job: JobRecord) -> list[Action]:
+    """The job reached CLEANUP: its reservation, if it holds one, is released by
+    ``hwcoll.release`` (nothing waits for it), sent before the job is marked finished."""
+    if job.hwcoll is None or job.hwcoll.released:
+        return []
+    return [SendTask("hwcoll.release", {"jobid": job.jobid})]
 
 
 def on_released(reservation: Reservation) -> list[Action]:

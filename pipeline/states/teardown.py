@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.model.job import Epilog, JobRecord, Teardown
+from pipeline.model.job import Epilog, JobChanges, JobRecord, Teardown
 from pipeline.settings import RabbitSettings
 from pipeline.states.actions import (
     Action,
@@ -38,7 +38,7 @@ def advance(
     if not snapshot.complete(WorkflowState.TEARDOWN):
         return [RemoveFinalizer()]
     release: list[Action] = []
-    done: dict[str, object] = {"teardown": Teardown.DELETED}
+    done: JobChanges = {"teardown": Teardown.DELETED}
     if job.epilog_held:
         release.append(SendOnce("epilog-remove", {"id": job.jobid}, "epilog-remove"))
         done["epilog"] = Epilog.RELEASED

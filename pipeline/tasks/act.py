@@ -27,7 +27,7 @@ from pipeline.errors import (
     VniError,
 )
 from pipeline.model.hwcoll import redact
-from pipeline.model.job import JobRecord
+from pipeline.model.job import JobChanges, JobRecord
 from pipeline.model.workflow import ready_since, state_of
 from pipeline.states.actions import (
     Action,
@@ -56,6 +56,7 @@ from pipeline.states.actions import (
     RemoveFinalizer,
     SendNodeTask,
     SendOnce,
+    SendTask,
     UpdateJob,
 )
 from pipeline.states.hooks import name_of, refused
@@ -66,6 +67,8 @@ log = logging.getLogger("coral2_pipeline.act")
 
 #: How node tasks are sent: each (node, task name, kwargs), all in one go.
 SendNode = Callable[[Sequence[tuple[str, str, dict[str, Any]]]], object]
+#: How a pipeline task is sent: its name and kwargs.
+SendTaskBy = Callable[[str, dict[str, Any]], object]
 #: The actions that say work is done: performed after all the others of their list.
 MARKS = (MarkDone, FinishJob, ForgetAnswers)
 
@@ -92,9 +95,9 @@ class _Stop(Exception):
         self.done = done
 
 
-def _updater(changes: dict[str, Any]) -> Callable[[JobRecord], JobRecord]:
+def _updater(changes: JobChanges) -> Callable[[JobRecord], JobRecord]:
     def change(record: JobRecord) -> JobRecord:
-        return record.model_copy(update=changes)
+        return record.model_copy(update=dict(changes))
 
     return change
 
@@ -109,10 +112,12 @@ class _Performer:
         retention_s: float,
         send_node: SendNode | None,
         node_prologs: bool = False,
+        send_task: SendTaskBy | None = None,
     ) -> None:
         self.store, self.dws, self.jobid = store, dws, jobid
         self.node_prologs = node_prologs
         self.send_node = send_node
+        self.send_task = send_task
         self.name = name_of(jobid)
         self.known = workflow  # the copy the first Workflow change may start from
         self.retention_s = retention_s
@@ -262,6 +267,10 @@ class _Performer:
                 store.releases.put(self.jobid, status, note, hosts if self.node_prologs else ())
             case ExpectAnswers(count, phase):
                 store.tally.expect(self.jobid, count, phase)
+            case SendTask(task_name, kwargs):
+                if self.send_task is None:
+                    raise PermanentError(f"job {self.jobid}: no way to send {task_name}")
+                self.send_task(task_name, kwargs)
             case MarkMounted():
                 stopped = sorted(store.tally.flag(self.jobid, "mounted", "prolog"))
                 stop = {"jobid": self.jobid, "action": "stop"}
@@ -323,6 +332,7 @@ def perform(
     retention_s: float = 0.0,
     send_node: SendNode | None = None,
     node_prologs: bool = False,
+    send_task: SendTaskBy | None = None,
 ) -> bool:
     """Perform ``actions`` for ``jobid`` in order; return False when one failed them (a
     refusal, a Workflow found gone), True when all were done or a duplicate hook found
@@ -333,10 +343,13 @@ def perform(
     (resourceVersion-guarded, so a stale copy costs a conflict, not a lost
     update). Later changes read afresh. ``retention_s``: how long a finished
     job's record is kept (``pipeline.retention``); ``send_node``: how node tasks
-    are sent; ``node_prologs``: verdicts are written for each node's per-rank prolog too.
+    are sent; ``node_prologs``: verdicts are written for each node's per-rank prolog too;
+    ``send_task``: how pipeline tasks are sent.
     """
     try:
-        performer = _Performer(store, dws, jobid, workflow, retention_s, send_node, node_prologs)
+        performer = _Performer(
+            store, dws, jobid, workflow, retention_s, send_node, node_prologs, send_task
+        )
         performer.run(actions)
     except _Stop as stop:
         return stop.done

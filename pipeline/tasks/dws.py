@@ -80,6 +80,9 @@ def act(
     def send_node(sends: Sequence[tuple[str, str, dict[str, Any]]]) -> list[str]:
         return spread(task, jobid, sends)
 
+    def send_task(name: str, kwargs: dict[str, Any]) -> str:
+        return dispatch(task.app, task.store, name, kwargs)
+
     retention = task.settings.pipeline.retention
     return perform(
         task.store,
@@ -90,6 +93,7 @@ def act(
         retention_s=retention,
         send_node=send_node,
         node_prologs=task.settings.pipeline.node_prologs,
+        send_task=send_task,
     )
 
 

@@ -7,7 +7,8 @@
   refusing costs the job its hardware collectives, never the job: the event
   says why. After a failure the fabric manager counts as down for a while,
   so the next jobs do not each wait the timeout.
-* ``hwcoll.release`` (sent by ``job.cleanup``; nothing waits for it): delete
+* ``hwcoll.release`` (sent by ``job.cleanup``, before it marks the job finished;
+  nothing waits for it): delete
   the job step's multicast trees, then the reservation; retried while the
   fabric manager is unavailable.
 * ``hwcoll.reconcile`` (beat, every 30 s): list the reservations, release
@@ -37,7 +38,6 @@ from pipeline.model.hwcoll import (
 )
 from pipeline.model.jgf import default_cluster_name
 from pipeline.model.job import JobRecord
-from pipeline.platform.sending import dispatch
 from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.settings import Settings
 from pipeline.states import hwcoll
@@ -125,12 +125,6 @@ def reserve_at_run(task: PipelineTask, record: JobRecord, nodes: int, asked: boo
     reservation = Reservation(fm_job_id=fm_id, mcast_limit=limit, token=token, step=str(jobid))
     env = environment(reservation, conf.url, conf.min_job_nodes)
     return hwcoll.on_reserved(jobid, reservation, env)
-
-
-def release_at_cleanup(task: PipelineTask, record: JobRecord) -> None:
-    """Send ``hwcoll.release`` for a job with a reservation (nothing waits for it)."""
-    if record.hwcoll is not None and not record.hwcoll.released:
-        dispatch(task.app, task.store, "hwcoll.release", {"jobid": record.jobid})
 
 
 @pipeline_task("hwcoll.release", queue="housekeeping", lock_job=True, retry_cap_s=60.0)

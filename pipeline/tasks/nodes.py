@@ -22,12 +22,13 @@ from pipeline.model.slingshot import vni_request
 from pipeline.platform import nodework
 from pipeline.platform.sending import dispatch, dispatch_node, dispatch_nodes
 from pipeline.platform.task import PipelineTask, pipeline_task
+from pipeline.states import hwcoll as hwcoll_states
 from pipeline.states import nodes, slingshot
 from pipeline.states.actions import Action
 from pipeline.store import Deadline
 from pipeline.store.marks import CLEANUP_FENCE
 from pipeline.tasks.dws import SEND_NODES, act, ended, record_of
-from pipeline.tasks.hwcoll import release_at_cleanup, reserve_at_run
+from pipeline.tasks.hwcoll import reserve_at_run
 from pipeline.tasks.timeouts import handles
 
 log = logging.getLogger("coral2_pipeline.tasks")
@@ -299,9 +300,10 @@ def cleanup(task: PipelineTask, jobid: int) -> None:
         released = None if state is None else state.model_copy(update={"released": True})
     # whether the job is finished follows from what is done, not from the released mark: a
     # run killed between that mark and the finish left a record a re-run must finish
+    # the reservation's release is sent before the mark that the job is finished
+    actions += hwcoll_states.on_cleanup(record)
     actions += slingshot.finished(record, released)
     act(task, jobid, actions)
-    release_at_cleanup(task, record)
 
 
 @pipeline_task("job.epilog_done", queue="lifecycle")

@@ -16,7 +16,6 @@ import time
 from typing import Any
 
 from pipeline.errors import KubeError, NotFound
-from pipeline.model.job import Teardown
 from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.states import Snapshot, WorkflowState, decide, hooks
 from pipeline.states.rabbits import offline_computes
@@ -42,16 +41,10 @@ def observe(task: PipelineTask, jobid: int) -> str | None:
 
     Enqueued by the watcher on every Workflow event (coalesced per job).
     """
-    store = task.store
     try:
         workflow = task.dws.get_workflow(f"fluxjob-{jobid}")
     except NotFound:
-        gone = store.jobs.update(jobid, lambda r: r.model_copy(update={"state": "deleted"}))
-        if gone is None or gone.teardown == Teardown.DELETED:
-            store.jobs.finish(jobid, task.settings.pipeline.retention)  # keep it a while
-        elif gone.observed_rv:  # it existed, and vanished before its Teardown was seen
-            # done: release the epilog Flux may hold for it, and finish
-            act(task, jobid, hooks.workflow_gone(gone))
+        act(task, jobid, hooks.on_workflow_gone(task.store.jobs.get(jobid), jobid))
         return None
     return record_observation(task, jobid, workflow)
 
