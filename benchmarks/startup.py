@@ -48,8 +48,10 @@ class FirstCommands:
     def _listen(self) -> None:
         try:
             for command in self.monitor.listen():
-                address = str(command.get("client_address", "")) + ":" + str(
-                    command.get("client_port", "")
+                address = (
+                    str(command.get("client_address", ""))
+                    + ":"
+                    + str(command.get("client_port", ""))
                 )
                 with self.lock:
                     if address not in self.seen:
@@ -84,7 +86,7 @@ def _start_to_first_command(
     with watch.lock:
         watch.seen.clear()
     start = time.time()
-    with (stdin.open("rb") if stdin else open(os.devnull, "rb")) as feed:
+    with stdin.open("rb") if stdin else open(os.devnull, "rb") as feed:
         proc = subprocess.Popen(
             argv, env=env, stdin=feed, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )

@@ -174,4 +174,3 @@ class JobChanges(TypedDict, total=False):
     tc_message: str
     tc_prerun: bool
     deadlines: dict[str, str]
-
