@@ -27,7 +27,12 @@ MISSING = (
 UNREACHABLE = {errno.ECONNRESET, errno.EPIPE, errno.ENOTCONN, errno.EHOSTUNREACH, errno.ENODEV}
 
 #: A request's callback: (topic, payload) → the answer to send back.
-Responder = Callable[[str, Any], dict[str, Any]]
+#: How a request is answered: once, now or later (the Flux message is kept alive by its
+#: Python wrapper, which holds a reference on it, as flux-core's bindings have since 0.32).
+Reply = Callable[[dict[str, Any]], None]
+#: What answers a request: given its topic, payload and how to reply, it replies at once
+#: or arranges to reply later (a reactor timer): it never blocks the reactor.
+Responder = Callable[[str, Any, Reply], None]
 
 
 def import_flux() -> Any:
@@ -54,6 +59,7 @@ class FluxHandle:
         self.flux = flux or import_flux()
         self.handle = handle or self.flux.Flux()
         self._watchers: list[Any] = []
+        self._pending: set[Any] = set()  # one-shot timers not fired yet (:meth:`after`)
 
     def rpc(self, topic: str, payload: dict[str, Any], nodeid: int = 0) -> dict[str, Any]:
         """Send one RPC and wait for its answer."""
@@ -106,11 +112,14 @@ class FluxHandle:
             raise FluxError(f"job {jobid}: job-info.lookup answered no eventlog: {exc}") from exc
 
     def serve(self, service: str, methods: list[str], respond: Responder) -> None:
-        """Register ``service`` and answer each ``<service>.<method>`` request with
-        ``respond(topic, payload)``."""
+        """Register ``service`` and have ``respond(topic, payload, reply)`` answer each
+        ``<service>.<method>`` request, through ``reply``, now or later."""
 
         def on_request(h: Any, _type: int, msg: Any, _arg: Any) -> None:
-            h.respond(msg, respond(msg.topic, msg.payload))
+            def reply(answer: dict[str, Any]) -> None:
+                h.respond(msg, answer)
+
+            respond(msg.topic, msg.payload, reply)
 
         self.handle.service_register(service).get()
         request = self.flux.constants.FLUX_MSGTYPE_REQUEST
@@ -158,6 +167,19 @@ class FluxHandle:
         self._watchers.append(
             self.handle.timer_watcher_create(period_s, lambda *_: callback(), repeat=period_s)
         )
+
+    def after(self, delay_s: float, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once, ``delay_s`` seconds from now, from the reactor (the
+        watcher is kept until it fires)."""
+
+        def fire(*_: Any) -> None:
+            self._pending.discard(watcher)
+            watcher.stop()
+            callback()
+
+        watcher = self.handle.timer_watcher_create(delay_s, fire, repeat=0.0)
+        self._pending.add(watcher)
+        watcher.start()
 
     def run(self) -> None:
         """Start the registered watchers and run the reactor until it stops."""

@@ -108,6 +108,11 @@ def _check_r(R: dict[str, Any]) -> None:
 RETRY_S = 30.0
 
 
+def retry_delay(exc: TemporaryError) -> float:
+    """How long to wait before trying a request again after ``exc`` (s)."""
+    return min(0.2, max(0.01, exc.delay_s))
+
+
 class Hooks:
     """The hooks of one deployment: its settings, the instance owner, and how to enqueue."""
 
@@ -206,7 +211,23 @@ class Hooks:
         )
 
     def dispatch(self, topic: str, payload: Mapping[str, Any]) -> dict[str, Any]:
-        """Serve one ``dws.*`` request as coral2_dws answers it."""
+        """Serve one ``dws.*`` request as coral2_dws answers it, waiting up to ``retry_s``
+        while the pipeline cannot take it (Redis restarting: the request is kept waiting,
+        not lost; dws-jobtap ignores the answer to dws.teardown and dws.abort, and a lost
+        one would hold the job's epilog for good). For a process that may block (the
+        ``hook`` command); the bridge never does (:meth:`dispatch_once`)."""
+        deadline = time.monotonic() + self.retry_s
+        while True:
+            try:
+                return self.dispatch_once(topic, payload)
+            except TemporaryError as exc:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(retry_delay(exc))
+
+    def dispatch_once(self, topic: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """:meth:`dispatch` without waiting: a :class:`TemporaryError` (Redis restarting) is
+        raised for the caller to try again later (the bridge, on its reactor's timer)."""
         handlers = {
             "dws.create": self.dws_create,
             "dws.setup": self.dws_setup,
@@ -221,18 +242,8 @@ class Hooks:
                 "success": False,
                 "errstr": f"unknown topic {topic!r}; known: {sorted(handlers)}",
             }
-        deadline = time.monotonic() + self.retry_s
-        while True:
-            try:
-                handler(payload)
-            except HookError as exc:
-                return {"success": False, "errstr": str(exc)}
-            except TemporaryError as exc:
-                # Redis restarting: the request is kept waiting, not lost (dws-jobtap
-                # ignores the answer to dws.teardown and dws.abort; a lost one would hold
-                # the job's epilog for good)
-                if time.monotonic() >= deadline:
-                    raise
-                time.sleep(min(0.2, max(0.01, exc.delay_s)))
-                continue
-            return {"success": True}
+        try:
+            handler(payload)
+        except HookError as exc:
+            return {"success": False, "errstr": str(exc)}
+        return {"success": True}

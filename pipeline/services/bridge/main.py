@@ -12,7 +12,6 @@ and delivers the outbox on a reactor timer, all through one
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from pipeline.clients.flux import FluxHandle
 from pipeline.errors import StoreUnavailable
@@ -24,8 +23,8 @@ from pipeline.platform import heap
 from pipeline.platform.systemd import notify, watchdog_interval
 from pipeline.services.bridge.delivery import Deliverer
 from pipeline.services.bridge.journal import JobStates
+from pipeline.services.bridge.requests import Requests
 from pipeline.services.bridge.resources import ResourceMirror
-from pipeline.services.bridge.service import serve
 from pipeline.services.hooks import Hooks
 from pipeline.store import Store
 
@@ -57,12 +56,6 @@ def run_bridge(
 
     deliverer = Deliverer(store.outbox, handle, f"flux-bridge-{cluster}", path_of)
 
-    def respond(topic: str, payload: Any) -> dict[str, Any]:
-        answer = serve(hooks, store, topic, payload)
-        if not answer["success"]:
-            log.error("coral2_dws.py: %s", answer["errstr"])
-        return answer
-
     def reserved() -> list[int]:
         return [decode_jobid(f58) for f58 in store.vnipool.query()["jobs"]]
 
@@ -84,7 +77,9 @@ def run_bridge(
         except StoreUnavailable as exc:
             log.warning("outbox: %s", exc)
 
-    handle.serve("dws", METHODS, respond)
+    # a request Redis cannot take yet is tried again on the reactor's timers, never
+    # slept on in its handler (:mod:`pipeline.services.bridge.requests`)
+    handle.serve("dws", METHODS, Requests(hooks, store, handle.after))
     handle.journal(states.feed)
     handle.resource_journal(resources.feed)
     handle.every(poll_s, deliver)
