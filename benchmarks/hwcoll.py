@@ -25,8 +25,9 @@ from benchmarks.servers import percentile, redis_server
 from pipeline.model.job import JobRecord
 from pipeline.platform.app import create_app
 from pipeline.settings import load_settings
+from pipeline.states.actions import Action, ReserveMulticast, UpdateJob
 from pipeline.tasks.dws import act
-from pipeline.tasks.hwcoll import close_fabric, reserve_at_run
+from pipeline.tasks.hwcoll import close_fabric, multicast_ask
 
 TIMEOUT_S = 1.0
 
@@ -64,12 +65,18 @@ def bench_hwcoll(jobs: int = 500, outage_s: float = 30.0) -> dict[str, float]:
         phase: dict[int, list[float]] = {0: [], 1: []}  # 0: it answers, 1: it is down
 
         def start(jobid: int) -> None:
-            store.jobs.create(JobRecord(jobid=jobid))
-            began = time.perf_counter()
-            actions = reserve_at_run(task, JobRecord(jobid=jobid), 64, False)
+            record = JobRecord(jobid=jobid)
+            store.jobs.create(record)
+            began = time.perf_counter()  # what job.run adds: the ask, then the reservation
+            ask = multicast_ask(task, record, 64, False)
+            actions: list[Action] = []
+            if ask is not None and ask.off:
+                actions = [UpdateJob({"hwcoll_off": ask.off})]
+            elif ask is not None:
+                actions = [ReserveMulticast(ask.fm_job_id, ask.limit, str(jobid))]
+            act(task, jobid, actions)
             delays.append(time.perf_counter() - began)
             phase[int(jobid > first)].append(delays[-1])
-            act(task, jobid, actions)
 
         def release(jobid: int) -> bool:
             try:

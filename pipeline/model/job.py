@@ -80,6 +80,19 @@ class NodeWork(BaseModel):
         return [n for n in self.nodes if n not in done]
 
 
+class DeadlineKind(StrEnum):
+    """The kinds of deadline armed on a job (each has its handler in ``pipeline.tasks``)."""
+
+    SETUP = "setup_timeout"  # Setup not complete in rabbit.setup_timeout
+    PRERUN = "prerun_timeout"  # PreRun not complete in rabbit.prerun_timeout
+    POSTRUN = "postrun_timeout"  # PostRun not complete in rabbit.postrun_timeout
+    TEARDOWN_AFTER = "teardown_after"  # a job's Workflow moved on to Teardown
+    TC = "tc_timeout"  # a TransientCondition outlasted rabbit.tc_timeout
+    NODE_PROLOG = "node_prolog"  # the nodes did not all answer in node-timeout
+    DWS_ENVIRONMENT = "dws_environment"  # a #DW job's file systems were not mounted in time
+    CXI_RETRY = "cxi_retry"  # send the CXI epilog again to the nodes whose services were busy
+
+
 class JobRecord(BaseModel):
     """One job's record (flux-coral2's WorkflowInfo, persisted)."""
 
@@ -111,6 +124,9 @@ class JobRecord(BaseModel):
         default=None,
         description="the multicast reservation at the fabric manager (token included: "
         "never shown, see Reservation.redacted)",
+    )
+    hwcoll_off: str = Field(
+        default="", description="why the job runs without hardware collectives ('': it has them)"
     )
     node_work: NodeWork | None = Field(
         default=None, description="the node prologs at RUN (None: none were sent)"
@@ -167,6 +183,7 @@ class JobChanges(TypedDict, total=False):
     observed_rv: str
     slingshot: Slingshot | None
     hwcoll: Reservation | None
+    hwcoll_off: str
     node_work: NodeWork | None
     teardown: Teardown
     epilog: Epilog

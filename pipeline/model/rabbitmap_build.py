@@ -24,6 +24,7 @@ from typing import Any
 
 from pipeline.errors import RabbitMappingError
 from pipeline.model.hostlist import unique_hostlist
+from pipeline.model.workflow import is_ours
 
 
 def _items(obj: Any, *path: str) -> list[Any]:
@@ -81,7 +82,7 @@ def build_mapping(
             capacity[rabbit] = largest
     if not ignore_external_allocations:
         for server in servers:
-            if str((server.get("metadata") or {}).get("name", "")).startswith("fluxjob-"):
+            if is_ours(str((server.get("metadata") or {}).get("name", ""))):
                 continue
             for aset in _items(server, "spec", "allocationSets"):
                 size = int(aset.get("allocationSize") or 0)

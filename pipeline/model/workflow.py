@@ -15,9 +15,30 @@ WLM_FINALIZER = "flux-framework.readthedocs.io/workflow"
 WORKFLOW_LABEL = "dataworkflowservices.github.io/workflow.name"
 
 
+#: The prefix of the Workflows Flux owns: ``fluxjob-<decimal jobid>``, as flux-coral2
+#: names them.
+WORKFLOW_PREFIX = "fluxjob-"
+
+
 def workflow_name(jobid: int) -> str:
-    """``fluxjob-<decimal jobid>``."""
-    return f"fluxjob-{jobid}"
+    """``fluxjob-<decimal jobid>``: the one rule that names a job's Workflow."""
+    return f"{WORKFLOW_PREFIX}{jobid}"
+
+
+def jobid_of_workflow(name: str) -> int | None:
+    """The jobid of Workflow ``fluxjob-<jobid>``; None for a name no job of ours has (the
+    inverse of :func:`workflow_name`)."""
+    digits = name.removeprefix(WORKFLOW_PREFIX)
+    if digits == name or not digits.isascii() or not digits.isdigit():
+        return None
+    if workflow_name(int(digits)) != name:  # leading zeros: not a name we make
+        return None
+    return int(digits)
+
+
+def is_ours(name: str) -> bool:
+    """Whether Workflow (or child object) ``name`` belongs to a Flux job."""
+    return name.startswith(WORKFLOW_PREFIX)
 
 
 def workflow_body(

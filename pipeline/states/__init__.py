@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from pipeline.model.job import JobRecord, Teardown
+from pipeline.model.workflow import workflow_name
 from pipeline.settings import RabbitSettings
 from pipeline.states import data_in, data_out, errors, post_run, pre_run, proposal, setup, teardown
 from pipeline.states.actions import Action, PatchDesiredState, RemoveFinalizer, exception
@@ -66,7 +67,7 @@ def deleted_by_hand(snapshot: Snapshot, job: JobRecord, settings: RabbitSettings
     waits for the other finalizers, and nnf frees the storage whatever the state), so
     no Teardown is asked: the object goes, and the job ends as a Workflow that is gone
     (``dws.observe``: its epilog released)."""
-    name = snapshot.workflow.get("metadata", {}).get("name", f"fluxjob-{job.jobid}")
+    name = snapshot.workflow.get("metadata", {}).get("name", workflow_name(job.jobid))
     note = (
         f"DWS workflow interactions failed: workflow {name} was deleted "
         "(metadata.deletionTimestamp set) while the job used it"

@@ -1,4 +1,4 @@
-"""The actions a decision may return; ``pipeline.tasks.act.perform`` carries them out.
+"""The actions a decision may return; ``pipeline.perform.performer.perform`` carries them out.
 
 :data:`Action` is a closed union: ``perform`` dispatches it with ``match``
 and ``assert_never``, so mypy proves every action is handled. Each action
@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pipeline.model.job import JobChanges, JobRecord
+from pipeline.model.answers import Phase
+from pipeline.model.job import DeadlineKind, JobChanges, JobRecord
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class ForgetAnswers:
     """The job's ``phase`` answers (``pipeline.store.tally``) have served: drop them. A mark,
     performed after the work and the record that took them in."""
 
-    phase: str
+    phase: Phase
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,7 @@ class ArmDeadline:
     is read as it is armed: :mod:`pipeline.store.clock`); ``token`` names this arming
     (default: the kind and due time)."""
 
-    kind: str
+    kind: DeadlineKind
     after_s: float
     token: str | None = None
 
@@ -184,7 +185,7 @@ class ArmDeadline:
 class DisarmDeadline:
     """Disarm deadline ``kind``."""
 
-    kind: str
+    kind: DeadlineKind
 
 
 @dataclass(frozen=True)
@@ -228,7 +229,46 @@ class ExpectAnswers:
     the prolog's, or the epilog's ``clean``."""
 
     count: int
-    phase: str = "prolog"
+    phase: Phase = Phase.PROLOG
+
+
+@dataclass(frozen=True)
+class ReserveVnis:
+    """Reserve ``count`` VNIs for the job from the pool ``pool`` (flux-coral2's
+    ``vni-pool``), and write the outcome into its record as part of this action: the
+    reservation, with ``reason`` (why it is empty) and the ``nodes`` that get CXI
+    services for it; or, the pool refusing, an empty reservation whose reason is the
+    pool's error, failed when ``fatal`` (``vni-reserve-fatal``). A record that holds a
+    reservation already is left as it is (a re-run)."""
+
+    count: int
+    pool: str
+    reason: str = ""
+    nodes: tuple[str, ...] = ()
+    fatal: bool = True
+
+
+@dataclass(frozen=True)
+class ReserveMulticast:
+    """Reserve ``limit`` multicast addresses at the fabric manager as ``fm_job_id`` for job
+    step ``step``, and write the outcome into the record as part of this action: the
+    reservation (``hwcoll``), or why the job runs without hardware collectives
+    (``hwcoll_off``; a fabric manager that does not answer counts as down for a while).
+    A record that holds a reservation already is left as it is."""
+
+    fm_job_id: str
+    limit: int
+    step: str
+
+
+@dataclass(frozen=True)
+class ReleaseMulticast:
+    """Delete reservation ``fm_job_id`` at the fabric manager, its job step ``step``'s
+    multicast trees first (None: none to delete); a 404 is done. A fabric manager that
+    does not answer fails the action (the task is retried)."""
+
+    fm_job_id: str
+    step: str | None = None
 
 
 @dataclass(frozen=True)
@@ -275,6 +315,9 @@ Action = (
     | ExpectAnswers
     | MarkMounted
     | SendTask
+    | ReserveVnis
+    | ReserveMulticast
+    | ReleaseMulticast
 )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.model.job import JobRecord
+from pipeline.model.job import DeadlineKind, JobRecord
 from pipeline.settings import RabbitSettings
 from pipeline.states.actions import Action, ArmDeadline, DisarmDeadline, UpdateJob, exception
 from pipeline.states.snapshot import Snapshot
@@ -24,7 +24,7 @@ def advance(
         prerun = state == "PreRun"
         if job.tc_since is None:
             return [  # armed before it is recorded: a re-run that finds it recorded arms none
-                ArmDeadline("tc_timeout", settings.tc_timeout, "tc"),
+                ArmDeadline(DeadlineKind.TC, settings.tc_timeout, "tc"),
                 UpdateJob({"tc_since": now, "tc_message": message, "tc_prerun": prerun}),
             ]
         if (job.tc_message, job.tc_prerun) != (message, prerun):
@@ -32,7 +32,7 @@ def advance(
         return []
     if job.tc_since is not None:
         return [
-            DisarmDeadline("tc_timeout"),
+            DisarmDeadline(DeadlineKind.TC),
             UpdateJob({"tc_since": None, "tc_message": "", "tc_prerun": False}),
         ]
     return []

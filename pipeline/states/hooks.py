@@ -16,11 +16,11 @@ from pipeline.errors import InputError
 from pipeline.model.breakdown import servers_of
 from pipeline.model.directives import check_persistent_creation, parse_directives
 from pipeline.model.hostlist import encode_hostlist
-from pipeline.model.job import Epilog, JobRecord, Teardown
+from pipeline.model.job import DeadlineKind, Epilog, JobRecord, Teardown
 from pipeline.model.jobspec import parse_resources
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.model.resource_set import ResourceSet
-from pipeline.model.workflow import workflow_body
+from pipeline.model.workflow import workflow_body, workflow_name
 from pipeline.settings import RabbitSettings, Settings
 from pipeline.states.actions import (
     Action,
@@ -43,8 +43,8 @@ from pipeline.states.teardown import free_rabbits
 
 
 def name_of(jobid: int) -> str:
-    """The Workflow of ``jobid``: ``fluxjob-<jobid>``, as flux-coral2 names it."""
-    return f"fluxjob-{jobid}"
+    """The Workflow of ``jobid`` (:func:`pipeline.model.workflow.workflow_name`)."""
+    return workflow_name(jobid)
 
 
 def refused(jobid: int, kind: str, message: str) -> list[Action]:
@@ -182,7 +182,7 @@ def on_setup(
         PatchDesiredState("Proposal", "Setup", if_moved_on="stop", if_gone=gone),
     ]
     if settings.setup_timeout > 0:
-        actions.append(ArmDeadline("setup_timeout", settings.setup_timeout, "setup"))
+        actions.append(ArmDeadline(DeadlineKind.SETUP, settings.setup_timeout, "setup"))
     return actions
 
 
@@ -247,9 +247,11 @@ def on_post_run(
         )
     ]
     if settings.teardown_after > 0:
-        actions.append(ArmDeadline("teardown_after", settings.teardown_after, "post_run"))
+        actions.append(
+            ArmDeadline(DeadlineKind.TEARDOWN_AFTER, settings.teardown_after, "post_run")
+        )
     if settings.postrun_timeout > 0:
-        actions.append(ArmDeadline("postrun_timeout", settings.postrun_timeout, "post_run"))
+        actions.append(ArmDeadline(DeadlineKind.POSTRUN, settings.postrun_timeout, "post_run"))
     return actions
 
 

@@ -32,8 +32,9 @@ from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
+from pipeline.model.answers import Phase
 from pipeline.model.hostlist import unique_hostlist
-from pipeline.model.job import JobRecord, NodeWork
+from pipeline.model.job import DeadlineKind, JobRecord, NodeWork
 from pipeline.states.actions import (
     Action,
     ArmDeadline,
@@ -51,9 +52,9 @@ from pipeline.states.actions import (
 #: ``cray-slingshot``, as flux-coral2 does).
 PROLOG_EXCEPTION = "node-prolog"
 #: The deadline on the nodes' answers.
-DEADLINE = "node_prolog"
+DEADLINE = DeadlineKind.NODE_PROLOG
 #: The deadline on a ``#DW`` job's file systems (flux-coral2: "dws_environment timeout").
-MOUNT_DEADLINE = "dws_environment"
+MOUNT_DEADLINE = DeadlineKind.DWS_ENVIRONMENT
 
 
 def fail(job: JobRecord, work: NodeWork, type_: str, note: str) -> list[Action]:
@@ -256,5 +257,5 @@ def epilogs(job: JobRecord, vnis: list[int] | None, clientmount: bool) -> list[A
         return over
     # the answers are counted without the job's lock; the count comes first, so that the
     # last answer, however fast, finds it
-    expect = ExpectAnswers(len(nodes), "clean")
+    expect = ExpectAnswers(len(nodes), Phase.CLEAN)
     return [*over, expect, *(SendNodeTask(node, "node.epilog", dict(kwargs)) for node in nodes)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.model.job import JobRecord
+from pipeline.model.job import DeadlineKind, JobRecord
 from pipeline.settings import RabbitSettings
 from pipeline.states.actions import Action, DisarmDeadline, PatchDesiredState, timing
 from pipeline.states.snapshot import Snapshot
@@ -14,6 +14,6 @@ def advance(
     """Move to DataOut; the PostRun timeout no longer applies."""
     return [
         PatchDesiredState("PostRun", "DataOut"),
-        DisarmDeadline("postrun_timeout"),
+        DisarmDeadline(DeadlineKind.POSTRUN),
         *timing(job.jobid, "PostRun", snapshot.workflow),
     ]

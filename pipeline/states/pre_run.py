@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.model.job import JobRecord
+from pipeline.model.job import DeadlineKind, JobRecord
 from pipeline.settings import RabbitSettings
 from pipeline.states import nodes
 from pipeline.states.actions import Action, DisarmDeadline, SendOnce, timing
@@ -19,7 +19,7 @@ def advance(
         variables["DW_WORKFLOW_TOKEN"] = snapshot.workflow_token
     return [
         SendOnce("prolog-remove", {"id": job.jobid, "variables": variables}, "prolog-remove"),
-        DisarmDeadline("prerun_timeout"),
+        DisarmDeadline(DeadlineKind.PRERUN),
         *timing(job.jobid, "PreRun", snapshot.workflow),
         *nodes.on_mounted(job, now),
     ]

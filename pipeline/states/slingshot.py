@@ -5,8 +5,9 @@ is held until every node has its CXI services (not only until the VNIs are
 reserved; the node prologs are :mod:`pipeline.states.nodes`), and released
 VNIs wait in quarantine until every node has destroyed its services for them.
 
-* At RUN (:func:`on_reserved`): record the reservation and post the job's
-  ``cray-slingshot`` event; :func:`cxi_part` is what the node prologs make.
+* At RUN: the reservation is recorded as it is made (:func:`outcome`), then the job's
+  ``cray-slingshot`` event is posted (:func:`resume`); :func:`cxi_part` is what the
+  node prologs make.
 * At CLEANUP (:func:`on_cleanup`): release the VNIs into quarantine; the node
   epilogs destroy the services. A node whose services are gone confirms it
   (:func:`on_node_clean`); one whose services stay busy is tried again on
@@ -21,7 +22,8 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, NamedTuple
 
-from pipeline.model.job import JobRecord, Slingshot
+from pipeline.model.answers import Phase
+from pipeline.model.job import DeadlineKind, JobRecord, Slingshot
 from pipeline.model.slingshot import reservation_event
 from pipeline.states.actions import (
     Action,
@@ -66,34 +68,26 @@ def post_event(jobid: int, vnis: list[int], reason: str) -> SendOnce:
     return SendOnce("event-post", payload, f"event:{HOLD}")
 
 
-def on_reserved(
-    job: JobRecord,
-    vnis: list[int],
-    reason: str,
-    *,
-    fatal: bool,
-    nodes: list[str],
-    hosts: Sequence[str] = (),
-) -> list[Action]:
-    """The reservation is made (``vnis``), or is empty for ``reason``; ``fatal``: an empty
-    reservation that fails the job (``vni-reserve-fatal`` and a failed reserve);
-    ``nodes``: the nodes that get CXI services for it (none without ``cxi-enable``);
-    ``hosts``: every node of the job."""
+def outcome(vnis: list[int], reason: str, *, fatal: bool, nodes: list[str]) -> Slingshot:
+    """The reservation a :class:`~pipeline.states.actions.ReserveVnis` writes: ``vnis``
+    (empty for ``reason``); ``fatal``: an empty reservation that fails the job
+    (``vni-reserve-fatal`` and a failed reserve); ``nodes``: the nodes that get CXI
+    services for it (none without ``cxi-enable``, none without VNIs). The job's event,
+    or its failure, is then :func:`resume`'s."""
     if fatal:
-        failed = Slingshot(reason=reason, failed=True)
-        return [MarkDone({"slingshot": failed}), *fail(job.jobid, reason, hosts)]
-    state = Slingshot(vnis=vnis, reason=reason, nodes=nodes if vnis else [])
-    return [UpdateJob({"slingshot": state}), post_event(job.jobid, vnis, reason)]
+        return Slingshot(reason=reason, failed=True)
+    return Slingshot(vnis=vnis, reason=reason, nodes=nodes if vnis else [])
 
 
-def resume(job: JobRecord) -> list[Action]:
-    """A duplicate RUN of a job whose reservation is recorded: post the event again (once
-    per mark), or fail the job again."""
+def resume(job: JobRecord, hosts: Sequence[str] = ()) -> list[Action]:
+    """The job's reservation is recorded: post its event (once per mark), or fail the job
+    (once), naming its nodes (``hosts`` until its node work is recorded) for their
+    per-rank prologs."""
     state = job.slingshot
     if state is None or state.released:
         return []
     if state.failed:
-        return fail(job.jobid, state.reason, job.node_work.nodes if job.node_work else ())
+        return fail(job.jobid, state.reason, job.node_work.nodes if job.node_work else hosts)
     return [post_event(job.jobid, state.vnis, state.reason)]
 
 
@@ -153,7 +147,7 @@ def on_node_clean(
         update = state.model_copy(update={"busy_since": {**state.busy_since, node: since}})
         return [
             UpdateJob({"slingshot": update}),
-            ArmDeadline("cxi_retry", policy.retry_s, "retry"),
+            ArmDeadline(DeadlineKind.CXI_RETRY, policy.retry_s, "retry"),
         ]
     if node in state.drained:
         return []
@@ -177,7 +171,7 @@ def on_clean(job: JobRecord, clean: AbstractSet[str]) -> list[Action]:
     update = state.model_copy(update={"clean": sorted({*state.clean, *newly})})
     actions: list[Action] = [ConfirmDestroyed(tuple(newly)), MarkDone({"slingshot": update})]
     if set(update.clean) >= set(state.nodes):  # the count has served: after the record
-        actions.append(ForgetAnswers("clean"))
+        actions.append(ForgetAnswers(Phase.CLEAN))
     return actions + finished(job, update)
 
 

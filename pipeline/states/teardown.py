@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.model.job import Epilog, JobChanges, JobRecord, Teardown
+from pipeline.model.job import DeadlineKind, Epilog, JobChanges, JobRecord, Teardown
 from pipeline.settings import RabbitSettings
 from pipeline.states.actions import (
     Action,
@@ -19,8 +19,20 @@ from pipeline.states.snapshot import Snapshot, WorkflowState
 #: The deadlines on a Workflow's states: all disarmed once it is torn down, those the
 #: record does not name too (an arming whose task was killed before the record held it).
 WORKFLOW_DEADLINES = frozenset(
-    {"setup_timeout", "prerun_timeout", "tc_timeout", "postrun_timeout", "teardown_after"}
+    {
+        DeadlineKind.SETUP,
+        DeadlineKind.PRERUN,
+        DeadlineKind.TC,
+        DeadlineKind.POSTRUN,
+        DeadlineKind.TEARDOWN_AFTER,
+    }
 )
+
+
+def _kinds(armed: dict[str, str]) -> set[DeadlineKind]:
+    """The deadline kinds a record names (one an older release named and this one does
+    not know is left: nothing arms or handles it)."""
+    return {DeadlineKind(kind) for kind in armed if kind in DeadlineKind.__members__.values()}
 
 
 def free_rabbits(job: JobRecord) -> list[Action]:
@@ -46,7 +58,7 @@ def advance(
     return [
         *release,
         *timing(job.jobid, "Teardown", snapshot.workflow),
-        *(DisarmDeadline(kind) for kind in sorted({*job.deadlines, *WORKFLOW_DEADLINES})),
+        *(DisarmDeadline(kind) for kind in sorted({*_kinds(job.deadlines), *WORKFLOW_DEADLINES})),
         DeleteWorkflow(),
         MarkDone(done),
     ]

@@ -21,6 +21,7 @@ import orjson
 import pydantic
 import redis
 
+from pipeline.model.answers import Phase
 from pipeline.model.deadletter import DeadLetter
 from pipeline.model.job import JobRecord
 from pipeline.model.node_client import hosts_of
@@ -162,10 +163,7 @@ def job_view(store: Store, jobid: int, *, scan_limit: int = SCAN_LIMIT) -> JobVi
         outbox=[d for d in outbox if d.message is not None and d.message.jobid == jobid],
         ledger=[e for e in ledger if _jobid_of(e.kwargs) == jobid],
         failures=[f for f in map(_json, (v for _, v in failures)) if _jobid_of(f) == jobid],
-        answered={
-            phase: sorted(store.tally.nodes(jobid, phase))
-            for phase in ("prolog", "stopped", "clean")
-        },
+        answered={phase: sorted(store.tally.nodes(jobid, phase)) for phase in Phase},
         searched_all=outbox_all and ledger_all and failures_all,
     )
 

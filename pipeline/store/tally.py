@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import redis
 
+from pipeline.model.answers import Phase
 from pipeline.store.connection import store_errors
 from pipeline.store.keys import Keys
 
@@ -54,7 +55,7 @@ class Tally:
         self.client = client
         self.keys = keys
 
-    def expect(self, jobid: int, count: int, phase: str = "prolog") -> None:
+    def expect(self, jobid: int, count: int, phase: Phase = Phase.PROLOG) -> None:
         """The job's node work waits for ``count`` nodes in ``phase`` (the prolog's count
         holds for its ``stopped`` phase too; the epilog's ``clean`` phase has its own)."""
         meta = self.keys.tally_meta(jobid)
@@ -66,14 +67,14 @@ class Tally:
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
 
-    def add(self, jobid: int, phase: str, node: str, *, ends: str | None = None) -> Counted:
+    def add(self, jobid: int, phase: Phase, node: str, *, ends: str | None = None) -> Counted:
         """Count ``node``'s answer to ``phase``; with ``ends`` (the id of the node task the
         answer ends), cross that task out of the ledger in the same transaction: an answer
         costs one round trip, and the count never goes without the crossing out."""
         return self.add_all(jobid, phase, [node], ends=[ends] if ends is not None else [])
 
     def add_all(
-        self, jobid: int, phase: str, nodes: Sequence[str], *, ends: Sequence[str] = ()
+        self, jobid: int, phase: Phase, nodes: Sequence[str], *, ends: Sequence[str] = ()
     ) -> Counted:
         """:meth:`add` for a batch of ``nodes`` (and the node tasks they end), in one
         transaction; ``new`` says whether any of them was new."""
@@ -96,7 +97,7 @@ class Tally:
         )
         return Counted(bool(added), int(count), expected, flags)
 
-    def flag(self, jobid: int, name: str, phase: str) -> set[str]:
+    def flag(self, jobid: int, name: str, phase: Phase) -> set[str]:
         """Set flag ``name`` and return the nodes that had answered ``phase`` by then."""
         key, meta = self.keys.tally(jobid, phase), self.keys.tally_meta(jobid)
         try:
@@ -109,7 +110,7 @@ class Tally:
             raise store_errors(exc) from exc
         return {m.decode() for m in members}
 
-    def nodes(self, jobid: int, phase: str) -> set[str]:
+    def nodes(self, jobid: int, phase: Phase) -> set[str]:
         """The nodes that answered ``phase``."""
         try:
             members: set[bytes] = self.client.smembers(self.keys.tally(jobid, phase))  # type: ignore[assignment]
@@ -117,15 +118,15 @@ class Tally:
             raise store_errors(exc) from exc
         return {m.decode() for m in members}
 
-    def forget(self, jobid: int, phase: str = "prolog") -> None:
+    def forget(self, jobid: int, phase: Phase = Phase.PROLOG) -> None:
         """Drop the answers of ``phase`` (``prolog``: with its ``stopped`` phase and the
         flags; ``clean``: the epilog's), and their expected count."""
         meta = self.keys.tally_meta(jobid)
-        phases = ("prolog", "stopped") if phase == "prolog" else (phase,)
+        phases = (Phase.PROLOG, Phase.STOPPED) if phase == Phase.PROLOG else (phase,)
         try:
             pipe = self.client.pipeline(transaction=True)
             pipe.delete(*(self.keys.tally(jobid, p) for p in phases))
-            if phase == "prolog":
+            if phase == Phase.PROLOG:
                 pipe.hdel(meta, "expected", "mounted")
             else:
                 pipe.hdel(meta, _expected_field(phase))
@@ -134,7 +135,7 @@ class Tally:
             raise store_errors(exc) from exc
 
 
-def _expected_field(phase: str) -> str:
+def _expected_field(phase: Phase) -> str:
     """The meta field of ``phase``'s expected count: the prolog's serves its ``stopped``
     phase too."""
-    return "expected" if phase in ("prolog", "stopped") else f"expected:{phase}"
+    return "expected" if phase in (Phase.PROLOG, Phase.STOPPED) else f"expected:{phase}"

@@ -1,2 +1,2 @@
 """The Celery tasks: each reads what its decision needs, calls ``pipeline.states``, and
-performs the actions it returns (``pipeline.tasks.act``)."""
+performs the actions it returns (``pipeline.perform``)."""

@@ -111,7 +111,7 @@ def count(app: Celery, store: Store, answers: list[Answer]) -> list[tuple[Answer
         for node in nodes:
             last = counted.completes and node == nodes[-1]
             nodework.trace("counted", f"{phase} answer", jobid, node, "completes" if last else "")
-        if phase == "prolog" and "mounted" in counted.flags:
+        if phase == Phase.PROLOG and "mounted" in counted.flags:
             # the job's file systems were mounted before these nodes answered: stop at once
             stop = [
                 (n, "node.clientmount", {"hostname": n, "jobid": jobid, "action": "stop"})
@@ -119,7 +119,7 @@ def count(app: Celery, store: Store, answers: list[Answer]) -> list[tuple[Answer
             ]
             dispatch_nodes(app, store, stop)
         if counted.completes:
-            decision = "job.epilogs_complete" if phase == "clean" else "job.answers_complete"
+            decision = "job.epilogs_complete" if phase == Phase.CLEAN else "job.answers_complete"
             dispatch(app, store, decision, {"jobid": jobid})
     failed: list[tuple[Answer, str]] = []
     for answer in rest:

@@ -16,13 +16,13 @@ import logging
 from typing import Any
 
 from pipeline.model.breakdown import check_is_lustre
-from pipeline.model.job import JobRecord
+from pipeline.model.job import DeadlineKind, JobRecord
+from pipeline.perform.reads import clientmounts_not_in_state, rabbits_not_ready
 from pipeline.platform.task import PipelineTask
 from pipeline.states import deadlines
 from pipeline.states.hooks import name_of
 from pipeline.store import Deadline
 from pipeline.tasks.dws import act, mapping_of, read_workflow
-from pipeline.tasks.health import clientmounts_not_in_state, rabbits_not_ready
 from pipeline.tasks.observe import record_observation
 from pipeline.tasks.timeouts import handles
 
@@ -67,7 +67,7 @@ def rabbits_of(task: PipelineTask, computes: list[str]) -> dict[str, str]:
     return {h: mapped[h] for h in computes if h in mapped}
 
 
-@handles("setup_timeout")
+@handles(DeadlineKind.SETUP)
 def setup_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) -> None:
     """Setup took longer than ``rabbit.setup_timeout``."""
     if (caught := caught_up(task, record, deadline)) is None:
@@ -88,7 +88,7 @@ def setup_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) -> 
     act(task, record.jobid, deadlines.setup_timeout(record, lustre, behind))
 
 
-@handles("prerun_timeout")
+@handles(DeadlineKind.PRERUN)
 def prerun_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) -> None:
     """PreRun (the mounts) took longer than ``rabbit.prerun_timeout``."""
     if (caught := caught_up(task, record, deadline)) is None:
@@ -101,7 +101,7 @@ def prerun_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) ->
     act(task, record.jobid, deadlines.prerun_timeout(record, unmounted, rabbits))
 
 
-@handles("postrun_timeout")
+@handles(DeadlineKind.POSTRUN)
 def postrun_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) -> None:
     """Unmounting took longer than ``rabbit.postrun_timeout``: skip data movement, drain."""
     if (caught := caught_up(task, record, deadline)) is None:
@@ -113,14 +113,14 @@ def postrun_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) -
     act(task, record.jobid, actions)
 
 
-@handles("teardown_after")
+@handles(DeadlineKind.TEARDOWN_AFTER)
 def teardown_after(task: PipelineTask, record: JobRecord, deadline: Deadline) -> None:
     """``rabbit.teardown_after`` passed since the job ran: tear down, skipping data movement."""
     workflow = read_workflow(task, record.jobid)
     act(task, record.jobid, deadlines.teardown_after(record, workflow, task.settings.rabbit))
 
 
-@handles("tc_timeout")
+@handles(DeadlineKind.TC)
 def tc_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) -> None:
     """A TransientCondition outlasted ``rabbit.tc_timeout``."""
     if (caught := caught_up(task, record, deadline)) is None:

@@ -22,6 +22,9 @@ from pipeline.model.breakdown import storages_of
 from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.job import JobRecord
 from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.perform import fabric as perform_fabric
+from pipeline.perform.performer import perform
+from pipeline.perform.reads import clientmounts_not_in_state, rabbits_with_allocations
 from pipeline.platform import fanout
 from pipeline.platform.sending import dispatch, dispatch_nodes
 from pipeline.platform.task import PipelineTask, pipeline_task
@@ -29,8 +32,6 @@ from pipeline.states import hooks
 from pipeline.states.actions import Action
 from pipeline.store.jobs import ENDED
 from pipeline.store.marks import TEARDOWN_FENCE
-from pipeline.tasks.act import perform
-from pipeline.tasks.health import clientmounts_not_in_state, rabbits_with_allocations
 
 log = logging.getLogger("coral2_pipeline.tasks")
 
@@ -83,6 +84,9 @@ def act(
     def send_task(name: str, kwargs: dict[str, Any]) -> str:
         return dispatch(task.app, task.store, name, kwargs)
 
+    def fabric() -> perform_fabric.Client:
+        return perform_fabric.client_of(task.app, task.settings.hwcoll)
+
     retention = task.settings.pipeline.retention
     return perform(
         task.store,
@@ -94,6 +98,7 @@ def act(
         send_node=send_node,
         node_prologs=task.settings.pipeline.node_prologs,
         send_task=send_task,
+        fabric=fabric,
     )
 
 

@@ -14,9 +14,10 @@ import logging
 import time
 from typing import Any
 
-from pipeline.errors import InputError, PermanentError, VniError
+from pipeline.errors import InputError, PermanentError
+from pipeline.model.answers import Phase
 from pipeline.model.hostlist import expand_hostlist
-from pipeline.model.job import JobRecord
+from pipeline.model.job import DeadlineKind, JobRecord
 from pipeline.model.resource_set import ResourceSet
 from pipeline.model.slingshot import vni_request
 from pipeline.platform import nodework
@@ -24,11 +25,11 @@ from pipeline.platform.sending import dispatch, dispatch_node, dispatch_nodes
 from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.states import hwcoll as hwcoll_states
 from pipeline.states import nodes, slingshot
-from pipeline.states.actions import Action
+from pipeline.states import run as run_states
 from pipeline.store import Deadline
 from pipeline.store.marks import CLEANUP_FENCE
 from pipeline.tasks.dws import SEND_NODES, act, ended, record_of
-from pipeline.tasks.hwcoll import reserve_at_run
+from pipeline.tasks.hwcoll import multicast_ask
 from pipeline.tasks.timeouts import handles
 
 log = logging.getLogger("coral2_pipeline.tasks")
@@ -41,7 +42,7 @@ def _stranger(task: PipelineTask, jobid: int, node: str, task_id: str) -> bool:
 
 
 def _proof(
-    task: PipelineTask, jobid: int, node: str, task_id: str, phase: str = "prolog"
+    task: PipelineTask, jobid: int, node: str, task_id: str, phase: Phase = Phase.PROLOG
 ) -> str | None:
     """What proves that ``node``, answering for ``jobid`` (ending node task ``task_id``),
     was sent the work: ``"ledger"`` (the ledger's entry of ``task_id`` names that node's
@@ -73,7 +74,7 @@ def _proof(
         if node in _sent_to(record, phase):
             return "record"
         why = f"{node} answered for job {jobid}, which does not run on it"
-        if node in _sent_to(record, "prolog"):
+        if node in _sent_to(record, Phase.PROLOG):
             why = f"{node} answered the {phase} of job {jobid} before it was sent"
     request = {"task": task.name, "id": task.request.id, "kwargs": task.request.kwargs}
     raw = json.dumps(request, default=repr)
@@ -82,33 +83,25 @@ def _proof(
     return None
 
 
-def _sent_to(record: JobRecord, phase: str) -> set[str]:
+def _sent_to(record: JobRecord, phase: Phase) -> set[str]:
     """The nodes ``record`` shows the work of ``phase`` was sent to."""
     state = record.slingshot
-    if phase == "clean":
+    if phase == Phase.CLEAN:
         return set(state.nodes) if state is not None and state.released else set()
     nodes = set(record.node_work.nodes if record.node_work else [])
     return nodes | set(state.nodes if state is not None else [])
 
 
-def _reserve(task: PipelineTask, record: JobRecord, option: Any, hosts: list[str]) -> list[Action]:
-    """Reserve the job's VNIs as the cray-slingshot plugin does; the actions that record it."""
+def _vni_ask(task: PipelineTask, option: Any) -> run_states.VniAsk:
+    """What the job asks of the VNI pool, as the cray-slingshot plugin reads its option."""
     settings = task.settings.cray_slingshot
     try:
         request = vni_request(option, settings.vnis_per_job)
     except InputError as exc:
-        return slingshot.fail(record.jobid, str(exc), hosts)
-    pool = task.store.vnipool
-    pool.configure(settings.vni_pool)
-    vnis: list[int] = []
-    reason, fatal = request.reason, False
-    if request.count:
-        try:
-            vnis = pool.reserve(record.jobid, request.count)
-        except VniError as exc:
-            reason, fatal = str(exc), settings.vni_reserve_fatal
-    cxi_nodes = hosts if settings.cxi_enable else []
-    return slingshot.on_reserved(record, vnis, reason, fatal=fatal, nodes=cxi_nodes, hosts=hosts)
+        return run_states.VniAsk(0, settings.vni_pool, error=str(exc))
+    return run_states.VniAsk(
+        request.count, settings.vni_pool, request.reason, fatal=settings.vni_reserve_fatal
+    )
 
 
 @pipeline_task("job.run", queue="lifecycle", lock_job=True)
@@ -120,54 +113,56 @@ def run(
     option: Any = None,
     dw: bool = False,
     hwcoll: bool = False,
-) -> list[int]:
-    """A job reached RUN (Flux holds it in the job-manager prolog): reserve its VNIs, send
-    each node its prolog, and let the job start once they have all answered. Returns the
-    VNIs."""
+) -> None:
+    """A job reached RUN (Flux holds it in the job-manager prolog): reserve its VNIs and
+    its multicast addresses, then send ``job.prologs``, which sends each node its prolog
+    and lets the job start once they have all answered."""
     if ended(task, jobid) or task.store.marks.fenced(jobid, CLEANUP_FENCE):
         # a copy (or a retry) after the job's CLEANUP began: reserve and send nothing
         log.info("job.run for job %s after its CLEANUP: nothing to do", jobid)
-        return []
+        return
+    hosts = sorted(ResourceSet.parse(R).unique_hosts())
+    record = record_of(task, jobid).model_copy(update={"userid": userid})
+    actions = run_states.on_run(
+        record,
+        hosts=hosts,
+        cxi_enable=task.settings.cray_slingshot.cxi_enable,
+        vnis=_vni_ask(task, option),
+        multicast=multicast_ask(task, record, len(hosts), hwcoll),
+        prologs={"jobid": jobid, "R": R, "dw": dw},
+    )
+    act(task, jobid, actions)
+
+
+@pipeline_task(run_states.PROLOGS, queue="lifecycle", lock_job=True)
+def prologs(task: PipelineTask, jobid: int, R: dict[str, Any], dw: bool = False) -> None:
+    """The job's reservations are made (``job.run``): post its events, then send each node
+    its prolog (the job is released once they have all answered)."""
+    if ended(task, jobid) or task.store.marks.fenced(jobid, CLEANUP_FENCE):
+        log.info("job.prologs for job %s after its CLEANUP: nothing to do", jobid)
+        return
     resources = ResourceSet.parse(R)
     cores = {host: len(resources.cores(host)) for host in resources.unique_hosts()}
-    record = record_of(task, jobid).model_copy(update={"userid": userid})
-    if record.slingshot is None:
-        # the job's node work starts: no answer counted before it (a node cannot answer
-        # for a job ahead of its run) stands
-        for phase in ("prolog", "clean"):
-            task.store.tally.forget(jobid, phase)
-        task.store.jobs.create(record)
-        actions = _reserve(task, record, option, sorted(cores))
-        act(task, jobid, actions)
-        record = record_of(task, jobid).model_copy(update={"userid": userid})
-    else:
-        act(task, jobid, slingshot.resume(record))
-    state = record.slingshot
-    if state is None or state.failed:
-        return []
-    # before the node prologs: its event and environment reach Flux before the job starts
-    act(task, jobid, reserve_at_run(task, record, len(cores), hwcoll))
-    pipeline = task.settings.pipeline
-    now = time.time()
+    pipeline, conf = task.settings.pipeline, task.settings.hwcoll
     ready, stopped = _tallies(task, jobid)
-    actions = nodes.plan(
-        record,
+    actions = run_states.on_prologs(
+        record_of(task, jobid),
         cores=cores,
         dw=dw,
-        cxi=slingshot.cxi_part(record),
         clientmount=pipeline.clientmount,
         mounted=task.store.marks.is_set(jobid, "prolog-remove"),
-        now=now,
+        now=time.time(),
         timeout_s=pipeline.node_timeout,
         mount_timeout_s=task.settings.rabbit.prolog_timeout,
+        hwcoll_url=conf.url or "",
+        hwcoll_min_nodes=conf.min_job_nodes,
         ready=ready,
         stopped=stopped,
     )
     act(task, jobid, actions)
-    return state.vnis
 
 
-def _answered(task: PipelineTask, jobid: int, phase: str, node: str, task_id: str) -> None:
+def _answered(task: PipelineTask, jobid: int, phase: Phase, node: str, task_id: str) -> None:
     """Count one node's answer without the job's lock, unless it comes from a stranger;
     the one that completes the phase sends the locked decision
     (``job.answers_complete``). The count crosses the node task out of the ledger in the
@@ -181,7 +176,7 @@ def _answered(task: PipelineTask, jobid: int, phase: str, node: str, task_id: st
     nodework.trace(
         "counted", f"{phase} answer", jobid, node, "completes" if counted.completes else ""
     )
-    if phase == "prolog" and "mounted" in counted.flags:
+    if phase == Phase.PROLOG and "mounted" in counted.flags:
         # the job's file systems were mounted before this node answered: stop at once (a
         # copy of the answer too: its first run may have died before sending the stop)
         stop = {"hostname": node, "jobid": jobid, "action": "stop"}
@@ -214,7 +209,7 @@ def prolog_done(
         dispatch(task.app, task.store, "job.prolog_failed", kwargs)
         task.store.ledger.done(task_id)
         return
-    _answered(task, jobid, "prolog", node, task_id)
+    _answered(task, jobid, Phase.PROLOG, node, task_id)
 
 
 @pipeline_task("job.clientmount_done", queue="lifecycle")
@@ -228,7 +223,7 @@ def clientmount_done(
     if late:
         task.store.ledger.done(task_id)
         return
-    _answered(task, jobid, "stopped", node, task_id)
+    _answered(task, jobid, Phase.STOPPED, node, task_id)
 
 
 @pipeline_task(SEND_NODES, queue="lifecycle")
@@ -273,7 +268,7 @@ def answers_complete(task: PipelineTask, jobid: int) -> None:
 
 
 def _tallies(task: PipelineTask, jobid: int) -> tuple[set[str], set[str]]:
-    return task.store.tally.nodes(jobid, "prolog"), task.store.tally.nodes(jobid, "stopped")
+    return task.store.tally.nodes(jobid, Phase.PROLOG), task.store.tally.nodes(jobid, Phase.STOPPED)
 
 
 @pipeline_task("job.cleanup", queue="lifecycle", lock_job=True)
@@ -315,7 +310,7 @@ def epilog_done(
     one per node, and the one that completes the count confirms them all at once
     (``job.epilogs_complete``). A node whose services are busy goes to the locked
     ``job.epilog_busy``, which retries it and, past ``cxi-busy-timeout``, drains it."""
-    proof = _proof(task, jobid, node, task_id, "clean")
+    proof = _proof(task, jobid, node, task_id, Phase.CLEAN)
     if proof is None:
         return
     nodework.trace("counted", "epilog answer", jobid, node, f"busy={busy}" if busy else "")
@@ -325,7 +320,7 @@ def epilog_done(
         task.store.ledger.done(task_id)
         return
     ends = task_id if proof == "ledger" else None
-    counted = task.store.tally.add(jobid, "clean", node, ends=ends)
+    counted = task.store.tally.add(jobid, Phase.CLEAN, node, ends=ends)
     if counted.completes:
         dispatch(task.app, task.store, "job.epilogs_complete", {"jobid": jobid})
 
@@ -340,7 +335,7 @@ def epilog_busy(task: PipelineTask, jobid: int, node: str, busy: list[str]) -> N
 @pipeline_task("job.epilogs_complete", queue="lifecycle", lock_job=True)
 def epilogs_complete(task: PipelineTask, jobid: int) -> None:
     """Every node answered the job's epilog: confirm those clean, free the VNIs once all are."""
-    clean = task.store.tally.nodes(jobid, "clean")
+    clean = task.store.tally.nodes(jobid, Phase.CLEAN)
     act(task, jobid, slingshot.on_clean(record_of(task, jobid), clean))
 
 
@@ -348,8 +343,8 @@ def epilogs_complete(task: PipelineTask, jobid: int) -> None:
 def node_swept(task: PipelineTask, jobid: int, node: str) -> None:
     """``coral2-pipeline slingshot clean`` swept ``node``: none of the job's CXI services is
     left there (a node drained for busy services is confirmed clean this way)."""
-    task.store.tally.add(jobid, "clean", node)
-    clean = task.store.tally.nodes(jobid, "clean")
+    task.store.tally.add(jobid, Phase.CLEAN, node)
+    clean = task.store.tally.nodes(jobid, Phase.CLEAN)
     act(task, jobid, slingshot.on_clean(record_of(task, jobid), clean))
 
 
@@ -371,8 +366,8 @@ def dws_environment(task: PipelineTask, record: JobRecord, deadline: Deadline) -
     act(task, record.jobid, nodes.on_mount_timeout(record))
 
 
-@handles("cxi_retry")
+@handles(DeadlineKind.CXI_RETRY)
 def cxi_retry(task: PipelineTask, record: JobRecord, deadline: Deadline) -> None:
     """Housekeeping: send the CXI epilog again to the nodes whose services were busy."""
-    clean = task.store.tally.nodes(record.jobid, "clean")
+    clean = task.store.tally.nodes(record.jobid, Phase.CLEAN)
     act(task, record.jobid, slingshot.on_retry(record, clean))

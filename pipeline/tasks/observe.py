@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from pipeline.errors import KubeError, NotFound
+from pipeline.model.workflow import jobid_of_workflow, workflow_name
 from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.states import Snapshot, WorkflowState, decide, hooks
 from pipeline.states.rabbits import offline_computes
@@ -27,12 +28,8 @@ from pipeline.tasks.rabbits import tell_flux
 log = logging.getLogger("coral2_pipeline.observe")
 
 
-def jobid_of(workflow_name: str) -> int | None:
-    """Return the jobid of ``fluxjob-<jobid>``, or None for other names."""
-    prefix, _, digits = workflow_name.partition("fluxjob-")
-    if prefix or not digits.isdigit():
-        return None
-    return int(digits)
+#: The jobid of ``fluxjob-<jobid>`` (None for other names).
+jobid_of = jobid_of_workflow
 
 
 @pipeline_task("dws.observe", queue="lifecycle", lock_job=True, clears=Keys.observe_pending)
@@ -42,7 +39,7 @@ def observe(task: PipelineTask, jobid: int) -> str | None:
     Enqueued by the watcher on every Workflow event (coalesced per job).
     """
     try:
-        workflow = task.dws.get_workflow(f"fluxjob-{jobid}")
+        workflow = task.dws.get_workflow(workflow_name(jobid))
     except NotFound:
         act(task, jobid, hooks.on_workflow_gone(task.store.jobs.get(jobid), jobid))
         return None

@@ -19,11 +19,11 @@ from contextlib import suppress
 from typing import Any
 
 from pipeline.errors import Conflict, NotFound
+from pipeline.perform.reads import clientmounts_not_in_state, rabbits_with_allocations
 from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.states.stale import TEARDOWN, Step, stale_since, step
 from pipeline.states.systemstatus import follow
 from pipeline.store.jobs import parse_notes
-from pipeline.tasks.health import clientmounts_not_in_state, rabbits_with_allocations
 from pipeline.tasks.observe import jobid_of, seen_entry
 
 log = logging.getLogger("coral2_pipeline.sweeps")

@@ -3,7 +3,7 @@ run's word (a worker plugin, never installed in production).
 
 A run sets :data:`KILL_FILE_VARIABLE` in a worker's environment to a trigger file's
 path; at the next gap between two actions after the file appears, the worker removes
-it and SIGKILLs itself (``pipeline.tasks.act.set_between``).
+it and SIGKILLs itself (``pipeline.perform.performer.set_between``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pipeline.states.actions import Action
-from pipeline.tasks import act
+from pipeline.perform import performer as act
 
 log = logging.getLogger("coral2_pipeline.act")
 

@@ -29,7 +29,7 @@ from rich.console import Console
 from pipeline.clients.k8s import DwsClient
 from pipeline.clients.kube import api_client
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.tasks.health import clientmounts_not_in_state
+from pipeline.perform.reads import clientmounts_not_in_state
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "deploy" / "k8s" / "coral2-pipeline.yaml"

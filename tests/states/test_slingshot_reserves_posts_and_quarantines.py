@@ -1,5 +1,6 @@
-"""The Slingshot decisions: the reservation and its event at RUN, quarantine at CLEANUP,
-busy services retried by housekeeping and then drained."""
+"""The Slingshot decisions: the reservation and its event at RUN (the reservation as
+written when made, then its event posted from the record), quarantine at CLEANUP, busy
+services retried by housekeeping and then drained."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from pipeline.states.actions import (
     ReleaseVnis,
     SendNodeTask,
     SendOnce,
-    UpdateJob,
 )
 from pipeline.states.slingshot import (
     BUSY,
@@ -20,8 +20,8 @@ from pipeline.states.slingshot import (
     cxi_part,
     on_cleanup,
     on_node_clean,
-    on_reserved,
     on_retry,
+    outcome,
     resume,
 )
 
@@ -36,12 +36,12 @@ def kinds(actions: list[object]) -> list[str]:
 
 
 def test_a_reservation_posts_the_event_and_names_the_nodes_that_get_services() -> None:
-    actions = on_reserved(job(), [1024, 1025], "", fatal=False, nodes=["n1", "n2"])
+    state = outcome([1024, 1025], "", fatal=False, nodes=["n1", "n2"])
+    assert state.nodes == ["n1", "n2"] and not state.failed
+    actions = resume(job(**state.model_dump()))
     assert kinds(actions) == ["event-post"]
     [event] = [a for a in actions if isinstance(a, SendOnce)]
     assert event.payload == {"id": 7, "name": "cray-slingshot", "context": {"vnis": [1024, 1025]}}
-    [update] = [a for a in actions if isinstance(a, UpdateJob)]
-    assert update.changes["slingshot"].nodes == ["n1", "n2"]
 
 
 def test_the_cxi_part_of_the_node_prolog_is_the_vnis_or_nothing() -> None:
@@ -51,19 +51,19 @@ def test_the_cxi_part_of_the_node_prolog_is_the_vnis_or_nothing() -> None:
 
 
 def test_an_empty_reservation_gives_no_node_services() -> None:
-    actions = on_reserved(job(), [], "none requested", fatal=False, nodes=["n1"])
-    [update] = [a for a in actions if isinstance(a, UpdateJob)]
-    assert update.changes["slingshot"].nodes == []
-    [event] = [a for a in actions if isinstance(a, SendOnce)]
+    state = outcome([], "none requested", fatal=False, nodes=["n1"])
+    assert state.nodes == []
+    [event] = [a for a in resume(job(**state.model_dump())) if isinstance(a, SendOnce)]
     assert event.payload["context"] == {"vnis": [], "empty-reason": "none requested"}
 
 
 def test_a_fatal_failure_raises_the_exception_and_fails_the_held_prolog() -> None:
     why = "failed to reserve 2 VNIs (1 available)"
-    actions = on_reserved(job(), [], why, fatal=True, nodes=["n1"])
+    state = outcome([], why, fatal=True, nodes=["n1"])
+    assert state.failed and state.reason == why
+    actions = resume(job(**state.model_dump()), ["n1"])
     assert kinds(actions) == ["exception"]
-    assert Release(1, why) in actions
-    assert kinds(resume(job(reason=why, failed=True))) == ["exception"]
+    assert Release(1, why, ("n1",)) in actions
 
 
 def test_a_duplicate_run_posts_the_event_again_under_the_same_mark() -> None:

@@ -20,7 +20,7 @@ from celery import Celery, current_task
 
 from pipeline.states.actions import Action
 from pipeline.store import Store
-from pipeline.tasks import act
+from pipeline.perform import performer as act
 
 
 class Killed(BaseException):
@@ -115,6 +115,8 @@ def drive(
                     queue.append((name, kwargs, task_id))  # delivered again
                 else:
                     held.append((name, kwargs))
+                    if task_id is not None:  # its ledger entry stays: not followed here
+                        done.add(task_id)
                     continue
             if task_id is not None:
                 done.add(task_id)

@@ -17,7 +17,7 @@ from coral2_sim.kube.api import KubeApiServer
 from pipeline.clients.k8s import DwsClient
 from pipeline.states.actions import Action, FinishJob
 from pipeline.store import Store
-from pipeline.tasks import act
+from pipeline.perform import performer as act
 from pipeline.tasks.hwcoll import close_fabric
 from tests.conftest import make_r
 from tests.tasks.eager_app import eager_app, store_of_app

@@ -59,6 +59,8 @@ def test_a_late_setup_neither_tracks_the_job_again_nor_raises_an_exception(
 
 def test_a_late_run_reserves_no_vni(app: Celery, store: Store) -> None:
     ended_job(store, 43)
-    assert run(app, "job.run", jobid=43, userid=1001, R=make_r("c[1-2]")) == []
+    run(app, "job.run", jobid=43, userid=1001, R=make_r("c[1-2]"))
+    run(app, "job.prologs", jobid=43, R=make_r("c[1-2]"))
     assert store.vnipool.holding(43) == []
+    assert store.releases.get(43) is None
     assert json.dumps(store.vnipool.query()["jobs"]) == "{}"

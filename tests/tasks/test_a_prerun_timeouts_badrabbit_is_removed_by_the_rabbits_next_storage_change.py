@@ -11,6 +11,7 @@ from typing import Any
 from coral2_sim.dws.fixtures import install_cluster, set_rabbit_status
 from coral2_sim.kube.api import KubeApiServer
 
+from pipeline.perform import deadlines as arming
 from pipeline.clients.k8s import DwsClient
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.store import JobRecord, Store
@@ -43,7 +44,7 @@ def test_the_property_lasts_until_the_storage_changes(
     clientmount(dws, WORKFLOW, "c1", "mounted")
     clientmount(dws, WORKFLOW, "c2", "unmounted")
 
-    timeouts.arm(store, JOBID, "prerun_timeout", 0.0, "t")
+    arming.arm(store, JOBID, "prerun_timeout", 0.0, "t")
     fire = {"jobid": JOBID, "kind": "prerun_timeout", "token": "t", "due": 0.0}
     assert app.tasks[timeouts.FIRE].apply(kwargs=fire).get() is True
     assert properties(store) == [

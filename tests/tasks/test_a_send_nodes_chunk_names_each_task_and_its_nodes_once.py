@@ -39,6 +39,8 @@ def test_each_chunk_past_the_first_names_its_task_once_with_its_nodes_as_a_hostl
     store = store_of_app(app)
     start = {"jobid": JOBID, "userid": 1001, "R": make_r("c[1-5]")}
     app.tasks["job.run"].apply(kwargs=start, throw=True)
+    [prologs] = sent(store, "job.prologs").values()  # the plan, once the VNIs are reserved
+    app.tasks["job.prologs"].apply(kwargs=prologs, throw=True)
 
     chunks = list(sent(store, "job.send_nodes").values())
     groups = sorted((g for chunk in chunks for g in chunk["groups"]), key=lambda g: g[2])
@@ -49,7 +51,7 @@ def test_each_chunk_past_the_first_names_its_task_once_with_its_nodes_as_a_hostl
     for _name, kwargs, _hosts in groups:
         assert kwargs["jobid"] == JOBID and "hostname" not in kwargs
     assert all(set(chunk) == {"jobid", "groups"} for chunk in chunks)
-    # the first chunk went out from job.run itself
+    # the first chunk went out from job.prologs itself
     assert sorted(k["hostname"] for k in sent(store, "node.prolog").values()) == ["c1", "c2"]
 
     for chunk in chunks:

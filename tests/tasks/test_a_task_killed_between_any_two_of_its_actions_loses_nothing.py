@@ -71,7 +71,8 @@ def test_the_job_ends_right_whatever_gap_a_task_dies_in(
     tmp_path: Path, redis_url: str, kube_url: str
 ) -> None:
     points = every_point(tmp_path, redis_url, kube_url)
-    assert {name for name, _, _ in points} >= {"job.run", "job.answers_complete", "job.cleanup"}
+    every_task = {"job.run", "job.prologs", "job.answers_complete", "job.cleanup"}
+    assert {name for name, _, _ in points} >= every_task
     for index, point in enumerate(points):
         app, store = new_app(tmp_path / str(index), redis_url, kube_url)
         run = Run()
@@ -98,16 +99,17 @@ def test_a_run_after_the_jobs_cleanup_began_reserves_nothing(
 def test_a_cleanup_between_the_reservation_and_the_node_plan_frees_the_vnis(
     tmp_path: Path, redis_url: str, kube_url: str
 ) -> None:
-    """job.run reserved the VNIs and died before it recorded its node work; the job was
-    cancelled, so its CLEANUP came before the RUN was delivered again: every node of the
-    reservation still gets its CXI epilog, the VNIs leave quarantine, and the late RUN
-    sends no prolog."""
+    """job.run reserved the VNIs, and the job.prologs it sent died before it recorded the
+    job's node work; the job was cancelled, so its CLEANUP came before job.prologs was
+    delivered again: every node of the reservation still gets its CXI epilog, the VNIs
+    leave quarantine, and the late job.prologs sends no prolog."""
     app, store = new_app(tmp_path, redis_url, kube_url)
     run = Run()
     start = {"jobid": 99, "userid": 1001, "R": make_r("c[1-2]")}
-    before_plan = ("job.run", 0, 7)  # before UpdateJob(node_work), after the arming
+    # job.prologs: the event, ExpectAnswers, the arming, then UpdateJob(node_work)
+    before_plan = ("job.prologs", 0, 4)
     held = drive(app, store, [("job.run", start)], run, before_plan, redeliver=False)
-    assert run.killed == before_plan and held == [("job.run", start)]
+    assert run.killed == before_plan and [name for name, _ in held] == ["job.prologs"]
     assert store.vnipool.holding(99)
     drive(app, store, [("job.cleanup", {"jobid": 99})], run)
     drive(app, store, held, run)

@@ -5,7 +5,7 @@ the job's environment; a long payload is cut short."""
 from __future__ import annotations
 
 from pipeline.store import OutboxMessage
-from pipeline.tasks.act import sent_line
+from pipeline.perform.performer import sent_line
 
 
 def test_the_workflows_token_is_redacted_from_the_prologs_variables() -> None:

@@ -9,7 +9,7 @@ import time
 
 from pipeline.model.job import JobRecord
 from pipeline.store import Deadline, Store
-from pipeline.tasks import timeouts
+from pipeline.perform import deadlines as arming
 
 JOBID = 4711
 
@@ -20,22 +20,22 @@ def members(store: Store) -> list[str]:
 
 def test_disarming_drops_an_arming_the_record_never_held(store: Store) -> None:
     store.jobs.create(JobRecord(jobid=JOBID))
-    timeouts.arm(store, JOBID, "teardown_after", 600, "post_run")
+    arming.arm(store, JOBID, "teardown_after", 600, "post_run")
     now = time.time()
     # the killed task's arming: in the set, never in the record
     store.deadlines.add(Deadline(JOBID, "postrun_timeout", "post_run", now + 900), now=now)
     record = store.jobs.get(JOBID)
     assert record is not None and "postrun_timeout" not in record.deadlines
-    timeouts.disarm(store, JOBID, "postrun_timeout")
+    arming.disarm(store, JOBID, "postrun_timeout")
     assert members(store) == [f"{JOBID}:teardown_after:post_run"]
 
 
 def test_disarming_drops_every_token_of_the_kind(store: Store) -> None:
     store.jobs.create(JobRecord(jobid=JOBID))
-    timeouts.arm(store, JOBID, "node_prolog", 300)
+    arming.arm(store, JOBID, "node_prolog", 300)
     now = time.time()
     store.deadlines.add(Deadline(JOBID, "node_prolog", "stale@1", now + 5), now=now)
-    timeouts.disarm(store, JOBID, "node_prolog")
+    arming.disarm(store, JOBID, "node_prolog")
     assert members(store) == []
     record = store.jobs.get(JOBID)
     assert record is not None and record.deadlines == {}

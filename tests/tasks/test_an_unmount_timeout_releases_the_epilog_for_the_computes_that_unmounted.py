@@ -13,6 +13,7 @@ from celery import Celery
 from coral2_sim.dws.fixtures import install_cluster, set_rabbit_status
 from coral2_sim.kube.api import KubeApiServer
 
+from pipeline.perform import deadlines as arming
 from pipeline.clients.k8s import DwsClient
 from pipeline.model.job import Epilog
 from pipeline.model.rabbitmap import RabbitMapping
@@ -53,7 +54,7 @@ def job_in_postrun(
     store.jobs.create(record)
     clientmount(dws, WORKFLOW, "c1", "unmounted")
     clientmount(dws, WORKFLOW, "c2", "mounted")
-    timeouts.arm(store, JOBID, "postrun_timeout", 0.0, "t")
+    arming.arm(store, JOBID, "postrun_timeout", 0.0, "t")
     fire = {"jobid": JOBID, "kind": "postrun_timeout", "token": "t", "due": 0.0}
     assert app.tasks[timeouts.FIRE].apply(kwargs=fire).get() is True
     return app, store

@@ -9,6 +9,7 @@ from typing import Any
 import redis
 from celery import Celery
 
+from pipeline.perform import deadlines as arming
 from pipeline.platform.sending import settings_of
 from pipeline.platform.task import PipelineTask
 from pipeline.store import Deadline, JobRecord, Keys, Store
@@ -37,7 +38,7 @@ def fired(store: Store, jobid: int) -> list[bytes]:
 def arm_overdue(store: Store, jobid: int, token: str) -> None:
     """Track ``jobid`` with a probe deadline that was due a second ago."""
     store.jobs.create(JobRecord(jobid=jobid))
-    timeouts.arm(store, jobid, "probe_timeout", -1.0, token)
+    arming.arm(store, jobid, "probe_timeout", -1.0, token)
 
 
 def wait_for(done: Callable[[], bool], state: Callable[[], str], timeout_s: float = 30) -> None:
@@ -81,8 +82,8 @@ def test_a_deadline_claimed_by_a_sweep_killed_before_sending_fires_through_redel
 def test_a_stale_deadline_does_nothing(celery_app: Celery, worker: None) -> None:
     store = store_of(celery_app)
     store.jobs.create(JobRecord(jobid=502))
-    timeouts.arm(store, 502, "probe_timeout", 3600.0, "old")
-    timeouts.arm(store, 502, "probe_timeout", 3600.0, "new")
+    arming.arm(store, 502, "probe_timeout", 3600.0, "old")
+    arming.arm(store, 502, "probe_timeout", 3600.0, "new")
     ran = result_of(timeouts.fire, jobid=502, kind="probe_timeout", token="old", due=0.0)
     assert ran is False
     assert fired(store, 502) == []

@@ -56,6 +56,12 @@ def run(app: Celery, task: str, **kwargs: Any) -> Any:
     return app.tasks[task].apply(kwargs=kwargs).get()
 
 
+def start(app: Celery, jobid: int, R: dict[str, Any], **kwargs: Any) -> None:
+    """The job reaches RUN: job.run reserves, then the job.prologs it sends posts and plans."""
+    run(app, "job.run", jobid=jobid, userid=1001, R=R, **kwargs)
+    run(app, "job.prologs", jobid=jobid, R=R)
+
+
 def sent(store: Store) -> list[tuple[str, dict[str, Any]]]:
     entries: Any = store.client.xrange(store.keys.outbox)
     return [(f[b"kind"].decode(), json.loads(f[b"payload"])) for _, f in entries]
@@ -70,7 +76,7 @@ def test_an_eligible_job_gets_its_reservation_event_and_environment_once(
 ) -> None:
     store = store_of_app(app)
     for _ in range(2):  # a copy of job.run makes nothing twice
-        run(app, "job.run", jobid=10, userid=1001, R=make_r("c[1-2]"))
+        start(app, 10, make_r("c[1-2]"))
     assert list(fm.reservations()) == ["elcap-10"]
     record = store.jobs.get(10)
     assert record is not None and record.hwcoll is not None
@@ -86,9 +92,9 @@ def test_an_eligible_job_gets_its_reservation_event_and_environment_once(
 
 
 def test_a_small_job_that_does_not_ask_gets_none(app: Celery, fm: FabricManagerSim) -> None:
-    run(app, "job.run", jobid=11, userid=1001, R=make_r("c1"))
+    start(app, 11, make_r("c1"))
     assert fm.reservations() == {}
-    run(app, "job.run", jobid=12, userid=1001, R=make_r("c1"), hwcoll=True)
+    start(app, 12, make_r("c1"), hwcoll=True)
     assert list(fm.reservations()) == ["elcap-12"]
 
 
@@ -97,7 +103,7 @@ def test_a_down_or_slow_fabric_manager_costs_the_job_only_its_collectives(
 ) -> None:
     store = store_of_app(app)
     fm.fault(slow_s=2.0)
-    run(app, "job.run", jobid=13, userid=1001, R=make_r("c[1-2]"))
+    start(app, 13, make_r("c[1-2]"))
     assert store.jobs.get(13).hwcoll is None  # type: ignore[union-attr]
     reason = hwcoll_events(store)[0]["reason"]
     # the job waited for its own 0.5-s request timeout, not for the fabric manager's 2 s
@@ -105,7 +111,7 @@ def test_a_down_or_slow_fabric_manager_costs_the_job_only_its_collectives(
     assert any(t in reason for t in ("timed out", "no answer in 0.5 s", "no time left of 0.5 s"))
     assert store.releases.get(13) is None or store.releases.get(13).status == 0  # type: ignore[union-attr]
     fm.fault(slow_s=0.0, down=True)
-    run(app, "job.run", jobid=14, userid=1001, R=make_r("c[1-2]"))
+    start(app, 14, make_r("c[1-2]"))
     assert "not answering" in hwcoll_events(store)[1]["reason"]  # skipped at once
     assert not any(e[0] == "exception" for e in sent(store))
 
@@ -114,7 +120,7 @@ def test_a_release_waits_for_the_fabric_manager_then_leaves_nothing(
     app: Celery, fm: FabricManagerSim
 ) -> None:
     store = store_of_app(app)
-    run(app, "job.run", jobid=15, userid=1001, R=make_r("c[1-2]"))
+    start(app, 15, make_r("c[1-2]"))
     fm.fault(down=True)
     with pytest.raises(Retry):
         app.tasks["hwcoll.release"].apply(kwargs={"jobid": 15}, throw=True)
@@ -154,7 +160,7 @@ def test_the_token_is_in_no_task_argument_and_no_status(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     store = store_of_app(app)
-    run(app, "job.run", jobid=18, userid=1001, R=make_r("c[1-2]"))
+    start(app, 18, make_r("c[1-2]"))
     run(app, "job.cleanup", jobid=18)
     token = store.jobs.get(18).hwcoll.token  # type: ignore[union-attr]
     ledger: Any = store.client.hgetall(store.keys.ledger)

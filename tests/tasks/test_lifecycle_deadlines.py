@@ -10,6 +10,7 @@ from celery import Celery
 from coral2_sim.kube.api import KubeApiServer
 from kubernetes import client
 
+from pipeline.perform import deadlines as arming
 from pipeline.clients.k8s import DwsClient
 from pipeline.model.job import Epilog, Teardown
 from pipeline.platform.sending import settings_of
@@ -35,7 +36,7 @@ def setup_job(
 
 
 def fire(store: Store, jobid: int, kind: str) -> bool:
-    timeouts.arm(store, jobid, kind, 0.0, "t")
+    arming.arm(store, jobid, kind, 0.0, "t")
     result: bool = result_of(timeouts.fire, jobid=jobid, kind=kind, token="t", due=0.0)
     return result
 

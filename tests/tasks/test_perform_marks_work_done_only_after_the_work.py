@@ -11,7 +11,7 @@ from pipeline.clients.k8s import DwsClient
 from pipeline.model.job import JobRecord
 from pipeline.states.actions import Action, FinishJob, MarkDone, Release, UpdateJob
 from pipeline.store import Store
-from pipeline.tasks import act
+from pipeline.perform import performer as act
 
 LIST: list[Action] = [
     MarkDone({"failed_nodes": ["c2"]}),

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from typing import Any, NoReturn, assert_never
 
+from pipeline.clients.fabric import FabricManager
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import (
     AlreadyExists,
@@ -26,9 +27,12 @@ from pipeline.errors import (
     TemporaryError,
     VniError,
 )
+from pipeline.model.answers import Phase
 from pipeline.model.hwcoll import redact
 from pipeline.model.job import JobChanges, JobRecord
 from pipeline.model.workflow import ready_since, state_of
+from pipeline.perform import deadlines as timeouts
+from pipeline.perform.fabric import release, reserve
 from pipeline.states.actions import (
     Action,
     ArmDeadline,
@@ -52,16 +56,19 @@ from pipeline.states.actions import (
     PatchDesiredState,
     PatchServers,
     Release,
+    ReleaseMulticast,
     ReleaseVnis,
     RemoveFinalizer,
+    ReserveMulticast,
+    ReserveVnis,
     SendNodeTask,
     SendOnce,
     SendTask,
     UpdateJob,
 )
 from pipeline.states.hooks import name_of, refused
+from pipeline.states.slingshot import outcome as slingshot_outcome
 from pipeline.store import OutboxMessage, Store
-from pipeline.tasks import timeouts
 
 log = logging.getLogger("coral2_pipeline.act")
 
@@ -69,6 +76,8 @@ log = logging.getLogger("coral2_pipeline.act")
 SendNode = Callable[[Sequence[tuple[str, str, dict[str, Any]]]], object]
 #: How a pipeline task is sent: its name and kwargs.
 SendTaskBy = Callable[[str, dict[str, Any]], object]
+#: The fabric manager's client, made when first needed.
+FabricBy = Callable[[], FabricManager]
 #: The actions that say work is done: performed after all the others of their list.
 MARKS = (MarkDone, FinishJob, ForgetAnswers)
 
@@ -113,8 +122,10 @@ class _Performer:
         send_node: SendNode | None,
         node_prologs: bool = False,
         send_task: SendTaskBy | None = None,
+        fabric: FabricBy | None = None,
     ) -> None:
         self.store, self.dws, self.jobid = store, dws, jobid
+        self.fabric = fabric
         self.node_prologs = node_prologs
         self.send_node = send_node
         self.send_task = send_task
@@ -271,12 +282,45 @@ class _Performer:
                 if self.send_task is None:
                     raise PermanentError(f"job {self.jobid}: no way to send {task_name}")
                 self.send_task(task_name, kwargs)
+            case ReserveVnis(count, pool, reason, nodes, fatal):
+                self._reserve_vnis(count, pool, reason, list(nodes), fatal)
+            case ReserveMulticast(fm_job_id, limit, step):
+                client = self._fabric()
+                reserve(store, client, self.jobid, fm_job_id, limit, step)
+            case ReleaseMulticast(fm_job_id, step):
+                release(store, self._fabric(), fm_job_id, step)
             case MarkMounted():
-                stopped = sorted(store.tally.flag(self.jobid, "mounted", "prolog"))
+                stopped = sorted(store.tally.flag(self.jobid, "mounted", Phase.PROLOG))
                 stop = {"jobid": self.jobid, "action": "stop"}
                 self._send_nodes([(node, "node.clientmount", stop) for node in stopped])
             case _:
                 assert_never(action)
+
+    def _fabric(self) -> FabricManager:
+        if self.fabric is None:
+            raise PermanentError(f"job {self.jobid}: no way to reach the fabric manager")
+        return self.fabric()
+
+    def _reserve_vnis(
+        self, count: int, pool: str, reason: str, nodes: list[str], fatal: bool
+    ) -> None:
+        """Reserve the job's VNIs as the cray-slingshot plugin does (the pool's error makes
+        an empty reservation, failed when ``fatal``) and write the outcome in its record;
+        a record that holds one already is a re-run's (the pool's reserve is idempotent
+        per job too)."""
+        record = self.store.jobs.get(self.jobid)
+        if record is not None and record.slingshot is not None:
+            return
+        vnis: list[int] = []
+        failed = False
+        if count:
+            self.store.vnipool.configure(pool)
+            try:
+                vnis = self.store.vnipool.reserve(self.jobid, count)
+            except VniError as exc:
+                reason, failed = str(exc), fatal
+        state = slingshot_outcome(vnis, reason, fatal=failed, nodes=nodes)
+        self.store.jobs.update(self.jobid, _updater({"slingshot": state}))
 
     def _send_nodes(self, sends: Sequence[tuple[str, str, dict[str, Any]]]) -> None:
         if not sends:
@@ -333,6 +377,7 @@ def perform(
     send_node: SendNode | None = None,
     node_prologs: bool = False,
     send_task: SendTaskBy | None = None,
+    fabric: FabricBy | None = None,
 ) -> bool:
     """Perform ``actions`` for ``jobid`` in order; return False when one failed them (a
     refusal, a Workflow found gone), True when all were done or a duplicate hook found
@@ -348,7 +393,15 @@ def perform(
     """
     try:
         performer = _Performer(
-            store, dws, jobid, workflow, retention_s, send_node, node_prologs, send_task
+            store,
+            dws,
+            jobid,
+            workflow,
+            retention_s,
+            send_node,
+            node_prologs,
+            send_task,
+            fabric,
         )
         performer.run(actions)
     except _Stop as stop:
