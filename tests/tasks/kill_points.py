@@ -18,9 +18,9 @@ from typing import Any
 
 from celery import Celery, current_task
 
+from pipeline.perform import performer as act
 from pipeline.states.actions import Action
 from pipeline.store import Store
-from pipeline.perform import performer as act
 
 
 class Killed(BaseException):
@@ -37,6 +37,8 @@ class Run:
 
     runs: dict[str, list[int]] = field(default_factory=dict)  # task → points of each run
     killed: Point | None = None
+    #: (task name, task id, job) → how many action lists that run performed for the job
+    performs: dict[tuple[str, str, int], int] = field(default_factory=dict)
 
     def points(self) -> list[Point]:
         """Every point of every run: where a kill may strike."""
@@ -60,6 +62,9 @@ def points(run: Run, kill: Point | None) -> Iterator[None]:
             runs.append(0)
         index = current[task_id]
         runs[index] += 1
+        if action is None:  # the end of one list performed
+            key = (name, task_id, jobid)
+            run.performs[key] = run.performs.get(key, 0) + 1
         here = (name, index, runs[index])
         if kill is not None and run.killed is None and here == kill:
             run.killed = kill

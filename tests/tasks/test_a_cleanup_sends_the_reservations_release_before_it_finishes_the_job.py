@@ -15,9 +15,9 @@ from coral2_sim.fabric import FabricManagerSim
 from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.clients.k8s import DwsClient
+from pipeline.perform import performer as act
 from pipeline.states.actions import Action, FinishJob
 from pipeline.store import Store
-from pipeline.perform import performer as act
 from pipeline.tasks.hwcoll import close_fabric
 from tests.conftest import make_r
 from tests.tasks.eager_app import eager_app, store_of_app

@@ -4,8 +4,8 @@ the job's environment; a long payload is cut short."""
 
 from __future__ import annotations
 
-from pipeline.store import OutboxMessage
 from pipeline.perform.performer import sent_line
+from pipeline.store import OutboxMessage
 
 
 def test_the_workflows_token_is_redacted_from_the_prologs_variables() -> None:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import time
 
 from pipeline.model.job import JobRecord
-from pipeline.store import Deadline, Store
 from pipeline.perform import deadlines as arming
+from pipeline.store import Deadline, Store
 
 JOBID = 4711
 

@@ -13,10 +13,10 @@ from celery import Celery
 from coral2_sim.dws.fixtures import install_cluster, set_rabbit_status
 from coral2_sim.kube.api import KubeApiServer
 
-from pipeline.perform import deadlines as arming
 from pipeline.clients.k8s import DwsClient
 from pipeline.model.job import Epilog
 from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.perform import deadlines as arming
 from pipeline.store import JobRecord, Store
 from pipeline.tasks import timeouts
 from tests.tasks.clientmounts import clientmount

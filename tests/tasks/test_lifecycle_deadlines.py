@@ -10,9 +10,9 @@ from celery import Celery
 from coral2_sim.kube.api import KubeApiServer
 from kubernetes import client
 
-from pipeline.perform import deadlines as arming
 from pipeline.clients.k8s import DwsClient
 from pipeline.model.job import Epilog, Teardown
+from pipeline.perform import deadlines as arming
 from pipeline.platform.sending import settings_of
 from pipeline.store import JobRecord, Keys, Store
 from pipeline.tasks import timeouts

@@ -9,9 +9,9 @@ from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.model.job import JobRecord
+from pipeline.perform import performer as act
 from pipeline.states.actions import Action, FinishJob, MarkDone, Release, UpdateJob
 from pipeline.store import Store
-from pipeline.perform import performer as act
 
 LIST: list[Action] = [
     MarkDone({"failed_nodes": ["c2"]}),
