@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from pipeline.model.workflow import k8s_time
+from pipeline.states.actions import Action, DeleteWorkflow, FinishJob, PatchDesiredState
 
 TEARDOWN = "Teardown"
 
@@ -67,3 +68,22 @@ def step(workflow: Mapping[str, Any], gone_since: float | None, now: float, afte
     if status.get("state") == TEARDOWN and status.get("ready"):
         return Step.DELETE
     return Step.WAIT
+
+
+def on_stale(what: Step) -> list[Action]:
+    """The actions of ``what`` (:func:`step`): ask for Teardown from whatever state (a
+    Workflow found gone or moved on meanwhile is done), or drop Flux's finalizer and
+    delete it (404 is done)."""
+    if what is Step.TEARDOWN:
+        return [PatchDesiredState(None, TEARDOWN, if_moved_on="continue", if_gone=())]
+    if what is Step.DELETE:
+        return [DeleteWorkflow()]
+    return []
+
+
+def on_ended(tracked: bool, ended_at: float | None, now: float, after_s: float) -> list[Action]:
+    """A job Flux finished ``ended_at``: a record still tracked ``after_s`` later is ended
+    (it is kept for ``pipeline.retention``, then dropped)."""
+    if not tracked or ended_at is None or not 0 < after_s < now - ended_at:
+        return []
+    return [FinishJob()]

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import logging
 import time
-from contextlib import suppress
 from typing import Any
 
-from pipeline.errors import Conflict, NotFound
+from pipeline.errors import NotFound
 from pipeline.perform.reads import clientmounts_not_in_state, rabbits_with_allocations
 from pipeline.platform.task import PipelineTask, pipeline_task
-from pipeline.states.stale import TEARDOWN, Step, stale_since, step
+from pipeline.states.stale import Step, on_ended, on_stale, stale_since, step
 from pipeline.states.systemstatus import follow
 from pipeline.store.jobs import parse_notes
+from pipeline.tasks.dws import act
 from pipeline.tasks.observe import jobid_of, seen_entry
 
 log = logging.getLogger("coral2_pipeline.sweeps")
@@ -76,7 +76,7 @@ def _missed(
 
 
 def _clear(task: PipelineTask, name: str, jobid: int, what: Step) -> None:
-    """Send stale Workflow ``name`` to Teardown, or delete it (``what``)."""
+    """Send stale Workflow ``name`` to Teardown, or delete it (``what``), saying so."""
     if what is Step.TEARDOWN:
         held = rabbits_with_allocations(task.dws, name)
         mounts = clientmounts_not_in_state(task.dws, name, "unmounted")
@@ -89,12 +89,8 @@ def _clear(task: PipelineTask, name: str, jobid: int, what: Step) -> None:
             ", ".join(sorted(mounts)) or "no compute",
             extra={"jobid": jobid},
         )
-        with suppress(NotFound, Conflict):
-            task.dws.patch_desired_state(name, TEARDOWN, expected_state=None)
-    elif what is Step.DELETE:
-        with suppress(NotFound):
-            task.dws.remove_finalizer(name)
-            task.dws.delete_workflow(name)
+    act(task, jobid, on_stale(what))
+    if what is Step.DELETE:
         log.warning("stale Workflow %s deleted", name, extra={"jobid": jobid})
 
 
@@ -137,8 +133,9 @@ def stale_sweep(task: PipelineTask) -> dict[str, int]:
         log.warning("%d Workflow change(s) the watcher never reported: observing them", missed)
     ended = [j for j, at in jobs.items() if at is not None]
     for jobid in ended:
-        if jobid in tracked and 0 < settings.stale_after < now - (jobs[jobid] or now):
-            task.store.jobs.finish(jobid, settings.retention)
+        finish = on_ended(jobid in tracked, jobs[jobid], now, settings.stale_after)
+        if finish:
+            act(task, jobid, finish)
     old = [j for j in ended if now - (jobs[j] or now) > settings.retention]
     task.store.flux_jobs.forget(old)
     eventlog = task.store.resource_log
