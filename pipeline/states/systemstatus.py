@@ -7,7 +7,7 @@ shows their ``undrain``; then they are Enabled again (when online).
 
 :func:`follow` is pure: given the journal events since the last call and
 what that call left (:class:`Seen`), it returns the hosts to patch and what
-to keep for the next call.
+to keep for the next call, its argument untouched.
 """
 
 from __future__ import annotations
@@ -44,9 +44,12 @@ def _hosts(seen: Seen, idset: str) -> set[str]:
     return {seen.hosts[r] for r in decode_idset(idset) if r < len(seen.hosts)}
 
 
-def follow(events: Iterable[Mapping[str, Any]], seen: Seen) -> tuple[dict[str, str], set[str]]:
-    """Apply journal ``events`` to ``seen`` (in place); return (host → Enabled/Disabled to
-    patch, hosts our drains no longer keep Disabled)."""
+def follow(
+    events: Iterable[Mapping[str, Any]], before: Seen
+) -> tuple[dict[str, str], set[str], Seen]:
+    """Journal ``events`` after ``before`` (left as it is): (host → Enabled/Disabled to
+    patch, hosts our drains no longer keep Disabled, what the journal says now)."""
+    seen = Seen(list(before.hosts), set(before.online), set(before.disabled))
     patch: dict[str, str] = {}
     undrained: set[str] = set()
     for event in events:
@@ -77,4 +80,4 @@ def follow(events: Iterable[Mapping[str, Any]], seen: Seen) -> tuple[dict[str, s
             patch.update({h: ENABLED if h in seen.online else DISABLED for h in back})
     for host in seen.disabled:
         patch[host] = DISABLED  # our drains keep them Disabled whatever else happened
-    return patch, undrained
+    return patch, undrained, seen

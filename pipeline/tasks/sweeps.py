@@ -45,7 +45,7 @@ def systemstatus_sync(task: PipelineTask) -> int:
     sync = task.store.systemstatus
     cursor, seen = sync.load()
     cursor_after, events = task.store.resource_log.since(cursor, limit=SYNC_BATCH)
-    patch, undrained = follow(events, seen)
+    patch, undrained, seen = follow(events, seen)
     if patch:
         try:
             task.dws.patch_system_status({"data": {"nodes": patch}})

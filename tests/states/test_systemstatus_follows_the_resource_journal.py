@@ -1,5 +1,6 @@
 """SystemStatus follows the resource journal: online hosts Enabled, offline ones Disabled,
-hosts our drains disabled stay Disabled until their undrain, then Enabled again."""
+hosts our drains disabled stay Disabled until their undrain, then Enabled again. Each
+call returns what the journal says now and leaves what it was given as it was."""
 
 from __future__ import annotations
 
@@ -14,29 +15,29 @@ def event(name: str, **context: Any) -> dict[str, Any]:
 
 def test_a_restart_enables_online_hosts_and_disables_the_rest() -> None:
     seen = Seen()
-    patch, _ = follow([event("restart", ranks="0-2", online="0,2", nodelist="n[0-2]")], seen)
+    patch, _, after = follow([event("restart", ranks="0-2", online="0,2", nodelist="n[0-2]")], seen)
     assert patch == {"n0": "Enabled", "n1": "Disabled", "n2": "Enabled"}
+    assert after.online == {"n0", "n2"} and seen == Seen()  # the argument is left as it was
 
 
 def test_hosts_going_offline_and_online_are_patched_once() -> None:
-    seen = Seen()
-    follow([event("restart", ranks="0-2", online="0-2", nodelist="n[0-2]")], seen)
-    patch, _ = follow([event("offline", idset="1"), event("online", idset="0-1")], seen)
+    _, _, seen = follow([event("restart", ranks="0-2", online="0-2", nodelist="n[0-2]")], Seen())
+    patch, _, seen = follow([event("offline", idset="1"), event("online", idset="0-1")], seen)
     assert patch == {"n1": "Enabled"}  # n0 was online already: nothing new for it
     assert seen.online == {"n0", "n1", "n2"}
 
 
 def test_a_host_our_drain_disabled_is_enabled_again_by_its_undrain() -> None:
     seen = Seen(disabled={"n1"})
-    follow([event("restart", ranks="0-2", online="0-2", nodelist="n[0-2]")], seen)
-    patch, undrained = follow([event("online", idset="1")], seen)
+    _, _, seen = follow([event("restart", ranks="0-2", online="0-2", nodelist="n[0-2]")], seen)
+    patch, undrained, seen = follow([event("online", idset="1")], seen)
     assert patch == {"n1": "Disabled"}  # online, but our drain holds it
-    patch, undrained = follow([event("undrain", idset="1", nodelist="n1")], seen)
+    patch, undrained, seen = follow([event("undrain", idset="1", nodelist="n1")], seen)
     assert (patch, undrained, seen.disabled) == ({"n1": "Enabled"}, {"n1"}, set())
 
 
 def test_an_undrained_host_that_is_offline_stays_disabled() -> None:
     seen = Seen(disabled={"n2"})
-    follow([event("restart", ranks="0-2", online="0-1", nodelist="n[0-2]")], seen)
-    patch, undrained = follow([event("undrain", idset="2", nodelist="n2")], seen)
+    _, _, seen = follow([event("restart", ranks="0-2", online="0-1", nodelist="n[0-2]")], seen)
+    patch, undrained, _ = follow([event("undrain", idset="2", nodelist="n2")], seen)
     assert (patch, undrained) == ({"n2": "Disabled"}, {"n2"})

@@ -51,7 +51,7 @@ def test_the_systemstatus_sync_names_hosts_from_the_truncate(store: Store) -> No
     mirror = ResourceMirror(store.resource_log, hostlist="n[0-1]")
     for response in ({"events": [TRUNCATE, *AFTER]}, {"events": []}):
         mirror.feed(response)
-    patch, _ = follow(store.resource_log.events(), Seen([], set(), set()))
+    patch, _, _ = follow(store.resource_log.events(), Seen([], set(), set()))
     assert patch == {"n0": "Enabled", "n1": "Disabled"}
 
 
