@@ -24,21 +24,21 @@ from typing import Any, Protocol
 
 from celery import Celery
 
-from node_worker import perilog
-from node_worker.attempts import MAX_UNENDED, Attempts
+from node_worker import steps
+from node_worker.attempts import Attempts
 from node_worker.cxi import Nic, clean_services, env_devices
 from node_worker.ended import EndedJobs
 from node_worker.service import ClientmountService
 from pipeline.errors import CxiError
 from pipeline.model.answers import cut, parse
 from pipeline.model.idset import decode_idset
+from pipeline.model.node_messages import NodeTask
 from pipeline.platform import deadletters, nodework, supervision  # noqa: F401  (its signal handlers)
 from pipeline.platform.answers import answers_key, encode
 from pipeline.platform.config import node_worker_config
 from pipeline.platform.routing import node_queue
 from pipeline.platform.signing import CLAIM, manifest_host, secure
 from pipeline.settings import Settings
-from pipeline.states.nodes import PROLOG_EXCEPTION
 
 log = logging.getLogger("coral2_pipeline.node_worker")
 
@@ -98,7 +98,7 @@ class NodeWorker:
             with self._job_locks_lock:
                 self._job_locks.pop(key, None)
 
-    def _nic(self, hostname: str) -> Nic:
+    def nic(self, hostname: str) -> Nic:
         if self.nic_of is None:
             raise CxiError(f"{hostname}: this node worker drives no CXI devices (--nic none)")
         return self.nic_of(hostname)
@@ -157,7 +157,7 @@ class NodeWorker:
             )
             nodework.trace("answered", name, kwargs.get("jobid"), kwargs.get("node"), detail)
 
-        @job_step(name="node.prolog")  # type: ignore[untyped-decorator]
+        @job_step(name=NodeTask.PROLOG)  # type: ignore[untyped-decorator]
         def prolog(
             task: Any,
             jobid: int,
@@ -166,72 +166,16 @@ class NodeWorker:
             cxi: dict[str, Any] | None = None,
             hostname: str = "",
         ) -> dict[str, int]:
-            hostname = self._host(task, hostname)
-            nodework.trace("took", "node.prolog", jobid, hostname, str(task.request.id))
-            with self.job_on(hostname, jobid):  # never in the middle of the job's epilog
-                return run_prolog(task, hostname, jobid, userid, clientmount, cxi)
-
-        def run_prolog(
-            task: Any,
-            hostname: str,
-            jobid: int,
-            userid: int,
-            clientmount: str | None,
-            cxi: dict[str, Any] | None,
-        ) -> dict[str, int]:
-            """The prolog's work, under the job's lock on ``hostname``."""
-            done: dict[str, Any] = {"jobid": jobid, "node": hostname, "task_id": task.request.id}
-            if self.ended.ended(hostname, jobid):  # a late copy: the epilog has run
-                log.info("node.prolog of job %s on %s after its epilog: ignored", jobid, hostname)
-                answer("job.prolog_done", **done, late=True)
-                return {}
+            host = self._host(task, hostname)
             task_id = str(task.request.id)
-            unended = self.attempts.begin(task_id)
-            if unended >= MAX_UNENDED:  # it killed this worker each time: answer, not run
-                self.attempts.end(task_id)
-                why = f"node.prolog died with the node worker {unended} times on {hostname}"
-                log.error("job %s: %s; answered as failed", jobid, why)
-                answer("job.prolog_done", **done, error=why, error_type=PROLOG_EXCEPTION)
-                return {}
-            try:
-                outcome = perilog.prolog(
-                    hostname,
-                    jobid,
-                    userid,
-                    clientmount=clientmount,
-                    cxi=cxi,
-                    service=self.service,
-                    nic_of=self._nic,
-                )
-            finally:
-                self.attempts.end(task_id)
-            if outcome.error:
-                done.update(error=outcome.error, error_type=outcome.error_type)
-            answer("job.prolog_done", **done)
-            return outcome.services
+            return steps.prolog(self, answer, task_id, host, jobid, userid, clientmount, cxi)
 
-        @job_step(name="node.clientmount")  # type: ignore[untyped-decorator]
+        @job_step(name=NodeTask.CLIENTMOUNT)  # type: ignore[untyped-decorator]
         def clientmount(task: Any, jobid: int, action: str, hostname: str = "") -> str:
-            hostname = self._host(task, hostname)
-            nodework.trace(
-                "took", f"node.clientmount {action}", jobid, hostname, str(task.request.id)
-            )
-            done = {"jobid": jobid, "node": hostname, "task_id": task.request.id}
-            with self.job_on(hostname, jobid):  # never in the middle of the job's epilog
-                late = action == "stop" and self.ended.ended(hostname, jobid)
-                if not late:
-                    perilog.clientmount(hostname, action, self.service)
-            if late:
-                # a late copy: the epilog started the service for the unmounts; leave it
-                log.info(
-                    "clientmount stop of job %s on %s after its epilog: ignored", jobid, hostname
-                )
-                answer("job.clientmount_done", **done, late=True)
-                return "ignored"
-            answer("job.clientmount_done", **done)
-            return action
+            host = self._host(task, hostname)
+            return steps.clientmount(self, answer, str(task.request.id), host, jobid, action)
 
-        @job_step(name="node.epilog")  # type: ignore[untyped-decorator]
+        @job_step(name=NodeTask.EPILOG)  # type: ignore[untyped-decorator]
         def epilog(
             task: Any,
             jobid: int,
@@ -240,44 +184,19 @@ class NodeWorker:
             cxi: dict[str, Any] | None = None,
             hostname: str = "",
         ) -> list[str]:
-            hostname = self._host(task, hostname)
-            nodework.trace("took", "node.epilog", jobid, hostname, str(task.request.id))
-            with self.job_on(hostname, jobid, last=True):
-                self.ended.note(hostname, jobid)  # before acting: no prolog copy undoes it
-                if cxi is not None and self.ended.clean(hostname, jobid):
-                    # a late copy: the job's services are gone, and services with its
-                    # user and VNIs now belong to a later job
-                    log.info("node.epilog of job %s on %s: its services are gone", jobid, hostname)
-                    cxi = None
-                outcome = perilog.epilog(
-                    hostname,
-                    userid,
-                    clientmount=clientmount,
-                    cxi=cxi,
-                    service=self.service,
-                    nic_of=self._nic,
-                    busy_wait_s=self.settings.pipeline.cxi_epilog_wait,
-                )
-                if cxi is not None and not outcome.busy:
-                    self.ended.note_clean(hostname, jobid)
-            answer(
-                "job.epilog_done",
-                jobid=jobid,
-                node=hostname,
-                task_id=task.request.id,
-                busy=outcome.busy,
-            )
-            return outcome.busy
+            host = self._host(task, hostname)
+            task_id = str(task.request.id)
+            return steps.epilog(self, answer, task_id, host, jobid, userid, clientmount, cxi)
 
         @app.task(name="node.cxi_list", shared=False, bind=True)  # type: ignore[untyped-decorator]
         def cxi_list(task: Any, hostname: str) -> list[dict[str, object]]:
             self._check(task, hostname)
-            return env_devices(self._nic(hostname))
+            return env_devices(self.nic(hostname))
 
         @app.task(name="node.cxi_clean", shared=False, bind=True)  # type: ignore[untyped-decorator]
         def cxi_clean(task: Any, hostname: str, pool: str) -> dict[str, list[str]]:
             self._check(task, hostname)
-            destroyed, busy = clean_services(self._nic(hostname), decode_idset(pool))
+            destroyed, busy = clean_services(self.nic(hostname), decode_idset(pool))
             return {"destroyed": destroyed, "busy": busy}
 
         @app.task(name="node.ping", shared=False, bind=True)  # type: ignore[untyped-decorator]

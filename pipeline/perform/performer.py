@@ -30,6 +30,7 @@ from pipeline.errors import (
 from pipeline.model.answers import Phase
 from pipeline.model.hwcoll import redact
 from pipeline.model.job import JobChanges, JobRecord
+from pipeline.model.node_messages import clientmount_stop
 from pipeline.model.workflow import ready_since, state_of
 from pipeline.perform import deadlines as timeouts
 from pipeline.perform.fabric import release, reserve
@@ -290,9 +291,9 @@ class _Performer:
             case ReleaseMulticast(fm_job_id, step):
                 release(store, self._fabric(), fm_job_id, step)
             case MarkMounted():
-                stopped = sorted(store.tally.flag(self.jobid, "mounted", Phase.PROLOG))
-                stop = {"jobid": self.jobid, "action": "stop"}
-                self._send_nodes([(node, "node.clientmount", stop) for node in stopped])
+                answered = sorted(store.tally.flag(self.jobid, "mounted", Phase.PROLOG))
+                name, stop = clientmount_stop(self.jobid)
+                self._send_nodes([(node, name, stop) for node in answered])
             case _:
                 assert_never(action)
 

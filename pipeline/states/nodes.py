@@ -32,9 +32,11 @@ from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
+from pipeline.model import node_messages
 from pipeline.model.answers import Phase
 from pipeline.model.hostlist import unique_hostlist
 from pipeline.model.job import DeadlineKind, JobRecord, NodeWork
+from pipeline.model.node_messages import Clientmount
 from pipeline.states.actions import (
     Action,
     ArmDeadline,
@@ -123,12 +125,12 @@ def prologs(
     work = job.node_work
     action = None
     if clientmount and work is not None:
-        action = "start" if work.dw else "stop"
+        action = Clientmount.START if work.dw else Clientmount.STOP
     actions: list[Action] = []
     for node in nodes:
-        kwargs: dict[str, Any] = {"jobid": job.jobid, "userid": job.userid, "clientmount": action}
-        kwargs["cxi"] = None if cxi is None else {**cxi, "ncores": cores.get(node, 0)}
-        actions.append(SendNodeTask(node, "node.prolog", kwargs))
+        part = None if cxi is None else {**cxi, "ncores": cores.get(node, 0)}
+        name, kwargs = node_messages.prolog(job.jobid, job.userid, action, part)
+        actions.append(SendNodeTask(node, name, kwargs))
     return actions
 
 
@@ -156,8 +158,8 @@ def resume(
 
 def stops(job: JobRecord, nodes: list[str]) -> list[Action]:
     """Tell ``nodes`` to stop the clientmount service: the job's file systems are mounted."""
-    kwargs = {"jobid": job.jobid, "action": "stop"}
-    return [SendNodeTask(node, "node.clientmount", kwargs) for node in nodes]
+    name, kwargs = node_messages.clientmount_stop(job.jobid)
+    return [SendNodeTask(node, name, kwargs) for node in nodes]
 
 
 def release(
@@ -250,12 +252,12 @@ def epilogs(job: JobRecord, vnis: list[int] | None, clientmount: bool) -> list[A
     if not nodes:
         return []
     over: list[Action] = [DisarmDeadline(DEADLINE), DisarmDeadline(MOUNT_DEADLINE)]
-    kwargs: dict[str, Any] = {"jobid": job.jobid, "userid": job.userid}
-    kwargs["clientmount"] = "start" if clientmount and work is not None and work.dw else None
-    kwargs["cxi"] = None if vnis is None else {"vnis": vnis}
-    if kwargs["clientmount"] is None and kwargs["cxi"] is None:
+    start = Clientmount.START if clientmount and work is not None and work.dw else None
+    part = None if vnis is None else {"vnis": vnis}
+    if start is None and part is None:
         return over
+    name, kwargs = node_messages.epilog(job.jobid, job.userid, start, part)
     # the answers are counted without the job's lock; the count comes first, so that the
     # last answer, however fast, finds it
     expect = ExpectAnswers(len(nodes), Phase.CLEAN)
-    return [*over, expect, *(SendNodeTask(node, "node.epilog", dict(kwargs)) for node in nodes)]
+    return [*over, expect, *(SendNodeTask(node, name, dict(kwargs)) for node in nodes)]

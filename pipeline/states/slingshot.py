@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+from pipeline.model import node_messages
 from pipeline.model.answers import Phase
 from pipeline.model.job import DeadlineKind, JobRecord, Slingshot
 from pipeline.model.slingshot import reservation_event
@@ -121,9 +122,8 @@ def finished(job: JobRecord, state: Slingshot | None) -> list[Action]:
 
 def epilogs(job: JobRecord, state: Slingshot, nodes: list[str]) -> list[Action]:
     """The CXI part of the node epilog of each of ``nodes`` (housekeeping's retries)."""
-    kwargs: dict[str, Any] = {"jobid": job.jobid, "userid": job.userid, "clientmount": None}
-    kwargs["cxi"] = {"vnis": state.vnis}
-    return [SendNodeTask(node, "node.epilog", dict(kwargs)) for node in nodes]
+    name, kwargs = node_messages.epilog(job.jobid, job.userid, None, {"vnis": state.vnis})
+    return [SendNodeTask(node, name, dict(kwargs)) for node in nodes]
 
 
 def on_node_clean(

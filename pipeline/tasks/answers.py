@@ -47,6 +47,7 @@ from celery.signals import worker_ready, worker_shutdown
 
 from pipeline.errors import StoreUnavailable
 from pipeline.model.answers import Answer, AnswerError, Phase, answer_name, parse
+from pipeline.model.node_messages import clientmount_stop
 from pipeline.platform import nodework
 from pipeline.platform.answers import Reading, Unreadable, decode
 from pipeline.platform.deadletters import NODE_DEAD_LETTER
@@ -87,6 +88,27 @@ class _Pass:
     discard: set[str] = field(default_factory=set)
 
 
+def settle(
+    app: Celery, store: Store, jobid: int, phase: Phase, nodes: list[str], ends: list[str]
+) -> None:
+    """Count ``nodes``' answers to ``phase`` of ``jobid`` (``ends``: the node tasks they end,
+    crossed out of the ledger in the same step) — the one place answers are counted, for
+    the batches of the answers stream and for an answer that came as a task: a prolog
+    answered after the job's file systems were mounted is told to stop the clientmount
+    service at once, and the answer that completes the phase sends its locked decision."""
+    counted = store.tally.add_all(jobid, phase, nodes, ends=ends)
+    for node in nodes:
+        last = counted.completes and node == nodes[-1]
+        nodework.trace("counted", f"{phase} answer", jobid, node, "completes" if last else "")
+    if phase == Phase.PROLOG and "mounted" in counted.flags:
+        # a copy of an answer too: its first count may have died before sending the stop
+        name, stop = clientmount_stop(jobid)
+        dispatch_nodes(app, store, [(n, name, {"hostname": n, **stop}) for n in nodes])
+    if counted.completes:
+        decision = "job.epilogs_complete" if phase == Phase.CLEAN else "job.answers_complete"
+        dispatch(app, store, decision, {"jobid": jobid})
+
+
 def count(app: Celery, store: Store, answers: list[Answer]) -> list[tuple[Answer, str]]:
     """Count ``answers`` (module docstring); those the batch does not count go on as the
     tasks they name. Returns the answers that could not be sent on, and why."""
@@ -106,21 +128,7 @@ def count(app: Celery, store: Store, answers: list[Answer]) -> list[tuple[Answer
         else:
             rest.append(answer)
     for (jobid, phase), items in groups.items():
-        nodes = [node for node, _ in items]
-        counted = store.tally.add_all(jobid, phase, nodes, ends=[t for _, t in items])
-        for node in nodes:
-            last = counted.completes and node == nodes[-1]
-            nodework.trace("counted", f"{phase} answer", jobid, node, "completes" if last else "")
-        if phase == Phase.PROLOG and "mounted" in counted.flags:
-            # the job's file systems were mounted before these nodes answered: stop at once
-            stop = [
-                (n, "node.clientmount", {"hostname": n, "jobid": jobid, "action": "stop"})
-                for n in nodes
-            ]
-            dispatch_nodes(app, store, stop)
-        if counted.completes:
-            decision = "job.epilogs_complete" if phase == Phase.CLEAN else "job.answers_complete"
-            dispatch(app, store, decision, {"jobid": jobid})
+        settle(app, store, jobid, phase, [node for node, _ in items], [t for _, t in items])
     failed: list[tuple[Answer, str]] = []
     for answer in rest:
         try:

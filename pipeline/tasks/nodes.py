@@ -21,13 +21,14 @@ from pipeline.model.job import DeadlineKind, JobRecord
 from pipeline.model.resource_set import ResourceSet
 from pipeline.model.slingshot import vni_request
 from pipeline.platform import nodework
-from pipeline.platform.sending import dispatch, dispatch_node, dispatch_nodes
+from pipeline.platform.sending import dispatch, dispatch_nodes
 from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.states import hwcoll as hwcoll_states
 from pipeline.states import nodes, slingshot
 from pipeline.states import run as run_states
 from pipeline.store import Deadline
 from pipeline.store.marks import CLEANUP_FENCE
+from pipeline.tasks.answers import settle
 from pipeline.tasks.dws import SEND_NODES, act, ended, record_of
 from pipeline.tasks.hwcoll import multicast_ask
 from pipeline.tasks.timeouts import handles
@@ -163,26 +164,16 @@ def prologs(task: PipelineTask, jobid: int, R: dict[str, Any], dw: bool = False)
 
 
 def _answered(task: PipelineTask, jobid: int, phase: Phase, node: str, task_id: str) -> None:
-    """Count one node's answer without the job's lock, unless it comes from a stranger;
-    the one that completes the phase sends the locked decision
-    (``job.answers_complete``). The count crosses the node task out of the ledger in the
-    same transaction; should this run die before what follows, the answer's message is
-    delivered again, and its copy (no ledger entry now) completes the phase again."""
+    """Count one node's answer without the job's lock, unless it comes from a stranger
+    (:func:`pipeline.tasks.answers.settle`, the one place answers are counted). The count
+    crosses the node task out of the ledger in the same transaction; should this run die
+    before what follows, the answer's message is delivered again, and its copy (no ledger
+    entry now) completes the phase again."""
     proof = _proof(task, jobid, node, task_id, phase)
     if proof is None:
         return
-    ends = task_id if proof == "ledger" else None
-    counted = task.store.tally.add(jobid, phase, node, ends=ends)
-    nodework.trace(
-        "counted", f"{phase} answer", jobid, node, "completes" if counted.completes else ""
-    )
-    if phase == Phase.PROLOG and "mounted" in counted.flags:
-        # the job's file systems were mounted before this node answered: stop at once (a
-        # copy of the answer too: its first run may have died before sending the stop)
-        stop = {"hostname": node, "jobid": jobid, "action": "stop"}
-        dispatch_node(task.app, task.store, node, "node.clientmount", stop)
-    if counted.completes:
-        dispatch(task.app, task.store, "job.answers_complete", {"jobid": jobid})
+    ends = [task_id] if proof == "ledger" else []
+    settle(task.app, task.store, jobid, phase, [node], ends)
 
 
 @pipeline_task("job.prolog_done", queue="lifecycle")
@@ -310,19 +301,14 @@ def epilog_done(
     one per node, and the one that completes the count confirms them all at once
     (``job.epilogs_complete``). A node whose services are busy goes to the locked
     ``job.epilog_busy``, which retries it and, past ``cxi-busy-timeout``, drains it."""
-    proof = _proof(task, jobid, node, task_id, Phase.CLEAN)
-    if proof is None:
+    if not busy:
+        _answered(task, jobid, Phase.CLEAN, node, task_id)
         return
-    nodework.trace("counted", "epilog answer", jobid, node, f"busy={busy}" if busy else "")
-    if busy:
+    if _proof(task, jobid, node, task_id, Phase.CLEAN) is not None:
+        nodework.trace("counted", "epilog answer", jobid, node, f"busy={busy}")
         kwargs = {"jobid": jobid, "node": node, "busy": list(busy)}
         dispatch(task.app, task.store, "job.epilog_busy", kwargs)
         task.store.ledger.done(task_id)
-        return
-    ends = task_id if proof == "ledger" else None
-    counted = task.store.tally.add(jobid, Phase.CLEAN, node, ends=ends)
-    if counted.completes:
-        dispatch(task.app, task.store, "job.epilogs_complete", {"jobid": jobid})
 
 
 @pipeline_task("job.epilog_busy", queue="lifecycle", lock_job=True)
