@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 from celery import Task, shared_task
 
@@ -61,21 +61,6 @@ FIXED_QUEUES = frozenset({"lifecycle", "timeouts", "housekeeping"})
 #: The per-job lock lives this long past its holder's last heartbeat (a killed worker's
 #: lock frees within it); the holder renews it every third of it.
 LOCK_TTL_S = 10.0
-
-KNOWN_OPTIONS = frozenset(
-    {
-        "queue",
-        "lock_job",
-        "max_attempts",
-        "time_limit_s",
-        "retry_base_s",
-        "retry_cap_s",
-        "max_retries",
-        "keep_result",
-        "clears",
-    }
-)
-
 
 #: Tasks too frequent or too plain for a job's timeline: the Workflow's states are in it,
 #: and a node's answers, one per node of the job, are in the node-work trace
@@ -239,27 +224,34 @@ class PipelineTask(Task):  # type: ignore[misc]
             self.store.timeline.note(jobid, "task", what)
 
 
-def pipeline_task(name: str, **options: Any) -> Callable[[Callable[..., Any]], Any]:
-    """Register a task under ``name`` with validated options.
+def pipeline_task(
+    name: str,
+    *,
+    queue: Literal["lifecycle", "timeouts", "housekeeping", "node"],
+    lock_job: bool = False,
+    max_attempts: int = PipelineTask.max_attempts,
+    time_limit_s: float | None = None,
+    retry_base_s: float = PipelineTask.retry_base_s,
+    retry_cap_s: float = PipelineTask.retry_cap_s,
+    max_retries: int | None = 20,
+    keep_result: bool = False,
+    clears: Callable[[Keys, int], str] | None = None,
+) -> Callable[[Callable[..., Any]], Any]:
+    """Register a task under ``name``; mypy checks every option.
 
     The function gets its task (a :class:`PipelineTask`) as its first argument,
     as with Celery's ``bind=True``, then the message's arguments.
 
-    ``queue`` (required): one of ``lifecycle``, ``timeouts``, ``housekeeping``,
-    or ``node`` for node-pinned tasks (sent with ``queue=node_queue(host)``).
-    ``lock_job``: hold the per-job lock. ``max_attempts``, ``time_limit_s``,
-    ``retry_base_s``, ``retry_cap_s``, ``max_retries``. ``keep_result``: store
-    the return value in the result backend (default False: a task's outcome
-    lives in the job record, the outbox and ``<prefix>:failures``, and a
-    stored result nobody reads costs a write, a publish and an hour of Redis
-    memory per task — and a subscription in every process that sends one).
+    ``queue``: one of ``lifecycle``, ``timeouts``, ``housekeeping``, or ``node`` for
+    node-pinned tasks (sent with ``queue=node_queue(host)``). ``lock_job``: hold the
+    per-job lock. ``max_attempts``, ``time_limit_s``, ``retry_base_s``, ``retry_cap_s``,
+    ``max_retries``. ``keep_result``: store the return value in the result backend
+    (default False: a task's outcome lives in the job record, the outbox and
+    ``<prefix>:failures``, and a stored result nobody reads costs a write, a publish and
+    an hour of Redis memory per task — and a subscription in every process that sends
+    one). ``clears``: the job's key (of :class:`~pipeline.store.keys.Keys`) deleted in
+    the round trip that takes the job's lock (a coalescing mark).
     """
-    unknown = sorted(set(options) - KNOWN_OPTIONS)
-    if unknown:
-        raise ValueError(
-            f"task {name!r}: unknown options {unknown}; known options: {sorted(KNOWN_OPTIONS)}"
-        )
-    queue = options.get("queue")
     if queue != "node" and queue not in FIXED_QUEUES:
         raise ValueError(
             f"task {name!r}: queue {queue!r} is not one of {sorted(FIXED_QUEUES)} or 'node' "
@@ -269,17 +261,17 @@ def pipeline_task(name: str, **options: Any) -> Callable[[Callable[..., Any]], A
         "name": name,
         "base": PipelineTask,
         "logical_queue": queue,
-        "lock_job": bool(options.get("lock_job", False)),
-        "max_attempts": int(options.get("max_attempts", PipelineTask.max_attempts)),
-        "retry_base_s": float(options.get("retry_base_s", PipelineTask.retry_base_s)),
-        "retry_cap_s": float(options.get("retry_cap_s", PipelineTask.retry_cap_s)),
-        "max_retries": options.get("max_retries", 20),
+        "lock_job": lock_job,
+        "max_attempts": max_attempts,
+        "retry_base_s": retry_base_s,
+        "retry_cap_s": retry_cap_s,
+        "max_retries": max_retries,
         # a plain function as a class attribute would be bound to the task: keep it unbound
-        "clears": staticmethod(options["clears"]) if options.get("clears") else None,
-        "ignore_result": not options.get("keep_result", False),
+        "clears": staticmethod(clears) if clears else None,
+        "ignore_result": not keep_result,
         "bind": True,  # the function's first argument is its task: no proxy lookup per use
     }
-    if "time_limit_s" in options:
-        celery_options["time_limit"] = float(options["time_limit_s"])
+    if time_limit_s is not None:
+        celery_options["time_limit"] = time_limit_s
     decorator: Callable[[Callable[..., Any]], Any] = shared_task(**celery_options)
     return decorator
