@@ -10,46 +10,21 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from celery import Celery
 from celery.exceptions import Retry
 from coral2_sim.fabric import FabricManagerSim
-from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.cli import main
-from pipeline.clients.k8s import DwsClient
 from pipeline.store import Store
-from pipeline.tasks.hwcoll import close_fabric
 from tests.conftest import make_r
-from tests.tasks.eager_app import eager_app, store_of_app
+from tests.tasks import fabric_fixtures
+from tests.tasks.eager_app import store_of_app
 
-
-@pytest.fixture
-def fm() -> Iterator[FabricManagerSim]:
-    with FabricManagerSim() as sim:
-        yield sim
-
-
-@pytest.fixture
-def app(
-    tmp_path: Path, redis_url: str, kube: tuple[KubeApiServer, DwsClient], fm: FabricManagerSim
-) -> Iterator[Celery]:
-    auth = fm.write_credentials(tmp_path / "fm")
-    app = eager_app(
-        tmp_path, redis_url, kube[0].url,
-        CORAL2_PIPELINE_HWCOLL__URL=fm.url,
-        CORAL2_PIPELINE_HWCOLL__AUTH_DIR=str(auth),
-        CORAL2_PIPELINE_HWCOLL__MIN_JOB_NODES="2",
-        CORAL2_PIPELINE_HWCOLL__REQUEST_TIMEOUT="0.5",
-        CORAL2_PIPELINE_HWCOLL__CLUSTER="elcap",
-        CORAL2_PIPELINE_CRAY_SLINGSHOT__VNIS_PER_JOB="0",
-    )  # fmt: skip
-    yield app
-    close_fabric(app)
+fm = fabric_fixtures.fm  # the fixtures: a fabric manager, an app that reaches it
+app = fabric_fixtures.app
 
 
 def run(app: Celery, task: str, **kwargs: Any) -> Any:
