@@ -67,8 +67,12 @@ def run(args: argparse.Namespace) -> int:
     thread = threading.Thread(target=watcher.run, name="watcher", daemon=True)
     thread.start()
     heap.settle()
+    # ready once Redis answers (the worker's is once it consumes): until then systemd
+    # shows the unit "activating", with why in its status
+    while not done.is_set() and not watcher.reached.wait(1.0):
+        notify(f"STATUS=waiting for Redis: {watcher.outage or 'no answer yet'}")
     notify("READY=1", "STATUS=watching Workflows and Storages")
-    watchdog = Watchdog(lambda: thread.is_alive() and watcher.turning()).start()
+    watchdog = Watchdog(lambda: thread.is_alive() and watcher.healthy()).start()
     done.wait()
     notify("STOPPING=1")
     watchdog.stop()

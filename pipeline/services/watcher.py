@@ -80,6 +80,10 @@ def awaits_dws(event: WatchEvent) -> bool:
     )
 
 
+#: The least time without an answer from Redis after which the watcher is not healthy (s).
+REACH_S = 10.0
+
+
 @dataclass
 class Watcher:
     """One watcher replica."""
@@ -94,6 +98,10 @@ class Watcher:
     _stop: threading.Event = field(default_factory=threading.Event)
     _leading: threading.Event = field(default_factory=threading.Event)
     _turned: float = field(default_factory=time.monotonic)  # the lease loop's last turn
+    _answered: float = -float("inf")  # when Redis last answered the lease loop
+    _outage: str | None = None  # why Redis does not answer, while it does not
+    #: set once Redis has answered: the watcher can do its work (systemd's READY)
+    reached: threading.Event = field(default_factory=threading.Event)
 
     # --- leadership -------------------------------------------------------------
     def try_lead(self) -> bool:
@@ -185,8 +193,23 @@ class Watcher:
     # --- main loop -------------------------------------------------------------------
     def turning(self) -> bool:
         """Whether the lease loop turned within three of its periods (a lease loop stuck
-        on Redis, or dead, no longer does): the systemd watchdog's check."""
+        on Redis, or dead, no longer does)."""
         return time.monotonic() - self._turned < self.lease_s
+
+    def reachable(self) -> bool:
+        """Whether Redis answered the lease loop lately (within three leases, 10 s at least):
+        a watcher that cannot reach it watches nothing."""
+        return time.monotonic() - self._answered < max(3 * self.lease_s, REACH_S)
+
+    def healthy(self) -> bool:
+        """The systemd watchdog's check: the lease loop turns and Redis answers it, so the
+        watcher does its work (or stands by, ready to)."""
+        return self.turning() and self.reachable()
+
+    @property
+    def outage(self) -> str | None:
+        """Why Redis does not answer, while it does not (None: it does)."""
+        return self._outage
 
     @property
     def leading(self) -> bool:
@@ -227,14 +250,22 @@ class Watcher:
         while not self._stop.is_set():
             self._turned = time.monotonic()
             try:
-                if self.try_lead():
+                leads = self.try_lead()
+            except StoreUnavailable as exc:  # not leading until renewed
+                if self._outage is None:  # said once an outage, leader or not
+                    log.warning("watcher: Redis does not answer (%s): watching nothing", exc)
+                self._outage = str(exc)
+                self._leading.clear()
+            else:
+                self._answered = time.monotonic()
+                if self._outage is not None:
+                    log.warning("watcher: Redis answers again")
+                self._outage = None
+                self.reached.set()
+                if leads:
                     self._leading.set()
                 else:
                     self._leading.clear()
-            except StoreUnavailable as exc:  # not leading until renewed
-                if self._leading.is_set():
-                    log.warning("watcher: cannot renew leadership: %s", exc)
-                self._leading.clear()
             self._stop.wait(self.lease_s / 3)
 
     def _pump_loop(self, plural: str, handle: Handler) -> None:
