@@ -195,6 +195,8 @@ def build_parser(command: str | None = None, *, every: bool = False) -> argparse
         metavar="FILE",
         help="TOML settings file (default: $CORAL2_PIPELINE_CONFIG, else built-in defaults)",
     )
+    if command == "status":  # a Nagios plugin: its bad usage, the global options' too, is UNKNOWN
+        parser.usage_exit = kinds.UNKNOWN_STATUS
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     wanted = {m for m, name, _ in COMMANDS if every or name == command}
     for module_name, name, text in COMMANDS:

@@ -22,14 +22,24 @@ from pipeline.model import numbers
 EXIT_USAGE = 2
 
 
+#: A Nagios plugin's UNKNOWN, the usage status of ``status``.
+UNKNOWN_STATUS = 3
+
+
 class Parser(argparse.ArgumentParser):
     """An argument parser whose usage error is one line on stderr, naming the command
-    and where its help is, with exit status 2."""
+    and where its help is, with exit status ``usage_exit`` (2; a Nagios plugin's 3, then
+    said on stdout too)."""
+
+    usage_exit: int = EXIT_USAGE
 
     def error(self, message: str) -> NoReturn:
         text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
         print(f"{self.prog}: {text} (see {self.prog} --help)", file=sys.stderr)
-        sys.exit(getattr(self, "usage_exit", EXIT_USAGE))
+        status = self.usage_exit
+        if status == UNKNOWN_STATUS:  # a Nagios plugin: NRPE shows stdout alone
+            print(f"UNKNOWN: {self.prog}: {text}")
+        sys.exit(status)
 
 
 @dataclass(frozen=True)

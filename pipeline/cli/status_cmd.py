@@ -31,7 +31,7 @@ from pipeline.cli.status_flags import (
     verdict,
 )
 from pipeline.cli.tables import SafeTable, flag_line
-from pipeline.errors import InputError, StoreUnavailable
+from pipeline.errors import ConfigError, InputError, StoreUnavailable
 from pipeline.model.hostlist import unique_hostlist
 from pipeline.model.hwcoll import REDACTED, redact
 from pipeline.model.job import JobRecord, NodeWork, Slingshot
@@ -56,7 +56,7 @@ def register(sub: Any) -> None:
             "1 WARNING, 2 CRITICAL (Redis unreachable among them), 3 UNKNOWN."
         ),
     )
-    parser.usage_exit = 3  # UNKNOWN: a Nagios plugin's bad usage (guidelines)
+    parser.usage_exit = UNKNOWN  # a Nagios plugin's bad usage (guidelines)
     parser.add_argument("-j", "--jobid", metavar="ID", help="one job (decimal or F58)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
@@ -69,9 +69,26 @@ def register(sub: Any) -> None:
     parser.set_defaults(func=run)
 
 
+def _unknown_or_critical(status: int, text: str, as_json: bool) -> int:
+    """A verdict no check made (Redis unreachable, settings that cannot work), on stdout
+    where a Nagios plugin's output goes, as one line or one JSON object."""
+    line = " ".join(text.split())
+    if as_json:
+        reason = {"status": NAMES[status], "flags": [line], "critical": []}
+        if status == CRITICAL:
+            reason["critical"] = [line]
+        print(json.dumps(reason, sort_keys=True))
+    else:
+        print(f"{NAMES[status]}: {line}")
+    return status
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the verdict and the report; return the verdict's Nagios status."""
-    settings = settings_of(args)
+    try:
+        settings = settings_of(args)
+    except ConfigError as exc:  # NRPE shows stdout alone: say it there, as UNKNOWN
+        return _unknown_or_critical(UNKNOWN, f"configuration: {exc}", args.json)
     store = Store.from_url(settings.store_url, settings.pipeline.key_prefix)
     resend_after = settings.pipeline.resend_after
     try:
@@ -79,8 +96,8 @@ def run(args: argparse.Namespace) -> int:
             try:
                 jobid = decode_jobid(args.jobid)
             except InputError as exc:
-                print(f"UNKNOWN: {exc} (give it in decimal or F58, e.g. ƒ2n6QhDjk)")
-                return UNKNOWN
+                why = f"{exc} (give it in decimal or F58, e.g. ƒ2n6QhDjk)"
+                return _unknown_or_critical(UNKNOWN, why, args.json)
             return _job(job_view(store, jobid), args.json, resend_after)
         view = pipeline_view(store, limit=args.limit)
         rabbit = settings.rabbit
@@ -93,8 +110,7 @@ def run(args: argparse.Namespace) -> int:
         return _pipeline(view, args.json, resend_after, nodes, timeouts)
     except StoreUnavailable as exc:  # down, or refusing this user: no check can be made
         where = shown_url(settings.store_url)
-        print(f"CRITICAL: Redis at {where}: {' '.join(str(exc).split())}")
-        return CRITICAL
+        return _unknown_or_critical(CRITICAL, f"Redis at {where}: {exc}", args.json)
     finally:
         store.close()
 
