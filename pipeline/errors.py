@@ -131,6 +131,12 @@ class StoreUnavailable(TemporaryError):
     """Raised when Redis cannot be reached or answers with a connection error."""
 
 
+class StoreRefused(StoreUnavailable):
+    """Raised when Redis refuses this process's user (a wrong password, a command or key its
+    ACL does not grant): the settings or the ACL file, not the network. A task retries it
+    (an ACL reloaded mid-upgrade heals it); a command exits 3 (the settings) on it."""
+
+
 class StoreConflict(TemporaryError):
     """Raised when a record kept changing under an optimistic update; retry later."""
 

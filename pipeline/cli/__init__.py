@@ -19,7 +19,7 @@ from pipeline import __version__
 from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, UsageError
 from pipeline.cli.kinds import Parser
-from pipeline.errors import ConfigError, PipelineError, StoreUnavailable, Unavailable
+from pipeline.errors import ConfigError, PipelineError, StoreRefused, StoreUnavailable, Unavailable
 
 #: Each subcommand: its module, its name and its one-line help. A
 #: command loads only its own module (a prolog Flux runs once per job starts fast). A
@@ -175,7 +175,7 @@ def _needs_management(missing: str, args: argparse.Namespace) -> int:
 EXIT_FAILURE = 1  # the command failed (a refusal, a failure at run time)
 EXIT_USAGE = 2  # bad usage: argparse's
 EXIT_CONFIG = 3  # the settings, a key or a file they name cannot work
-EXIT_UNREACHABLE = 4  # Redis or Kubernetes could not be reached (at start, for services)
+EXIT_UNREACHABLE = 4  # a one-shot command could not reach Redis or Kubernetes
 
 
 def build_parser(command: str | None = None, *, every: bool = False) -> argparse.ArgumentParser:
@@ -219,7 +219,7 @@ def exit_status(exc: Exception) -> int:
     """The exit status a command ends with on ``exc``."""
     if isinstance(exc, UsageError):
         return EXIT_USAGE
-    if isinstance(exc, ConfigError):
+    if isinstance(exc, ConfigError | StoreRefused):  # the settings, or the ACL file
         return EXIT_CONFIG
     if isinstance(exc, StoreUnavailable | Unavailable):
         return EXIT_UNREACHABLE

@@ -90,8 +90,19 @@ def _sentinel(url: str, socket_timeout_s: float) -> redis.Redis:
 
 def store_errors(exc: redis.RedisError) -> Exception:
     """Translate a redis-py error into the pipeline error tree (the store's boundary)."""
-    from pipeline.errors import StoreUnavailable
+    from pipeline.errors import StoreRefused, StoreUnavailable
 
+    if isinstance(
+        exc,
+        redis.exceptions.AuthenticationError
+        | redis.exceptions.AuthorizationError
+        | redis.exceptions.NoPermissionError,
+    ):
+        return StoreRefused(
+            f"Redis refused this user: {exc} (its password file, or the ACL file: "
+            "coral2-pipeline redis-acl)",
+            delay_s=5.0,
+        )
     if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
         return StoreUnavailable(f"Redis unavailable: {exc}", delay_s=1.0)
     if isinstance(exc, redis.ReadOnlyError):
