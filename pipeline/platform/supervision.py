@@ -13,8 +13,10 @@ from typing import Any
 
 from celery.signals import beat_init, worker_process_init, worker_ready, worker_shutting_down
 
-from pipeline.platform import heap
+from pipeline.platform import heap, quiet
 from pipeline.platform.systemd import notify, watchdog_interval
+
+quiet.install()  # the periodic tasks' received/succeeded lines: dropped
 
 
 @worker_ready.connect  # type: ignore[untyped-decorator]

@@ -201,4 +201,6 @@ def resync(task: PipelineTask, full: bool = False) -> int:
             count += 1
         moves.append((jobid, notes, again))
     store.resync.settle(moves)
+    if count:  # the journal says what it did (the run itself is not logged: quiet.py)
+        log.info("dws.resync: observing %d job(s) whose Workflow event went unobserved", count)
     return count
