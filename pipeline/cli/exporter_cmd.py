@@ -42,9 +42,9 @@ from prometheus_client.registry import Collector
 
 from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, settings_of
-from pipeline.cli.status_cmd import node_worker_hosts
 from pipeline.cli.status_flags import pipeline_flags, verdict
 from pipeline.errors import StoreUnavailable
+from pipeline.platform.nodework import expected_computes
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store.report import pipeline_view, queue_lengths
@@ -69,7 +69,16 @@ class PipelineCollector(Collector):
 
     def __init__(self, settings: Settings, store: Store) -> None:
         self.settings, self.store = settings, store
-        self.nodes = node_worker_hosts(settings)
+        # the mapping is read once; without node work in these settings, the computes
+        # the lifecycle workers noted are read at each scrape (one HGET)
+        self.computes, self.problem = expected_computes(settings)
+
+    @property
+    def nodes(self) -> list[str] | None:
+        """The computes that must run a node worker (None: none known)."""
+        if self.computes is not None or self.problem:
+            return self.computes
+        return self.store.expected_node_workers.read()
 
     def collect(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("coral2_up", "1 when Redis answered the scrape")
@@ -84,6 +93,7 @@ class PipelineCollector(Collector):
         yield from metrics
 
     def _read(self) -> Iterator[Metric]:
+        nodes = self.nodes  # read once a scrape
         store, settings = self.store, self.settings
         view = pipeline_view(store, limit=10)
         now = view.at
@@ -102,7 +112,7 @@ class PipelineCollector(Collector):
         queues = GaugeMetricFamily(
             "coral2_queue_messages", "messages waiting in each queue", labels=["queue"]
         )
-        for name, n in _queue_depths(store, settings, self.nodes).items():
+        for name, n in _queue_depths(store, settings, nodes).items():
             queues.add_metric([name], n)
         yield queues
         yield _gauge(
@@ -139,8 +149,8 @@ class PipelineCollector(Collector):
             vnis.add_metric([status], n)
         yield vnis
         silent = 0
-        if self.nodes and view.node_workers is not None:
-            silent = sum(1 for n in self.nodes if n not in view.node_workers)
+        if nodes and view.node_workers is not None:
+            silent = sum(1 for n in nodes if n not in view.node_workers)
         yield _gauge("coral2_node_workers_silent", "computes with no node worker connected", silent)
         held = view.hwcoll_held
         yield _gauge("coral2_hwcoll_reservations", "hardware-collective reservations held", held)
@@ -150,7 +160,7 @@ class PipelineCollector(Collector):
             "PreRun": rabbit.prerun_timeout,
             "PostRun": rabbit.postrun_timeout,
         }
-        flags = pipeline_flags(view, settings.pipeline.resend_after, self.nodes, timeouts)
+        flags = pipeline_flags(view, settings.pipeline.resend_after, nodes, timeouts)
         yield _gauge("coral2_status", "status verdict: 0 OK, 1 WARNING, 2 CRITICAL", verdict(flags))
 
 

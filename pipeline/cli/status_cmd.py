@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from pipeline.cli import kinds
-from pipeline.cli.common import CommandError, load_mapping, settings_of
+from pipeline.cli.common import settings_of
 from pipeline.cli.status_flags import (
     CRITICAL,
     NAMES,
@@ -36,6 +36,7 @@ from pipeline.model.hostlist import unique_hostlist
 from pipeline.model.hwcoll import REDACTED, redact
 from pipeline.model.job import JobRecord, NodeWork, Slingshot
 from pipeline.model.jobid import decode_jobid, encode_f58
+from pipeline.platform.nodework import expected_computes
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store.connection import shown_url
@@ -106,8 +107,8 @@ def run(args: argparse.Namespace) -> int:
             "PreRun": rabbit.prerun_timeout,
             "PostRun": rabbit.postrun_timeout,
         }
-        nodes = node_worker_hosts(settings)
-        return _pipeline(view, args.json, resend_after, nodes, timeouts)
+        nodes, unknown = node_worker_hosts(settings, store)
+        return _pipeline(view, args.json, resend_after, nodes, timeouts, unknown)
     except StoreUnavailable as exc:  # down, or refusing this user: no check can be made
         where = shown_url(settings.store_url)
         return _unknown_or_critical(CRITICAL, f"Redis at {where}: {exc}", args.json)
@@ -196,16 +197,13 @@ def _job(view: JobView, as_json: bool, resend_after_s: float) -> int:
 
 
 # --- the whole pipeline --------------------------------------------------------------
-def node_worker_hosts(settings: Settings) -> list[str] | None:
-    """The computes that must run a node worker: every compute of the rabbit mapping when
-    node work is on (CXI services or clientmounts by the node workers), else None."""
-    needed = settings.cray_slingshot.cxi_enable or settings.pipeline.clientmount
-    if not needed or not settings.rabbit.mapping:
-        return None
-    try:
-        return list(load_mapping(settings.rabbit.mapping).computes)
-    except CommandError:
-        return None
+def node_worker_hosts(settings: Settings, store: Store) -> tuple[list[str] | None, str]:
+    """The computes that must run a node worker, as these settings say, else as the
+    lifecycle workers noted them in the store; and why they cannot be told, when not."""
+    computes, problem = expected_computes(settings)
+    if computes is None and not problem:  # these settings give node workers no work
+        computes = store.expected_node_workers.read()
+    return computes, problem
 
 
 def _pipeline(
@@ -214,8 +212,11 @@ def _pipeline(
     resend_after_s: float,
     nodes: list[str] | None,
     timeouts: dict[str, float],
+    unknown: str = "",
 ) -> int:
     flags = pipeline_flags(view, resend_after_s, nodes, timeouts)
+    if unknown:  # a check that cannot run says so: never switched off silently
+        flags.append(Flag(UNKNOWN, f"cannot check the node workers: {unknown}"))
     if as_json:
         print(json.dumps(redact(_json({**_plain(view), **_verdict(flags)})), sort_keys=True))
         return verdict(flags)

@@ -181,6 +181,17 @@ def _answer_flags(view: PipelineView, now: float) -> list[Flag]:
     return flags
 
 
+#: The share of node workers silent past which jobs are not moving (CRITICAL); fewer is a
+#: WARNING: the jobs on those nodes wait, the machine runs.
+SILENT_CRITICAL_SHARE = 0.10
+
+
+def silent_severity(silent: int, expected: int) -> int:
+    """How bad ``silent`` node workers of ``expected`` are: CRITICAL from a tenth of them
+    (every one, on a small system), else WARNING."""
+    return CRITICAL if silent >= max(1.0, SILENT_CRITICAL_SHARE * expected) else WARNING
+
+
 def pipeline_flags(
     view: PipelineView,
     resend_after_s: float,
@@ -200,7 +211,13 @@ def pipeline_flags(
             f"{jobid}`, `kubectl get workflow fluxjob-{jobid} -o yaml`"
         )
         flags.append(Flag(WARNING, why))
-    if nodes and view.node_workers is not None:
+    if nodes and view.node_workers is None:  # a check that cannot run says so
+        why = (
+            "cannot check the node workers: Redis did not list its clients to this user "
+            "(grant +client|list: coral2-pipeline redis-acl)"
+        )
+        flags.append(Flag(UNKNOWN, why))
+    elif nodes and view.node_workers is not None:
         silent = [n for n in nodes if n not in view.node_workers]
         if silent:
             why = (
@@ -208,7 +225,7 @@ def pipeline_flags(
                 f"({encode_hostlist(silent)}): jobs on those nodes wait for their prologs; "
                 "is coral2-pipeline-node-worker running there?"
             )
-            flags.append(Flag(WARNING, why))
+            flags.append(Flag(silent_severity(len(silent), len(nodes)), why))
     if view.watcher_leader is None:
         why = "no watcher leads: start `coral2-pipeline watch` (no event reaches a task)"
         flags.append(Flag(CRITICAL, why))

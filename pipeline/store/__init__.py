@@ -18,6 +18,7 @@ from pipeline.store.answers import NodeAnswers
 from pipeline.store.connection import connect
 from pipeline.store.deadletters import DeadLetters
 from pipeline.store.deadlines import Deadline, Deadlines
+from pipeline.store.expected import ExpectedNodeWorkers
 from pipeline.store.fabric import FabricState
 from pipeline.store.fluxjobs import FluxJobs
 from pipeline.store.jobs import JobStore
@@ -96,6 +97,11 @@ class Store:
     def dead_letters(self) -> DeadLetters:
         """Messages set aside: no process could decode or deliver them."""
         return DeadLetters(self.client, self.keys.prefix)
+
+    @cached_property
+    def expected_node_workers(self) -> ExpectedNodeWorkers:
+        """The computes whose node workers the lifecycle workers expect."""
+        return ExpectedNodeWorkers(self.client, self.keys)
 
     @cached_property
     def timeline(self) -> Timeline:

@@ -51,6 +51,7 @@ from pipeline.model.node_messages import clientmount_stop
 from pipeline.platform import nodework
 from pipeline.platform.answers import Reading, Unreadable, decode
 from pipeline.platform.deadletters import NODE_DEAD_LETTER
+from pipeline.platform.nodework import expected_computes
 from pipeline.platform.sending import dispatch, dispatch_nodes, settings_of, store_of
 from pipeline.store import Store
 from pipeline.store.lease import Lease, identity
@@ -325,6 +326,10 @@ def _start(sender: Any = None, **_: Any) -> None:
     app = getattr(sender, "app", None)
     if app is None or "coral2_settings" not in app.conf or not _serves_lifecycle(sender):
         return
+    # the node workers status must find connected, as this worker's settings say
+    computes, _problem = expected_computes(settings_of(app))
+    with contextlib.suppress(StoreUnavailable):  # noted again at the next start
+        store_of(app).expected_node_workers.publish(computes)
     stop = threading.Event()
     reader = AnswerReader(app, str(sender.hostname))
     thread = threading.Thread(target=reader.run, args=(stop,), name="answers", daemon=True)
