@@ -45,6 +45,7 @@ from pipeline.cli.common import CommandError, settings_of
 from pipeline.cli.status_flags import pipeline_flags, verdict
 from pipeline.errors import StoreUnavailable
 from pipeline.platform.nodework import expected_computes
+from pipeline.platform.systemd import Watchdog, notify
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store.report import pipeline_view, queue_lengths
@@ -191,15 +192,22 @@ def run(args: argparse.Namespace) -> int:
     store = Store.from_url(settings.store_url, settings.pipeline.key_prefix)
     REGISTRY.register(PipelineCollector(settings, store))
     try:
-        start_http_server(args.port, addr=args.address)
+        server, thread = start_http_server(args.port, addr=args.address)
     except OSError as exc:
         raise CommandError(f"cannot listen on {args.address}:{args.port}: {exc.strerror}") from exc
     print(f"serving metrics at http://{args.address}:{args.port}/metrics", flush=True)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
+    # under systemd: ready once it listens, the watchdog pinged while its server serves
+    # (a Redis down is a scrape's coral2_up 0 and its own alert, not a dead exporter)
+    notify("READY=1", f"STATUS=serving metrics at {args.address}:{args.port}")
+    watchdog = Watchdog(thread.is_alive).start()
     try:
         while not done.wait(3600):
             time.sleep(0)
     except KeyboardInterrupt:
         pass
+    notify("STOPPING=1")
+    watchdog.stop()
+    server.shutdown()
     return 0

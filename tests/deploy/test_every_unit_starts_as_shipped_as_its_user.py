@@ -53,6 +53,7 @@ USERS = {
     "coral2-beat": 61002,
     "coral2-watch": 61003,
     "coral2-flower": 61004,
+    "coral2-monitor": 61005,
     "root": 0,
 }
 ROLES = {
@@ -60,6 +61,7 @@ ROLES = {
     "coral2-beat": "management",
     "coral2-watch": "watcher",
     "coral2-flower": "flower",
+    "coral2-monitor": "monitoring",
 }
 #: what each EnvironmentFile= holds (systemd reads it as root: mode 0600, root's)
 ENVIRONMENT_FILES = {"flower.env": "FLOWER_BASIC_AUTH=admin:a-password\n"}
@@ -114,7 +116,8 @@ def site() -> Iterator[Site]:
     shutil.copy(sample_path("sample-rabbitmapping.json"), etc / "rabbitmapping.json")
     (etc / "rabbitmapping.json").chmod(0o644)
     settings = load_settings(env={"CORAL2_PIPELINE_PIPELINE__KEY_PREFIX": KEY_PREFIX})
-    passwords = {role: secrets.token_urlsafe(16) for role in ("management", "watcher", "flower")}
+    roles = ("management", "watcher", "flower", "monitoring")
+    passwords = {role: secrets.token_urlsafe(16) for role in roles}
     node_password = secrets.token_urlsafe(16)
     admin = secrets.token_urlsafe(16)
     aclfile = root / "users.acl"
