@@ -48,7 +48,7 @@ from pipeline.platform.nodework import expected_computes
 from pipeline.platform.systemd import Watchdog, notify
 from pipeline.settings import Settings
 from pipeline.store import Store
-from pipeline.store.report import pipeline_view, queue_lengths
+from pipeline.store.report import PipelineView, pipeline_view, queue_lengths
 
 
 def register(sub: Any) -> None:
@@ -153,8 +153,11 @@ class PipelineCollector(Collector):
         if nodes and view.node_workers is not None:
             silent = sum(1 for n in nodes if n not in view.node_workers)
         yield _gauge("coral2_node_workers_silent", "computes with no node worker connected", silent)
+        expected = len(nodes or ())
+        yield _gauge("coral2_node_workers_expected", "computes that must run a node worker", expected)
         held = view.hwcoll_held
         yield _gauge("coral2_hwcoll_reservations", "hardware-collective reservations held", held)
+        yield from _causes(store, view, now)
         rabbit = settings.rabbit
         timeouts = {
             "Setup": rabbit.setup_timeout,
@@ -163,6 +166,46 @@ class PipelineCollector(Collector):
         }
         flags = pipeline_flags(view, settings.pipeline.resend_after, nodes, timeouts)
         yield _gauge("coral2_status", "status verdict: 0 OK, 1 WARNING, 2 CRITICAL", verdict(flags))
+
+
+def _age(now: float, at: float | None) -> float:
+    """Seconds since ``at`` (0 when there is nothing to be old)."""
+    return max(now - at, 0.0) if at else 0.0
+
+
+def _causes(store: Store, view: PipelineView, now: float) -> Iterator[Metric]:
+    """The causes ``coral2_status`` folds together, each a gauge its own alert reads."""
+    leading = 1 if view.watcher_leader is not None else 0
+    yield _gauge("coral2_watcher_leading", "1 while a watcher holds the lease", leading)
+    tick = view.beat_tick[0] if view.beat_tick else None
+    yield _gauge(
+        "coral2_beat_tick_age_seconds",
+        "seconds since the leading beat's last tick (-1: no beat ever ticked)",
+        _age(now, tick) if tick else -1.0,
+    )
+    heartbeats = GaugeMetricFamily(
+        "coral2_queue_heartbeat_age_seconds",
+        "seconds since a worker of each queue last took beat's heartbeat",
+        labels=["queue"],
+    )
+    for queue, at in sorted(view.alive.items()):
+        heartbeats.add_metric([queue], _age(now, at))
+    yield heartbeats
+    yield _gauge(
+        "coral2_outbox_oldest_seconds",
+        "age of the oldest outbox entry Flux has not taken (0: none)",
+        _age(now, view.outbox_oldest_at),
+    )
+    yield _gauge(
+        "coral2_answers_oldest_seconds",
+        "age of the oldest node answer not yet counted (0: none)",
+        _age(now, view.answers_oldest_at),
+    )
+    yield _gauge(
+        "coral2_vni_quarantine_oldest_seconds",
+        "how long the VNIs longest in quarantine have waited for their nodes (0: none)",
+        _age(now, store.vnipool.quarantined_since()),
+    )
 
 
 def _bound(bound: float) -> str:

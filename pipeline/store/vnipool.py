@@ -25,6 +25,7 @@ configuration does: a new universe frees only VNIs no job holds.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -130,7 +131,7 @@ return {1, text}
 """
 )
 
-# KEYS: meta, free, held, jobs, quarantine. ARGV: jobid, waiting nodes JSON.
+# KEYS: meta, free, held, jobs, quarantine. ARGV: jobid, waiting nodes JSON, now (epoch s).
 # Returns 0 for an unknown job, 1 when freed, 2 when quarantined.
 _RELEASE = (
     _HELPERS
@@ -144,7 +145,8 @@ if #waiting == 0 or #vnis == 0 then
   give_back(KEYS[1], KEYS[2], KEYS[3], vnis)
   return 1
 end
-redis.call('HSET', KEYS[5], ARGV[1], cjson.encode({vnis = vnis, waiting = waiting}))
+local entry = {vnis = vnis, waiting = waiting, since = tonumber(ARGV[3])}
+redis.call('HSET', KEYS[5], ARGV[1], cjson.encode(entry))
 return 2
 """
 )
@@ -169,7 +171,8 @@ if #left == 0 then
   return 0
 end
 if #left < #entry.waiting then
-  redis.call('HSET', KEYS[4], ARGV[1], cjson.encode({vnis = entry.vnis, waiting = left}))
+  entry.waiting = left
+  redis.call('HSET', KEYS[4], ARGV[1], cjson.encode(entry))
 end
 return #left
 """
@@ -227,7 +230,7 @@ class VniPool:
         ``unknown job <f58>`` when the job holds none (released already, or never)."""
         waiting = sorted(set(nodes))
         keys = [self._meta, self._free, self._held, self._jobs, self._quarantine]
-        if not self._run(self._release, keys, [jobid, json.dumps(waiting)]):
+        if not self._run(self._release, keys, [jobid, json.dumps(waiting), f"{time.time():.3f}"]):
             raise VniError(f"unknown job {encode_f58(jobid)}")
 
     def confirm_destroyed(self, jobid: int, *nodes: str) -> None:
@@ -258,11 +261,22 @@ class VniPool:
             free, jobs, quarantine = pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
+        entries = [orjson.loads(v) for v in quarantine]
         return {
             "free": int(free),
             "reserved": sum(len(orjson.loads(v)) for v in jobs),
-            "quarantined": sum(len(json.loads(v)["vnis"]) for v in quarantine),
+            "quarantined": sum(len(e["vnis"]) for e in entries),
         }
+
+    def quarantined_since(self) -> float | None:
+        """When the VNIs longest in quarantine went there (epoch s; None: none is, or only
+        entries an older release wrote without the time)."""
+        try:
+            raw: Any = self.client.hvals(self._quarantine)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        since = [float(e["since"]) for e in map(orjson.loads, raw) if e.get("since")]
+        return min(since) if since else None
 
     def query(self) -> dict[str, Any]:
         """The pool as ``flux jobtap query cray-slingshot.so`` shows it, plus the

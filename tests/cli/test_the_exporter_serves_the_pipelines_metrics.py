@@ -83,6 +83,22 @@ def test_a_scrape_shows_what_the_store_holds(exporter: tuple[str, Store, RedisSe
     assert metrics[("coral2_transition_seconds_count", (setup,))] == 2
     assert metrics[("coral2_transition_seconds_sum", (setup,))] == pytest.approx(7.3)
     assert metrics[("coral2_status", ())] == 2  # no watcher, no beat: CRITICAL
+    # each cause of it a gauge of its own, which its own alert reads
+    assert metrics[("coral2_watcher_leading", ())] == 0
+    assert metrics[("coral2_beat_tick_age_seconds", ())] == -1  # no beat ever ticked
+    assert 0 <= metrics[("coral2_outbox_oldest_seconds", ())] < 60
+    assert metrics[("coral2_vni_quarantine_oldest_seconds", ())] == 0
+
+
+def test_the_oldest_quarantine_is_its_age(exporter: tuple[str, Store, RedisServer]) -> None:
+    url, store, _ = exporter
+    store.vnipool.configure("1024-1100")
+    store.vnipool.reserve(9, 2)
+    store.vnipool.release(9, ["c1"])  # in quarantine until c1 confirms
+    time.sleep(1.1)
+    assert scrape(url)[("coral2_vni_quarantine_oldest_seconds", ())] >= 1.0
+    store.vnipool.confirm_destroyed(9, "c1")
+    assert scrape(url)[("coral2_vni_quarantine_oldest_seconds", ())] == 0
 
 
 def test_a_scrape_while_redis_is_down_says_so(exporter: tuple[str, Store, RedisServer]) -> None:
