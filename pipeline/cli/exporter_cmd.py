@@ -154,7 +154,8 @@ class PipelineCollector(Collector):
             silent = sum(1 for n in nodes if n not in view.node_workers)
         yield _gauge("coral2_node_workers_silent", "computes with no node worker connected", silent)
         expected = len(nodes or ())
-        yield _gauge("coral2_node_workers_expected", "computes that must run a node worker", expected)
+        what = "computes that must run a node worker"
+        yield _gauge("coral2_node_workers_expected", what, expected)
         held = view.hwcoll_held
         yield _gauge("coral2_hwcoll_reservations", "hardware-collective reservations held", held)
         yield from _causes(store, view, now)
