@@ -14,8 +14,8 @@ import signal
 from collections.abc import Callable
 from typing import Any
 
-from pipeline.states.actions import Action
 from pipeline.perform import performer as act
+from pipeline.states.actions import Action
 
 log = logging.getLogger("coral2_pipeline.act")
 
