@@ -26,7 +26,11 @@ def register(sub: Any) -> None:
             "kept). List them, newest first; --clear drops the kept ones once read."
         ),
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object a line")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help='print one JSON object: {"kept": N, "total": N, "letters": [newest first]}',
+    )
     parser.add_argument(
         "--limit",
         type=kinds.count(least=1, most=100_000),
@@ -57,11 +61,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"dropped {letters.clear()} dead letter(s)")
         return 0
     latest = letters.latest(args.limit)
-    if args.json:
-        for letter in latest:
-            print(json.dumps(letter.model_dump(), sort_keys=True))
-        return 0
     kept, total = letters.counts()
+    if args.json:  # one object, an empty list included: a reader parses what it gets
+        shown = [letter.model_dump() for letter in latest]
+        print(json.dumps({"kept": kept, "total": total, "letters": shown}, sort_keys=True))
+        return 0
     table = SafeTable(title=f"dead letters: {kept} kept, {total} ever set aside (newest first)")
     for column in ("when", "from", "why", "bytes", "raw (start)"):
         table.add_column(column, overflow="fold")

@@ -33,12 +33,16 @@ def test_deadletters_lists_newest_first_then_clear_drops_them(
     for n in range(3):
         set_aside(aimed.client, aimed.keys.prefix, f"q{n}", f"raw {n}", f"reason {n}")
     assert main(["deadletters", "--json", "--limit", "2"]) == 0
-    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    answer = json.loads(capsys.readouterr().out)
+    assert (answer["kept"], answer["total"]) == (3, 3)
+    rows = answer["letters"]
     assert [r["where"] for r in rows] == ["q2", "q1"]
     assert rows[0]["raw"] == "raw 2" and rows[0]["size"] == 5
     assert main(["deadletters", "--clear"]) == 0
     assert "dropped 3" in capsys.readouterr().out
     assert aimed.dead_letters.counts() == (0, 3)
+    assert main(["deadletters", "--json"]) == 0  # none kept: still one object
+    assert json.loads(capsys.readouterr().out) == {"kept": 0, "total": 3, "letters": []}
 
 
 def test_a_bad_limit_is_one_clear_line(aimed: Store, capsys: pytest.CaptureFixture[str]) -> None:
