@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from typing import TYPE_CHECKING, Any
 
 from pipeline.cli import kinds
@@ -105,14 +106,39 @@ def _ask(args: argparse.Namespace, name: str, node: str, **kwargs: Any) -> Any:
     app = _app(args)
     prefix = settings_of(args).pipeline.queues.node_prefix
     result = app.send_task(name, kwargs={"hostname": node, **kwargs}, queue=prefix + node)
-    try:
-        return result.get(timeout=args.timeout)
-    except NoAnswer:
-        raise CommandError(
-            f"no answer from the node worker of {node} ({queue}) in {args.timeout:g} s"
-        ) from None
-    except Exception as exc:  # the node's own error, e.g. no CXI devices driven
-        raise CommandError(f"{node}: {exc}") from None
+    store = _store(args)
+    deadline = time.monotonic() + args.timeout
+    while True:
+        try:
+            return result.get(timeout=min(POLL_S, max(deadline - time.monotonic(), 0.01)))
+        except NoAnswer:
+            # a node worker that refuses the message (unsigned, signed by a key it does not
+            # trust) sets it aside as a dead letter naming its id: say so at once
+            refused = _refused(store, str(result.id))
+            if refused is not None:
+                raise CommandError(f"the node worker of {node} refused it: {refused}") from None
+            if time.monotonic() >= deadline:
+                raise CommandError(
+                    f"no answer from the node worker of {node} ({queue}) in {args.timeout:g} s"
+                ) from None
+        except Exception as exc:  # the node's own error, e.g. no CXI devices driven
+            raise CommandError(f"{node}: {exc}") from None
+
+
+#: How often a wait for a node's answer looks for its refusal among the dead letters (s).
+POLL_S = 0.5
+
+
+def _refused(store: Any, task_id: str) -> str | None:
+    """Why the dead letter of task ``task_id`` was set aside, if one was."""
+    for letter in store.dead_letters.latest(50):
+        if task_id in letter.raw:
+            hint = ""
+            if "sign" in letter.reason:
+                hint = " (node workers run only what the management key signs: run it with "
+                hint += "the settings of a service that holds the key, e.g. worker.toml)"
+            return f"{letter.reason}{hint}"
+    return None
 
 
 def run_env(args: argparse.Namespace) -> int:
