@@ -136,6 +136,12 @@ class PipelineCollector(Collector):
         for task, n in sorted(store.metrics.failures_total().items()):
             total.add_metric([task], n)
         yield total
+        refused = CounterMetricFamily(
+            "coral2_flux_refusals", "messages Flux refused, by kind", labels=["kind"]
+        )
+        for kind, n in sorted(store.metrics.refusals_total().items()):
+            refused.add_metric([kind], n)
+        yield refused
         transitions = HistogramMetricFamily(
             "coral2_transition_seconds",
             "from DWS marking a state ready to our move out of it",

@@ -108,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
             "PostRun": rabbit.postrun_timeout,
         }
         nodes, unknown = node_worker_hosts(settings, store)
-        return _pipeline(view, args.json, resend_after, nodes, timeouts, unknown)
+        refusals = store.metrics.refusals_total()
+        return _pipeline(view, args.json, resend_after, nodes, timeouts, unknown, refusals)
     except StoreUnavailable as exc:  # down, or refusing this user: no check can be made
         where = shown_url(settings.store_url)
         return _unknown_or_critical(CRITICAL, f"Redis at {where}: {exc}", args.json)
@@ -213,12 +214,15 @@ def _pipeline(
     nodes: list[str] | None,
     timeouts: dict[str, float],
     unknown: str = "",
+    refusals: dict[str, int] | None = None,
 ) -> int:
     flags = pipeline_flags(view, resend_after_s, nodes, timeouts)
     if unknown:  # a check that cannot run says so: never switched off silently
         flags.append(Flag(UNKNOWN, f"cannot check the node workers: {unknown}"))
+    refused = refusals or {}
     if as_json:
-        print(json.dumps(redact(_json({**_plain(view), **_verdict(flags)})), sort_keys=True))
+        whole = {**_plain(view), **_verdict(flags), "flux_refusals": refused}
+        print(json.dumps(redact(_json(whole)), sort_keys=True))
         return verdict(flags)
     print(headline(flags))
     now = view.at
@@ -242,6 +246,8 @@ def _pipeline(
         + (f", next: {due.kind} of job {due.jobid} {_in(now, due.due)}" if due else ""),
     )
     summary.add_row("failures", f"{view.failures} task(s) failed for good")
+    told = ", ".join(f"{kind} {n}" for kind, n in sorted(refused.items()))
+    summary.add_row("Flux refused (ever)", told or "nothing")
     summary.add_row("locks held", str(view.locks_held))
     if nodes and view.node_workers is not None:
         connected = sum(1 for n in nodes if n in view.node_workers)

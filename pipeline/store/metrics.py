@@ -14,6 +14,7 @@ import bisect
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import redis
 
@@ -68,6 +69,21 @@ class Metrics:
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
         return {state: _histogram(raw) for state, raw in zip(states, raws, strict=True)}
+
+    def count_refusal(self, kind: str) -> None:
+        """Count one message of ``kind`` Flux refused (``<prefix>:flux-refusals``)."""
+        try:
+            self.client.hincrby(f"{self.keys.prefix}:flux-refusals", kind, 1)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    def refusals_total(self) -> dict[str, int]:
+        """Message kind → how many Flux refused, ever."""
+        try:
+            raw: Any = self.client.hgetall(f"{self.keys.prefix}:flux-refusals")
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        return {k.decode(): int(v) for k, v in raw.items()}
 
     def failures_total(self) -> dict[str, int]:
         """Task name → runs failed for good, ever."""

@@ -40,7 +40,9 @@ from pipeline.model.eventlog import EventlogEntry
 from pipeline.model.hostlist import expand_hostlist
 from pipeline.platform.deadletters import set_aside
 from pipeline.services.bridge.recovery import already_taken, leaves_a_mark
+from pipeline.store.metrics import Metrics
 from pipeline.store.outbox import Delivery, Outbox, OutboxMessage
+from pipeline.store.timeline import Timeline
 
 log = logging.getLogger("coral2_pipeline.bridge")
 
@@ -157,9 +159,22 @@ class Deliverer:
                 log.debug("job %s: %s %s", message.jobid, topic, json.dumps(payload))
         except FluxError as exc:
             log.warning("%s for job %s: Flux answered: %s", message.kind, message.jobid, exc)
+            self._refused(message, str(exc))
             if message.jobid is None:
                 fields = {"kind": message.kind, "payload": message.payload}
                 self.set_aside(entry_id, json.dumps(fields), f"Flux refused it: {exc}")
+
+    def _refused(self, message: OutboxMessage, why: str) -> None:
+        """Keep Flux's refusal where an admin looks: the job's timeline (``job show``),
+        and a count by kind (``coral2_flux_refusals_total``; ``status`` flags new ones)."""
+        metrics = Metrics(self.outbox.client, self.outbox.keys)
+        try:
+            metrics.count_refusal(message.kind)
+            if message.jobid is not None:
+                timeline = Timeline(self.outbox.client, self.outbox.keys)
+                timeline.note(message.jobid, "flux", f"Flux refused {message.kind}: {why}")
+        except StoreUnavailable as exc:  # the delivery's outcome stands; the note is lost
+            log.warning("noting Flux's refusal of %s: %s", message.kind, exc)
 
     def _taken(self, message: OutboxMessage) -> bool:
         if message.kind == "kvs-put" and message.jobid is not None:
