@@ -88,3 +88,19 @@ def test_every_panel_query_passes_promtool(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"SUCCESS: {len(rules)} rules found" in done.stdout
+
+
+def test_every_panel_is_scoped_by_the_instance_variable() -> None:
+    dashboard = json.loads(DASHBOARD.read_text())
+    [variable] = dashboard["templating"]["list"]
+    assert variable["name"] == "instance" and "coral2_up" in variable["definition"]
+    for title, expr in queries():
+        for name in re.findall(r"\bcoral2_[a-z_]+\b", expr):
+            assert f'{name}{{instance=~"$instance"}}' in expr, (title, expr)
+
+
+def test_the_vni_pool_is_drawn_on_a_log_scale() -> None:
+    dashboard = json.loads(DASHBOARD.read_text())
+    [panel] = [p for p in dashboard["panels"] if p["title"] == "VNI pool"]
+    scale = panel["fieldConfig"]["defaults"]["custom"]["scaleDistribution"]
+    assert scale == {"type": "log", "log": 10}  # 64,512 free beside a handful quarantined
