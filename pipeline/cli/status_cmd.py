@@ -24,6 +24,7 @@ from pipeline.cli.status_flags import (
     CRITICAL,
     NAMES,
     UNKNOWN,
+    WARNING,
     Flag,
     headline,
     job_flags,
@@ -109,7 +110,17 @@ def run(args: argparse.Namespace) -> int:
         }
         nodes, unknown = node_worker_hosts(settings, store)
         refusals = store.metrics.refusals_total()
-        return _pipeline(view, args.json, resend_after, nodes, timeouts, unknown, refusals)
+        more: list[Flag] = []
+        if unknown:  # a check that cannot run says so: never switched off silently
+            more.append(Flag(UNKNOWN, f"cannot check the node workers: {unknown}"))
+        if store.systemstatus.missing():
+            why = (
+                "DWS has no SystemStatus default (neither dws nor nnf-sos makes it): the "
+                "computes the pipeline disables are drained in Flux but not marked in DWS; "
+                "create it (docs/runbook.md) or leave it, as nnf does"
+            )
+            more.append(Flag(WARNING, why))
+        return _pipeline(view, args.json, resend_after, nodes, timeouts, more, refusals)
     except StoreUnavailable as exc:  # down, or refusing this user: no check can be made
         where = shown_url(settings.store_url)
         return _unknown_or_critical(CRITICAL, f"Redis at {where}: {exc}", args.json)
@@ -213,12 +224,10 @@ def _pipeline(
     resend_after_s: float,
     nodes: list[str] | None,
     timeouts: dict[str, float],
-    unknown: str = "",
+    more: list[Flag] | None = None,
     refusals: dict[str, int] | None = None,
 ) -> int:
-    flags = pipeline_flags(view, resend_after_s, nodes, timeouts)
-    if unknown:  # a check that cannot run says so: never switched off silently
-        flags.append(Flag(UNKNOWN, f"cannot check the node workers: {unknown}"))
+    flags = pipeline_flags(view, resend_after_s, nodes, timeouts) + (more or [])
     refused = refusals or {}
     if as_json:
         whole = {**_plain(view), **_verdict(flags), "flux_refusals": refused}

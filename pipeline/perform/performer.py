@@ -246,7 +246,15 @@ class _Performer:
                     self._count_transition("Teardown", current)
             case DisableComputes(nodes):
                 store.systemstatus.disable(list(nodes))  # until the journal shows the undrain
-                dws.patch_system_status({"data": {"nodes": dict.fromkeys(nodes, "Disabled")}})
+                try:
+                    disabled = {"data": {"nodes": dict.fromkeys(nodes, "Disabled")}}
+                    dws.patch_system_status(disabled)
+                except NotFound:  # no SystemStatus default (nnf runs without): the drains
+                    # that follow in the list still go to Flux; status says it is missing
+                    log.warning(
+                        "job %s: no SystemStatus default to disable %s in", self.jobid, nodes
+                    )
+                    store.systemstatus.note_missing(True)
             case DisableRabbit(rabbit, reason, date):
                 body = {
                     "metadata": {"annotations": {"disable_reason": reason, "disable_date": date}},

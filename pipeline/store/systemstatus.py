@@ -60,6 +60,18 @@ class SystemStatusSync:
             except redis.RedisError as exc:
                 raise store_errors(exc) from exc
 
+    def note_missing(self, missing: bool) -> None:
+        """Note whether DWS's SystemStatus ``default`` was found missing (neither dws nor
+        nnf-sos makes it: a site may run without it), for ``status`` to say so."""
+        if missing:
+            self._do("hset", self.key, "missing", "1")
+        else:
+            self._do("hdel", self.key, "missing")
+
+    def missing(self) -> bool:
+        """Whether the last sync found no SystemStatus ``default``."""
+        return self._do("hget", self.key, "missing") is not None
+
     def disabled(self) -> set[str]:
         """Hosts our drains keep Disabled."""
         return self.load()[1].disabled

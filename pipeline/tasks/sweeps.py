@@ -49,8 +49,11 @@ def systemstatus_sync(task: PipelineTask) -> int:
     if patch:
         try:
             task.dws.patch_system_status({"data": {"nodes": patch}})
-        except NotFound:
+        except NotFound:  # nnf tolerates its absence, and so do we: status says so
             log.debug("no SystemStatus default: nothing to patch")
+            sync.note_missing(True)
+        else:
+            sync.note_missing(False)
     sync.save(cursor_after, seen, undrained)
     return len(patch)
 
