@@ -7,9 +7,9 @@ rotated or switched off alone:
 
 * ``management`` — Celery workers, beat, the command line, the hooks: every
   key and channel, no administrative or dangerous command.
-* ``watcher`` and ``bridge`` — the same rules: each writes the job store and
-  sends tasks, which kombu's transport does with the same keys a worker uses
-  (docs/security.md says why no narrower set works).
+* ``watcher`` and ``bridge`` — the job store (``<prefix>:*``), the lifecycle and
+  housekeeping queues they send to and kombu's binding tables (a send declares its
+  queue): no channel, no timeouts or node queue, no unacked bookkeeping, no result.
 * ``node-<host>`` — one user per node worker: its own queue and its own
   unacked bookkeeping, an append-only right on its own answers stream (its answers and
   its dead letters), the verdicts on its own jobs, results; no job store, no other
@@ -87,10 +87,26 @@ def node_keys(settings: Settings, hosts: Iterable[str]) -> str:
     )
 
 
+def sender_keys(settings: Settings) -> str:
+    """The keys of a process that writes the job store and sends tasks to the lifecycle and
+    housekeeping queues, and nothing else of Celery's (the watcher, the bridge): the job
+    store, those two queues, and kombu's binding tables (a send declares its queue)."""
+    p = settings.pipeline
+    queues = p.queues
+    # a queue and its priority lists (kombu's ``<queue>\\x06\\x16<n>``, which a send counts)
+    return (
+        f"~{p.key_prefix}:* ~{queues.lifecycle}* ~{queues.housekeeping}* ~_kombu.binding*"
+    )
+
+
 def rules(role: str, settings: Settings, hosts: Iterable[str] = ()) -> str:
     """The ACL rules (after ``reset``) of ``role``; a node user's for ``hosts``."""
-    if role in ("management", "watcher", "bridge"):
+    if role == "management":
         return f"~* &* {NO_ADMIN}"
+    if role in ("watcher", "bridge"):
+        # no channel (they neither receive events nor control workers), no timeouts or
+        # node queue, no unacked bookkeeping, no result
+        return f"resetchannels {sender_keys(settings)} {NO_ADMIN}"
     if role == "node":
         hosts = list(hosts)
         if not hosts:
