@@ -16,6 +16,8 @@ rotated or switched off alone:
   queue or node's key, nothing shared it can write, no kombu binding, no script.
 * ``monitoring`` — ``coral2-pipeline status`` and ``deadletters``, a Redis
   exporter: read-only commands on every key.
+* ``redis-exporter`` — Prometheus's redis_exporter: ``INFO``, ``CONFIG GET``, the slow
+  log, latency, ``CLIENT LIST``; no key and no channel.
 * ``flower`` — ``coral2-pipeline flower``: the monitoring role's reads, and what
   kombu needs to receive the workers' events: its binding to the ``celeryev``
   exchange (three keys, by kombu's script), a pattern subscription to that exchange's
@@ -32,7 +34,14 @@ from urllib.parse import urlparse
 
 from pipeline.settings import Settings
 
-ROLES = ("management", "watcher", "bridge", "node", "monitoring", "flower")
+ROLES = ("management", "watcher", "bridge", "node", "monitoring", "flower", "redis-exporter")
+
+#: What oliver006's redis_exporter reads: the server's figures, its settings, the slow log
+#: and latency, the clients; no key at all.
+REDIS_EXPORTER_COMMANDS = (
+    "+info +config|get +slowlog|get +slowlog|len +latency|latest +latency|histogram "
+    "+client|list +dbsize +memory|stats"
+)
 
 #: What a full member of the pipeline may not do: administer Redis.
 NO_ADMIN = "+@all -@admin -@dangerous +info +client|setname +client|id +client|list"
@@ -94,9 +103,7 @@ def sender_keys(settings: Settings) -> str:
     p = settings.pipeline
     queues = p.queues
     # a queue and its priority lists (kombu's ``<queue>\\x06\\x16<n>``, which a send counts)
-    return (
-        f"~{p.key_prefix}:* ~{queues.lifecycle}* ~{queues.housekeeping}* ~_kombu.binding*"
-    )
+    return f"~{p.key_prefix}:* ~{queues.lifecycle}* ~{queues.housekeeping}* ~_kombu.binding*"
 
 
 def rules(role: str, settings: Settings, hosts: Iterable[str] = ()) -> str:
@@ -116,6 +123,8 @@ def rules(role: str, settings: Settings, hosts: Iterable[str] = ()) -> str:
         # CLIENT LIST: which node workers are connected (status); MULTI/EXEC: reads taken
         # together (the VNI pool's), which need no write
         return f"%R~* {CONNECTION} +@read -@dangerous +info +scan +client|list +multi +exec"
+    if role == "redis-exporter":
+        return f"resetkeys resetchannels {CONNECTION} {REDIS_EXPORTER_COMMANDS}"
     if role == "flower":
         db = broker_db(settings.pipeline.broker_url)
         # kombu binds the event receiver's queue to the celeryev exchange (SADD and ZADD by
