@@ -82,9 +82,40 @@ def run(args: argparse.Namespace) -> int:
     # kombu's own Redis transport: Flower's broker page knows it by its URL scheme, and
     # Flower consumes no task queue
     app.conf.broker_transport = None
+    _worker_page()
     _supervised()
     app.start(["flower", "--enable_events=False", f"--logging={level.lower()}", *extra])
     return 0
+
+
+#: What a worker's page says: Flower here sends no control command a worker obeys.
+WORKER_PAGE = (
+    "<html><head><title>{name}</title></head><body><h2>{name}</h2><p>This Flower holds no "
+    "signing key, so the workers refuse the control commands that would fill this page "
+    "(stats, pool, queues, registered tasks). Their tasks are on the Tasks page, their "
+    "queues on the Broker page; <code>coral2-pipeline status</code> shows which queues "
+    "a worker serves, and <code>celery inspect</code> run with the management key "
+    "shows the rest.</p><p><a href='../workers'>Workers</a></p></body></html>"
+)
+
+
+def _worker_page() -> None:
+    """Serve each worker's page from what Flower knows, without asking the worker: Flower's
+    own page inspects it (control commands the workers refuse, unsigned), which gave a 404
+    and eight warnings a visit."""
+    from flower import urls
+    from flower.views import BaseHandler
+    from tornado import web
+    from tornado.escape import xhtml_escape
+
+    class WorkerPage(BaseHandler):  # type: ignore[misc]
+        @web.authenticated
+        def get(self, name: str) -> None:
+            self.write(WORKER_PAGE.format(name=xhtml_escape(name)))
+
+    for index, handler in enumerate(urls.handlers):  # the list Flower's app was given
+        if getattr(handler, "name", None) == "worker":
+            urls.handlers[index] = web.url(r"/worker/(.+)", WorkerPage, name="worker")
 
 
 def _supervised() -> None:

@@ -105,3 +105,13 @@ def test_it_refuses_to_start_with_a_signing_key(tmp_path: Path) -> None:
     done = refusal({"FLOWER_BASIC_AUTH": "a:b", **management.env()})
     assert done.returncode == 3
     assert "Flower runs without a signing key" in done.stderr
+
+
+def test_a_workers_page_says_what_it_cannot_show_without_asking_the_worker(site: Site) -> None:
+    log = site.worker.log.parent / "flower.log"
+    before = log.read_text(errors="replace").count("WARNING")
+    page = httpx.get(f"{site.url}/worker/celery@<b>node</b>", auth=AUTH, timeout=30)
+    assert page.status_code == 200
+    assert "holds no signing key" in page.text and "coral2-pipeline status" in page.text
+    assert "<b>node</b>" not in page.text  # the name is shown escaped
+    assert log.read_text(errors="replace").count("WARNING") == before  # nothing was asked
