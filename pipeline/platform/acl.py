@@ -16,6 +16,9 @@ rotated or switched off alone:
   queue or node's key, nothing shared it can write, no kombu binding, no script.
 * ``monitoring`` — ``coral2-pipeline status`` and ``deadletters``, a Redis
   exporter: read-only commands on every key.
+* ``sentinel`` and ``replica`` — Redis Sentinel's user on the servers it watches, and the
+  user a replica replicates as (``masteruser``): the commands Redis documents for each,
+  no key.
 * ``redis-exporter`` — Prometheus's redis_exporter: ``INFO``, ``CONFIG GET``, the slow
   log, latency, ``CLIENT LIST``; no key and no channel.
 * ``flower`` — ``coral2-pipeline flower``: the monitoring role's reads, and what
@@ -34,7 +37,25 @@ from urllib.parse import urlparse
 
 from pipeline.settings import Settings
 
-ROLES = ("management", "watcher", "bridge", "node", "monitoring", "flower", "redis-exporter")
+ROLES = (
+    "management",
+    "watcher",
+    "bridge",
+    "node",
+    "monitoring",
+    "flower",
+    "redis-exporter",
+    "sentinel",
+    "replica",
+)
+
+#: What Redis Sentinel sends the servers it watches (Redis's documented rules for it).
+SENTINEL_COMMANDS = (
+    "+multi +slaveof +ping +exec +subscribe +config|rewrite +role +publish +info "
+    "+client|setname +client|kill +script|kill"
+)
+#: What a replica sends its primary (``masteruser``): the replication stream alone.
+REPLICA_COMMANDS = "+psync +replconf +ping"
 
 #: What oliver006's redis_exporter reads: the server's figures, its settings, the slow log
 #: and latency, the clients; no key at all.
@@ -123,6 +144,10 @@ def rules(role: str, settings: Settings, hosts: Iterable[str] = ()) -> str:
         # CLIENT LIST: which node workers are connected (status); MULTI/EXEC: reads taken
         # together (the VNI pool's), which need no write
         return f"%R~* {CONNECTION} +@read -@dangerous +info +scan +client|list +multi +exec"
+    if role == "sentinel":
+        return f"allchannels resetkeys +hello +auth {SENTINEL_COMMANDS}"
+    if role == "replica":
+        return f"resetkeys resetchannels +hello +auth {REPLICA_COMMANDS}"
     if role == "redis-exporter":
         return f"resetkeys resetchannels {CONNECTION} {REDIS_EXPORTER_COMMANDS}"
     if role == "flower":
