@@ -37,11 +37,12 @@ from kombu.exceptions import OperationalError
 from pipeline.clients.k8s import DwsClient
 from pipeline.clients.kube import WatchEvent
 from pipeline.errors import Gone, KubeError, StoreUnavailable
+from pipeline.model.workflow import jobid_of_workflow as jobid_of
 from pipeline.states.hooks import name_of
 from pipeline.store import Checkpoint, Store
 from pipeline.store.jobs import parse_notes
 from pipeline.store.lease import identity as holder_name
-from pipeline.tasks.observe import jobid_of, seen_entry
+from pipeline.tasks.observe import seen_entry
 
 log = logging.getLogger("coral2_pipeline.watch")
 

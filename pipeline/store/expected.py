@@ -22,7 +22,7 @@ class ExpectedNodeWorkers:
     """``<prefix>:node-workers-expected``: a hash of ``computes`` (a hostlist) and ``at``."""
 
     def __init__(self, client: redis.Redis, keys: Keys) -> None:
-        self.client, self.key = client, f"{keys.prefix}:node-workers-expected"
+        self.client, self.key = client, keys.node_workers_expected
 
     def publish(self, computes: list[str] | None) -> None:
         """Note the computes expected to run a node worker (None: none are)."""

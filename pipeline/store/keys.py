@@ -24,6 +24,16 @@ class Keys:
         return f"{self.prefix}:lock:{jobid}"
 
     @property
+    def flux_refusals(self) -> str:
+        """Hash message kind → how many Flux refused, ever."""
+        return f"{self.prefix}:flux-refusals"
+
+    @property
+    def node_workers_expected(self) -> str:
+        """Hash of the computes the lifecycle workers expect node workers on, and when."""
+        return f"{self.prefix}:node-workers-expected"
+
+    @property
     def deadlines(self) -> str:
         """The deadline sorted set."""
         return f"{self.prefix}:deadlines"

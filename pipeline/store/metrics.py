@@ -73,14 +73,14 @@ class Metrics:
     def count_refusal(self, kind: str) -> None:
         """Count one message of ``kind`` Flux refused (``<prefix>:flux-refusals``)."""
         try:
-            self.client.hincrby(f"{self.keys.prefix}:flux-refusals", kind, 1)
+            self.client.hincrby(self.keys.flux_refusals, kind, 1)
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
 
     def refusals_total(self) -> dict[str, int]:
         """Message kind → how many Flux refused, ever."""
         try:
-            raw: Any = self.client.hgetall(f"{self.keys.prefix}:flux-refusals")
+            raw: Any = self.client.hgetall(self.keys.flux_refusals)
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
         return {k.decode(): int(v) for k, v in raw.items()}

@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from pipeline.errors import KubeError, NotFound
-from pipeline.model.workflow import jobid_of_workflow, workflow_name
+from pipeline.model.workflow import workflow_name
 from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.states import Snapshot, WorkflowState, decide, hooks
 from pipeline.states.rabbits import offline_computes
@@ -26,10 +26,6 @@ from pipeline.tasks.dws import act
 from pipeline.tasks.rabbits import tell_flux
 
 log = logging.getLogger("coral2_pipeline.observe")
-
-
-#: The jobid of ``fluxjob-<jobid>`` (None for other names).
-jobid_of = jobid_of_workflow
 
 
 @pipeline_task("dws.observe", queue="lifecycle", lock_job=True, clears=Keys.observe_pending)

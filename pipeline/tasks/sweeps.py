@@ -18,13 +18,14 @@ import time
 from typing import Any
 
 from pipeline.errors import NotFound
+from pipeline.model.workflow import jobid_of_workflow as jobid_of
 from pipeline.perform.reads import clientmounts_not_in_state, rabbits_with_allocations
 from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.states.stale import Step, on_ended, on_stale, stale_since, step
 from pipeline.states.systemstatus import follow
 from pipeline.store.jobs import parse_notes
 from pipeline.tasks.dws import act
-from pipeline.tasks.observe import jobid_of, seen_entry
+from pipeline.tasks.observe import seen_entry
 
 log = logging.getLogger("coral2_pipeline.sweeps")
 

@@ -10,9 +10,10 @@ from coral2_sim.kube.api import KubeApiServer
 from kubernetes import client
 
 from pipeline.clients.k8s import DwsClient
+from pipeline.model.workflow import jobid_of_workflow as jobid_of
 from pipeline.platform.sending import settings_of
 from pipeline.store import JobRecord, Keys, Store
-from pipeline.tasks.observe import jobid_of, observe, observe_storage
+from pipeline.tasks.observe import observe, observe_storage
 from tests.platform.results import result_of
 
 
