@@ -16,8 +16,10 @@ from an ``EnvironmentFile=`` of mode 0600, never the command line) or Flower's
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
-from typing import Any
+import signal
+from typing import Any, NoReturn
 
 from pipeline.cli import kinds
 from pipeline.cli.common import UsageError, add_verbose, settings_of, setup_logging
@@ -57,7 +59,7 @@ def _check_port(options: list[str]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Serve until SIGTERM."""
+    """Serve until SIGTERM; exit 0 then."""
     level = setup_logging(args.verbose)
     extra = list(args.celery)
     extra = extra[1:] if extra[:1] == ["--"] else extra
@@ -85,7 +87,17 @@ def run(args: argparse.Namespace) -> int:
     _worker_page()
     _supervised()
     app.start(["flower", "--enable_events=False", f"--logging={level.lower()}", *extra])
-    return 0
+    _exit_without_joining()
+
+
+def _exit_without_joining() -> NoReturn:
+    """Leave once Flower's loop has stopped: its exit functions run (Flower's own stop,
+    which saves its state when ``--persistent``; logging's flush), but the interpreter does
+    not wait for Flower's executor threads, which may sit in a broker call that a Redis
+    under load takes long to answer — a SIGTERM is obeyed at once, not after them."""
+    notify("STOPPING=1")
+    atexit._run_exitfuncs()
+    os._exit(0)
 
 
 #: What a worker's page says: Flower here sends no control command a worker obeys.
@@ -124,7 +136,14 @@ def _supervised() -> None:
     from tornado import ioloop
 
     loop = ioloop.IOLoop.current()  # the loop Flower runs (its IOLoop.instance())
-    loop.add_callback(notify, "READY=1", "STATUS=Flower serving")
+
+    def serving() -> None:
+        # in place of Flower's handler (installed before its loop runs), which raises
+        # SystemExit wherever the main thread happens to be
+        signal.signal(signal.SIGTERM, lambda *_: loop.add_callback_from_signal(loop.stop))
+        notify("READY=1", "STATUS=Flower serving")
+
+    loop.add_callback(serving)
     interval = watchdog_interval()
     if interval is not None:
 

@@ -158,6 +158,14 @@ def start(unit: Unit, site: Site, notify: NotifySocket) -> subprocess.Popen[byte
         return subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd="/")
 
 
+def exit_status(proc: subprocess.Popen[bytes], timeout: float) -> int | None:
+    """The process's exit status, or None if it is still running after ``timeout``."""
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+
+
 def config_name(unit: Unit) -> str:
     argv = unit.one("ExecStart").split()
     return Path(argv[argv.index("--config") + 1]).name
@@ -179,7 +187,7 @@ def test_the_unit_comes_up_as_its_user_and_stops_on_sigterm(
         assert notify.wait_for("READY=1", proc, 120), log.read_text()[-3000:]
         assert notify.wait_for("WATCHDOG=1", proc, 30), log.read_text()[-3000:]
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=120) == 0, log.read_text()[-3000:]
+        assert exit_status(proc, 120) == 0, log.read_text()[-3000:]
     finally:
         if proc.poll() is None:
             proc.kill()
