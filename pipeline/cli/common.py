@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import RabbitMappingError
 from pipeline.model.files import load
-from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.settings import Settings, load_settings
+
+if TYPE_CHECKING:  # loaded by the commands that read a mapping, not by every command
+    from pipeline.model.rabbitmap import RabbitMapping
 
 
 class CommandError(Exception):
@@ -54,6 +56,8 @@ def read_json(path: str, what: str, max_bytes: int = MAX_JSON_BYTES) -> Any:
 
 def load_mapping(path: str) -> RabbitMapping:
     """Load a rabbitmapping with flux getrabbit's messages for missing and bad files."""
+    from pipeline.model.rabbitmap import RabbitMapping
+
     if not Path(path).exists():
         raise CommandError(
             f"Could not find file '{path}' specified under 'rabbit.mapping' config key, "

@@ -5,7 +5,7 @@ coalescing mark as it starts (``clears``: in the round trip that takes the
 job's lock, so a change during the run queues another observe), re-reads
 the Workflow from the API server — never trusting the event — records
 what it saw in the job record, then runs the pure
-``pipeline.states.decide`` on that fresh read and performs the actions
+``pipeline.states.observed.decide`` on that fresh read and performs the actions
 (each idempotent, so a second observe of the same state changes nothing).
 """
 
@@ -18,7 +18,8 @@ from typing import Any
 from pipeline.errors import KubeError, NotFound
 from pipeline.model.workflow import workflow_name
 from pipeline.platform.task import PipelineTask, pipeline_task
-from pipeline.states import Snapshot, WorkflowState, decide, hooks
+from pipeline.states import hooks
+from pipeline.states.observed import Snapshot, WorkflowState, decide
 from pipeline.states.rabbits import offline_computes
 from pipeline.store import JobRecord, Keys
 from pipeline.store.resync import LOST_AFTER_S, UNFINISHED_AFTER_S, Notes

@@ -6,8 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.model.job import Teardown
-from pipeline.states import WorkflowState, decide
 from pipeline.states.actions import PatchDesiredState
+from pipeline.states.observed import WorkflowState, decide
 from tests.states.factory import job, settings, snapshot, xfs_breakdown
 
 

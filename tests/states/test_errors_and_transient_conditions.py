@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pipeline.states import decide
 from pipeline.states.actions import ArmDeadline, DisarmDeadline, SendOnce, UpdateJob
+from pipeline.states.observed import decide
 from tests.states.factory import job, settings, snapshot
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pipeline.states import decide
 from pipeline.states.actions import SendOnce, UpdateJob
+from pipeline.states.observed import decide
 from tests.states.factory import NODE_JOB, job, settings, snapshot, xfs_breakdown
 
 

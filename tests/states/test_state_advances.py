@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from pipeline.model.job import Teardown
-from pipeline.states import decide
 from pipeline.states.actions import (
     ArmDeadline,
     DisarmDeadline,
@@ -14,6 +13,7 @@ from pipeline.states.actions import (
     PatchDesiredState,
     SendOnce,
 )
+from pipeline.states.observed import decide
 from tests.states.factory import job, settings, snapshot
 
 

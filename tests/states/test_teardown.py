@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from pipeline.model.job import Epilog, Teardown
-from pipeline.states import decide
 from pipeline.states.actions import DeleteWorkflow, MarkDone, RemoveFinalizer, SendOnce
+from pipeline.states.observed import decide
 from tests.states.factory import job, settings, snapshot
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.states import TRANSITIONS, WorkflowState
+from pipeline.states.observed import TRANSITIONS, WorkflowState
 
 
 @pytest.mark.parametrize("state", list(WorkflowState))
