@@ -1,13 +1,22 @@
-"""What the health decisions read from DWS: which computes did not mount or unmount, and
-which rabbits still hold an allocation of a job."""
+"""What the decisions read from DWS in more than one call: which computes did not mount or
+unmount, which rabbits still hold an allocation of a job, and which rabbit each compute
+is really behind."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import NotFound
 from pipeline.model.workflow import WORKFLOW_LABEL
 
-__all__ = ["WORKFLOW_LABEL", "clientmounts_not_in_state", "rabbits_with_allocations"]
+__all__ = [
+    "WORKFLOW_LABEL",
+    "clientmounts_not_in_state",
+    "rabbits_listing",
+    "rabbits_with_allocations",
+]
 
 
 def clientmounts_not_in_state(dws: DwsClient, name: str, desired: str) -> list[str]:
@@ -59,3 +68,31 @@ def rabbits_not_ready(dws: DwsClient, name: str) -> set[str]:
         for rabbit, entry in (aset.get("storage") or {}).items()
         if not (entry or {}).get("ready")
     }
+
+
+def _listed(storage: Mapping[str, Any]) -> list[str]:
+    access = (storage.get("status") or {}).get("access") or {}
+    return [str(c["name"]) for c in access.get("computes") or [] if c.get("name")]
+
+
+def rabbits_listing(
+    dws: DwsClient, rabbits: Iterable[str], computes: Iterable[str]
+) -> dict[str, str | None]:
+    """The rabbit whose Storage lists each of ``computes`` in ``status.access.computes``
+    (the PCIe topology nnf hands allocations out by), None for a compute no Storage lists.
+    The Storages of ``rabbits`` (where the rabbitmapping puts the computes) are read one
+    by one; every Storage is listed only when those leave a compute unfound."""
+    wanted = list(dict.fromkeys(computes))
+    found: dict[str, str] = {}
+    for rabbit in dict.fromkeys(rabbits):
+        try:
+            storage = dws.get("storages", rabbit)
+        except NotFound:
+            continue
+        found.update((c, rabbit) for c in _listed(storage) if c in wanted)
+    if len(found) < len(wanted):
+        storages, _ = dws.list_objects("storages")
+        for storage in storages:
+            rabbit = str((storage.get("metadata") or {}).get("name"))
+            found.update((c, rabbit) for c in _listed(storage) if c in wanted and c not in found)
+    return {c: found.get(c) for c in wanted}

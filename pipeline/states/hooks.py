@@ -9,6 +9,7 @@ interactions failed: <why>`` of the hook's own type.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,21 +152,28 @@ def on_setup(
     storages: list[dict[str, Any]],
     settings: RabbitSettings,
     now: float,
+    behind: Mapping[str, str | None] | None = None,
 ) -> list[Action]:
     """``dws.setup`` (the job reached RUN): fill Servers from R and the breakdowns' storage,
     tell Flux the rabbits, move to Setup and arm ``setup_timeout``.
+
+    ``behind``: for storage on the rabbits next to the computes, the rabbit whose Storage
+    lists each compute (:func:`needs_topology`). nnf gives each rabbit's allocations to
+    the computes its Storage lists, so a compute the rabbitmapping puts behind another
+    rabbit would run on a directory nothing is mounted on: the job is refused instead,
+    naming the compute and both rabbits.
 
     A duplicate finds the Workflow moved on and stops there: the deadline is
     armed once.
     """
     name = name_of(jobid)
     try:
-        hosts = ResourceSet.parse(R).unique_hosts()
-        computes = [h for h in hosts if not mapping.is_rabbit(h)]
-        counts = mapping.nodes_per_rabbit(computes)
+        computes, counts = placement(R, mapping)
         servers = [servers_of(storage, counts, len(computes)) for storage in storages]
     except InputError as exc:
         return refused(jobid, "dws-setup", str(exc))
+    if behind is not None and (drift := topology_drift(computes, mapping, behind)):
+        return refused(jobid, "dws-setup", drift)
     gone = tuple(refused(jobid, "dws-setup", f"workflow {name} does not exist"))
     actions: list[Action] = [
         CreateRecord(JobRecord(jobid=jobid, workflow=name)),
@@ -184,6 +192,47 @@ def on_setup(
     if settings.setup_timeout > 0:
         actions.append(ArmDeadline(DeadlineKind.SETUP, settings.setup_timeout, "setup"))
     return actions
+
+
+def placement(R: dict[str, Any], mapping: RabbitMapping) -> tuple[list[str], dict[str, int]]:
+    """The job's computes (its hosts that are not rabbits) and how many are behind each
+    rabbit, by the rabbitmapping. Raises InputError for an R that cannot be read."""
+    hosts = ResourceSet.parse(R).unique_hosts()
+    computes = [h for h in hosts if not mapping.is_rabbit(h)]
+    return computes, mapping.nodes_per_rabbit(computes)
+
+
+def needs_topology(storages: list[dict[str, Any]]) -> bool:
+    """Whether any of the breakdowns' storage is allocated on each compute's own rabbit
+    (xfs, gfs2, raw: ``AllocatePerCompute``), which nnf hands out by the PCIe topology."""
+    return any(
+        aset.get("allocationStrategy") == "AllocatePerCompute"
+        for storage in storages
+        for aset in storage.get("allocationSets") or []
+        if isinstance(aset, Mapping)
+    )
+
+
+def topology_drift(
+    computes: list[str], mapping: RabbitMapping, behind: Mapping[str, str | None]
+) -> str | None:
+    """One line naming the first compute the rabbitmapping puts behind another rabbit than
+    its Storage does, or None when they agree."""
+    for compute in computes:
+        mapped, real = mapping.rabbit_of(compute), behind.get(compute)
+        if real == mapped:
+            continue
+        where = (
+            "listed in no rabbit's Storage (status.access.computes)"
+            if real is None
+            else f"behind {real} by that rabbit's Storage (status.access.computes)"
+        )
+        return (
+            f"compute {compute} is {where} but behind {mapped} by the rabbitmapping, so "
+            f"nnf would mount it nothing; rebuild the rabbitmapping "
+            f"(coral2-pipeline rabbitmapping --from-storages) and restart the workers"
+        )
+    return None
 
 
 def workflow_gone(job: JobRecord) -> list[Action]:

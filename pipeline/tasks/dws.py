@@ -24,7 +24,11 @@ from pipeline.model.job import JobRecord
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.perform import fabric as perform_fabric
 from pipeline.perform.performer import perform
-from pipeline.perform.reads import clientmounts_not_in_state, rabbits_with_allocations
+from pipeline.perform.reads import (
+    clientmounts_not_in_state,
+    rabbits_listing,
+    rabbits_with_allocations,
+)
 from pipeline.platform import fanout
 from pipeline.platform.sending import dispatch, dispatch_nodes
 from pipeline.platform.task import PipelineTask, pipeline_task
@@ -169,7 +173,9 @@ def setup(task: PipelineTask, jobid: int, R: dict[str, Any]) -> bool:
 
     The DirectiveBreakdowns' storage comes from the job record, where the Proposal
     observe saved it as it read them; the move to Setup is then one guarded patch, and
-    only a Workflow found elsewhere (a duplicate ``dws.setup``) is read. A copy that
+    only a Workflow found elsewhere (a duplicate ``dws.setup``) is read. For storage on
+    the computes' own rabbits, the Storages of the job's rabbits are read too: the
+    topology nnf will hand the allocations out by. A copy that
     runs after the job ended does nothing.
     """
     if ended(task, jobid):
@@ -181,6 +187,7 @@ def setup(task: PipelineTask, jobid: int, R: dict[str, Any]) -> bool:
         )
     name = hooks.name_of(jobid)
     workflow = None
+    behind: dict[str, str | None] | None = None
     try:
         mapping = mapping_of(settings.mapping)
         record = task.store.jobs.latest(jobid)
@@ -190,13 +197,16 @@ def setup(task: PipelineTask, jobid: int, R: dict[str, Any]) -> bool:
             if (workflow.get("spec") or {}).get("desiredState") != "Proposal":
                 return True  # a duplicate dws.setup: this one already moved the Workflow on
             storages = storages_of(task.dws.directive_breakdowns(workflow))
+        if hooks.needs_topology(storages):
+            computes, counts = hooks.placement(R, mapping)
+            behind = rabbits_listing(task.dws, counts, computes)
     except NotFound:
         return act(
             task, jobid, hooks.refused(jobid, "dws-setup", f"workflow {name} does not exist")
         )
     except InputError as exc:
         return act(task, jobid, hooks.refused(jobid, "dws-setup", str(exc)))
-    actions = hooks.on_setup(jobid, R, mapping, storages, settings, time.time())
+    actions = hooks.on_setup(jobid, R, mapping, storages, settings, time.time(), behind)
     return act(task, jobid, actions, workflow)
 
 

@@ -1,6 +1,7 @@
 """dws.setup fills Servers from the DirectiveBreakdowns' storage the Proposal observe saved
-in the job record, and moves the Workflow to Setup without reading it or its breakdowns;
-a record without it is served by reading them, and a duplicate changes nothing."""
+in the job record, and moves the Workflow to Setup without reading it or its breakdowns
+(only the Storages of its rabbits, for their topology); a record without it is served by
+reading them, and a duplicate changes nothing."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 import redis
 from celery import Celery
+from coral2_sim.dws.fixtures import install_cluster
 from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.clients.k8s import DwsClient
@@ -43,7 +45,8 @@ def storage(servers: str) -> dict[str, Any]:
 def app(tmp_path: Path, redis_url: str, kube: tuple[KubeApiServer, DwsClient]) -> Celery:
     mapping = RabbitMapping.build({"rabbit1": (64 * TiB, ["c1", "c2"])})
     (tmp_path / "mapping.json").write_text(mapping.model_dump_json())
-    server, _ = kube
+    server, dws = kube
+    install_cluster(dws, mapping)  # the Storages agree with the mapping
     settings = load_settings(
         env={
             "CORAL2_PIPELINE_PIPELINE__BROKER_URL": redis_url,
@@ -104,9 +107,10 @@ def test_setup_reads_neither_the_workflow_nor_its_breakdowns_when_the_record_has
     assert run_setup(app, 60) is True
     described = proposal_done(dws, 61, breakdown=False)  # reading the breakdown would fail
     store.jobs.create(JobRecord(jobid=61, workflow="fluxjob-61", storages=[described]))
-    server.inject(code=500, method="GET", times=100)  # any read would take one of these
+    for plural in ("/workflows/", "/directivebreakdowns/"):  # a read would take one
+        server.inject(code=500, method="GET", times=50, path=plural)
     assert run_setup(app, 61) is True
-    assert len(server.routes.faults) == 100  # no read was made
+    assert len(server.routes.faults) == 100  # neither was read
     server.routes.faults.clear()
     servers = dws.get("servers", "fluxjob-61-0")
     assert [s["label"] for s in servers["spec"]["allocationSets"]] == ["xfs"]

@@ -124,3 +124,23 @@ def set_compute_access(dws: DwsClient, rabbit: str, compute: str, status: str) -
     dws.patch(
         "storages", rabbit, {"status": {"access": {**access, "computes": computes}}}, status=True
     )
+
+
+def move_compute(dws: DwsClient, compute: str, to_rabbit: str) -> None:
+    """Inject a topology the rabbitmapping does not know: ``compute`` listed (PCIe) in
+    ``to_rabbit``'s Storage and no longer in any other's — as after recabling, or with a
+    rabbitmapping built from an older SystemConfiguration."""
+    storages, _ = dws.list_objects("storages")
+    for storage in storages:
+        rabbit = storage["metadata"]["name"]
+        access = (storage.get("status") or {}).get("access") or {}
+        computes = [c for c in access.get("computes") or [] if c.get("name") != compute]
+        if rabbit == to_rabbit:
+            computes.append({"name": compute, "status": "Ready"})
+        if computes != (access.get("computes") or []):
+            dws.patch(
+                "storages",
+                rabbit,
+                {"status": {"access": {**access, "computes": computes}}},
+                status=True,
+            )

@@ -1,6 +1,12 @@
 """ClientMounts and NnfDataMovements in the simulated nnf driver (mounts per compute in
 PreRun/PostRun, a finished data movement per copy directive, all gone in Teardown, where
-each compute's unmount is waited for unless nnf sees that compute as down)."""
+each compute's unmount is waited for unless nnf sees that compute as down).
+
+Which compute mounts which allocation is decided as nnf-sos's access controller does
+(``mapClientLocalStorage``, internal/controller/nnf_access_controller.go): each rabbit's
+allocations go, one each, to the computes its Storage lists in ``status.access.computes``;
+a compute behind no rabbit holding an allocation gets a ClientMount with no mounts, and a
+rabbit listing more of the job's computes than it holds allocations fails PreRun."""
 
 from __future__ import annotations
 
@@ -13,7 +19,7 @@ from kubernetes.client.exceptions import ApiException
 from coral2_sim.dws.nnf_context import NNF_CLIENTMOUNT_FINALIZER, Context, Failed, Waiting
 from pipeline.clients.k8s import NNF_GROUP, NNF_VERSIONS, WORKFLOW_LABEL, DwsClient
 from pipeline.errors import AlreadyExists, NotFound
-from pipeline.model.directives import Copy, Directive, JobDW
+from pipeline.model.directives import Copy, CreatePersistent, Directive, JobDW, PersistentDW
 
 
 def delete_clientmounts(dws: DwsClient, items: list[dict[str, Any]]) -> None:
@@ -32,7 +38,7 @@ DOWN_IN_STORAGE = {"Offline", "Fenced"}
 def _unmounted(mount: dict[str, Any]) -> bool:
     status = mount.get("status") or {}
     states = [m.get("state") for m in status.get("mounts") or []]
-    return bool(status.get("allReady")) and bool(states) and set(states) == {"unmounted"}
+    return bool(status.get("allReady")) and all(state == "unmounted" for state in states)
 
 
 def down_computes(dws: DwsClient) -> set[str]:
@@ -89,6 +95,49 @@ def mounts_of(ctx: Context, index: int) -> list[dict[str, Any]]:
     return items
 
 
+#: nnf-sos's words when a rabbit's Storage lists more of the job's computes than the rabbit
+#: holds allocations for (``mapClientLocalStorage``; a Fatal WLM error).
+TOO_MANY_CLIENTS = "invalid matching between clients and storage. Too many clients for storage"
+
+
+def servers_name(ctx: Context, index: int, d: Directive) -> str:
+    """The Servers object holding directive ``index``'s allocations (a persistentdw's is
+    its persistent storage's)."""
+    return d.name if isinstance(d, PersistentDW | CreatePersistent) else f"{ctx.name}-{index}"
+
+
+def allocations_per_compute(
+    ctx: Context, index: int, d: Directive, computes: list[str]
+) -> dict[str, int]:
+    """How many of directive ``index``'s allocations each compute mounts, as nnf's access
+    controller hands them out (target ``single``): lustre is network storage, which every
+    compute mounts; rabbit-local storage goes one allocation each to the computes each
+    rabbit's Storage lists, in that list's order. Raises :class:`Failed` (Fatal, WLM) when
+    a rabbit has more such computes than allocations."""
+    fs_type = d.fs_type if isinstance(d, JobDW) else "lustre"
+    if fs_type == "lustre":
+        return dict.fromkeys(computes, 1)
+    held: dict[str, int] = {}
+    servers = ctx.dws.get("servers", servers_name(ctx, index, d))
+    for aset in (servers.get("spec") or {}).get("allocationSets") or []:
+        for entry in aset.get("storage") or []:
+            rabbit = str(entry.get("name"))
+            held[rabbit] = held.get(rabbit, 0) + int(entry.get("allocationCount") or 0)
+    out = dict.fromkeys(computes, 0)
+    for rabbit, count in held.items():
+        try:
+            access = (ctx.dws.get("storages", rabbit).get("status") or {}).get("access") or {}
+        except NotFound:
+            continue
+        nodes = [*(access.get("computes") or []), *(access.get("servers") or [])]
+        clients = [str(c.get("name")) for c in nodes if c.get("name") in out]
+        if len(clients) > count:
+            raise Failed("Fatal", "WLM", TOO_MANY_CLIENTS)
+        for client in clients:
+            out[client] += 1
+    return out
+
+
 def drive_mounts(ctx: Context, index: int, d: Directive, desired: str) -> None:
     """Drive the ClientMounts of directive ``index`` to ``desired`` and wait for them."""
     computes = ctx.dws.get("computes", ctx.name).get("data") or []
@@ -96,6 +145,8 @@ def drive_mounts(ctx: Context, index: int, d: Directive, desired: str) -> None:
     existing = {m["metadata"]["namespace"]: m for m in mounts_of(ctx, index)}
     name = f"default-{ctx.name}-{index}-computes"
     fs_type = d.fs_type if isinstance(d, JobDW) else "lustre"
+    missing = desired == "mounted" and any(n not in existing for n in nodes)
+    wanted = allocations_per_compute(ctx, index, d, nodes) if missing else {}
     for node in nodes:
         if node not in existing:
             if desired != "mounted":
@@ -120,7 +171,8 @@ def drive_mounts(ctx: Context, index: int, d: Directive, desired: str) -> None:
                             "type": "none" if fs_type == "raw" else fs_type,
                             "targetType": "file" if fs_type == "raw" else "directory",
                         }
-                    ],
+                    ]
+                    * wanted.get(node, 0),
                 },
             }
             with suppress(AlreadyExists):
@@ -134,10 +186,13 @@ def drive_mounts(ctx: Context, index: int, d: Directive, desired: str) -> None:
         if ctx.mount_agent and not already:
             stuck = ctx.faults.never_mount if desired == "mounted" else ctx.faults.never_unmount
             if node not in stuck:
+                spec = existing[node]["spec"] if node in existing else {}
+                count = len(spec.get("mounts") or []) if spec else wanted.get(node, 0)
+                ready = [{"state": desired, "ready": True}] * count
                 ctx.dws.patch(
                     "clientmounts",
                     name,
-                    {"status": {"allReady": True, "mounts": [{"state": desired, "ready": True}]}},
+                    {"status": {"allReady": True, "mounts": ready}},
                     namespace=node,
                     status=True,
                 )

@@ -195,7 +195,7 @@ class _Handler(BaseHTTPRequestHandler):
             if method == "GET" and (about := discovery(parts.path)) is not None:
                 self._send(200, about)
                 return
-            fault = routes.take_fault(method)
+            fault = routes.take_fault(method, parts.path)
             route = routes.route(parts.path, parts.query)
             if authorizer is not None and user is not None:
                 authorizer.authorize(user, route.request(method))
@@ -418,11 +418,13 @@ class KubeApiServer:
         method: str | None = None,
         drop_watch: bool = False,
         times: int = 1,
+        path: str | None = None,
     ) -> None:
-        """Make the next ``times`` matching requests fail with ``code`` and/or wait ``delay_s``."""
+        """Make the next ``times`` matching requests (``method``, a ``path`` holding
+        ``path``) fail with ``code`` and/or wait ``delay_s``."""
         with self.routes.fault_lock:
             for _ in range(times):
-                self.routes.faults.append(Fault(code, delay_s, method, drop_watch))
+                self.routes.faults.append(Fault(code, delay_s, method, drop_watch, path))
 
     def __enter__(self) -> KubeApiServer:
         return self.start()

@@ -75,7 +75,7 @@ class LocalRest(rest.RESTClientObject):
                     method, url, headers, body, post_params, _request_timeout
                 )
                 return wire
-            self.routes.take_fault(method)
+            self.routes.take_fault(method, parts.path)
             content_type = ((headers or {}).get("Content-Type") or "").split(";")[0].strip()
             # the store may keep what it is handed: the caller's body stays the caller's
             # (the answer is serialized below, which copies it)
@@ -191,7 +191,7 @@ class DirectCustomObjects(client.CustomObjectsApi):
         refuse_if_down(self.routes, path)
         try:
             route = self.routes.route(path, urlencode(params))
-            fault = self.routes.take_fault(method)
+            fault = self.routes.take_fault(method, path)
             if method == "GET" and route.is_watch:
                 return _WatchStream(self.routes.watch_lines(route, fault), fault)
             # the store may keep what it is handed, and its answer shares what it keeps:

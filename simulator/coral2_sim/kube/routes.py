@@ -46,6 +46,8 @@ class Fault:
     delay_s: float = 0.0
     method: str | None = None
     drop_watch: bool = False
+    #: only requests whose path holds this (a plural, ``/storages/``), or any
+    path: str | None = None
 
 
 def apply(fault: Fault) -> Fault:
@@ -136,13 +138,20 @@ class Routes:
         self.down = False  # restarting: in-process clients are refused as HTTP ones are
         self.pager = Pager()  # the snapshots of lists read in chunks
 
-    def take_fault(self, method: str) -> Fault | None:
-        """The next injected fault for ``method``, applied: it waits its delay and raises its
-        error; returned when it only delays or drops a watch."""
+    def take_fault(self, method: str, path: str = "") -> Fault | None:
+        """The next injected fault for ``method`` on ``path``, applied: it waits its delay and
+        raises its error; returned when it only delays or drops a watch."""
         if not self.faults:  # the common case, without the lock every request would take
             return None
         with self.fault_lock:
-            fault = next((f for f in self.faults if f.method in (None, method)), None)
+            fault = next(
+                (
+                    f
+                    for f in self.faults
+                    if f.method in (None, method) and (f.path is None or f.path in path)
+                ),
+                None,
+            )
             if fault is not None:
                 self.faults.remove(fault)
         if fault is None:
