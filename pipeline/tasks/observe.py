@@ -19,8 +19,9 @@ from pipeline.errors import KubeError, NotFound
 from pipeline.model.workflow import workflow_name
 from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.states import hooks
-from pipeline.states.observed import Snapshot, WorkflowState, decide
+from pipeline.states.observed import decide
 from pipeline.states.rabbits import offline_computes
+from pipeline.states.snapshot import Snapshot, WorkflowState
 from pipeline.store import JobRecord, Keys
 from pipeline.store.resync import LOST_AFTER_S, UNFINISHED_AFTER_S, Notes
 from pipeline.tasks.dws import act

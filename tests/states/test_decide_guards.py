@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from pipeline.model.job import Teardown
 from pipeline.states.actions import PatchDesiredState
-from pipeline.states.observed import WorkflowState, decide
+from pipeline.states.observed import decide
+from pipeline.states.snapshot import WorkflowState
 from tests.states.factory import job, settings, snapshot, xfs_breakdown
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.states.observed import TRANSITIONS, WorkflowState
+from pipeline.states.observed import TRANSITIONS
+from pipeline.states.snapshot import WorkflowState
 
 
 @pytest.mark.parametrize("state", list(WorkflowState))
