@@ -39,6 +39,14 @@ def register(sub: Any) -> None:
         action="store_true",
         help="do not subtract what Servers not made by Flux hold on each rabbit",
     )
+    parser.add_argument(
+        "--from-storages",
+        action="store_true",
+        help=(
+            "take each rabbit's computes from its Storage (status.access.computes, the "
+            "topology nnf mounts by) where SystemConfiguration disagrees, with a warning each"
+        ),
+    )
     parser.set_defaults(func=run)
 
 
@@ -62,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
         storages,
         servers,
         ignore_external_allocations=args.ignore_external_allocations,
+        from_storages=args.from_storages,
         warn=lambda line: print(f"coral2-pipeline rabbitmapping: warning: {line}", file=sys.stderr),
     )
     RabbitMapping.model_validate(mapping)  # what getrabbit and dws2jgf will read

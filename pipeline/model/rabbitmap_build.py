@@ -12,6 +12,9 @@
    largest of all. When the drives' total, less what every Server holds on the
    rabbit, is not ``status.capacity``, one warning line says so, and the drives'
    total is used.
+   With ``from_storages``, the Storages are the truth instead: each rabbit's hostlist
+   is what its Storage lists (the PCIe topology nnf hands allocations out by), and
+   where SystemConfiguration says otherwise, one warning line per compute says so.
 3. Unless told to ignore them, Servers not made by Flux (not ``fluxjob-*``)
    hold ``allocationSize * allocationCount`` on their rabbits: subtracted,
    floored at 0.
@@ -39,11 +42,15 @@ def build_mapping(
     servers: Iterable[Mapping[str, Any]] = (),
     *,
     ignore_external_allocations: bool = False,
+    from_storages: bool = False,
     warn: Callable[[str], None] = lambda line: None,
 ) -> dict[str, Any]:
     """The rabbitmapping document (``{"computes": …, "rabbits": …}``); ``warn`` gets each
     warning, one line."""
     servers = list(servers)
+    storages = list(storages)
+    if from_storages:
+        system_configuration = _as_storages_say(system_configuration, storages, warn)
     computes: dict[str, str] = {}
     hostlists: dict[str, list[str]] = {}
     for node in _items(system_configuration, "spec", "storageNodes"):
@@ -97,6 +104,39 @@ def build_mapping(
             rabbit: {"capacity": capacity[rabbit], "hostlist": unique_hostlist(names)}
             for rabbit, names in hostlists.items()
         },
+    }
+
+
+def _as_storages_say(
+    system_configuration: Mapping[str, Any],
+    storages: list[Mapping[str, Any]],
+    warn: Callable[[str], None],
+) -> dict[str, Any]:
+    """``system_configuration`` with each rabbit's ``computesAccess`` replaced by what its
+    Storage lists; a warning line for each compute the two place differently."""
+    listed: dict[str, list[str]] = {}
+    for storage in storages:
+        rabbit = str((storage.get("metadata") or {}).get("name") or "")
+        names = _items(storage.get("status") or {}, "access", "computes")
+        listed[rabbit] = [str(c["name"]) for c in names if c.get("name")]
+    placed = {c: r for r, names in listed.items() for c in names}
+    nodes = []
+    for node in _items(system_configuration, "spec", "storageNodes"):
+        rabbit = str(node.get("name") or "")
+        for entry in _items(node, "computesAccess"):
+            compute = str(entry.get("name") or "")
+            if compute and placed.get(compute) != rabbit:
+                where = placed.get(compute)
+                lists = "no Storage lists it" if where is None else f"{where}'s Storage lists it"
+                warn(
+                    f"compute {compute}: SystemConfiguration puts it behind {rabbit}, "
+                    f"{lists}; using the Storages"
+                )
+        access = [{"name": c, "index": i} for i, c in enumerate(listed.get(rabbit, []))]
+        nodes.append({**node, "computesAccess": access})
+    return {
+        **system_configuration,
+        "spec": {**(system_configuration.get("spec") or {}), "storageNodes": nodes},
     }
 
 
