@@ -15,12 +15,26 @@ __all__ = [
     "WORKFLOW_LABEL",
     "clientmounts_not_in_state",
     "rabbits_listing",
+    "rabbits_not_in_state",
     "rabbits_with_allocations",
 ]
 
 
 def clientmounts_not_in_state(dws: DwsClient, name: str, desired: str) -> list[str]:
-    """Compute nodes whose ClientMounts of Workflow ``name`` are not ``desired``."""
+    """Compute nodes whose ClientMounts of Workflow ``name`` (``…-computes``) are not
+    ``desired``; one with no status yet is not. The rabbits' own ClientMounts
+    (``…-servers``, which nnf makes for gfs2, lustre, raw and data movement) are never
+    among them: a rabbit is not a compute to drain (:func:`rabbits_not_in_state`)."""
+    return _not_in_state(dws, name, desired, "-computes")
+
+
+def rabbits_not_in_state(dws: DwsClient, name: str, desired: str) -> list[str]:
+    """Rabbits whose own ClientMounts of Workflow ``name`` (``…-servers``) are not
+    ``desired``; one with no status yet (its nnf-node-manager down) is not."""
+    return _not_in_state(dws, name, desired, "-servers")
+
+
+def _not_in_state(dws: DwsClient, name: str, desired: str, suffix: str) -> list[str]:
     try:
         items, _ = dws.list_objects(
             "clientmounts", selector=f"{WORKFLOW_LABEL}={name}", all_namespaces=True
@@ -30,16 +44,11 @@ def clientmounts_not_in_state(dws: DwsClient, name: str, desired: str) -> list[s
     bad: list[str] = []
     for item in items:
         node = (item.get("spec") or {}).get("node")
-        if not node:
+        meta_name = str((item.get("metadata") or {}).get("name") or "")
+        if not node or not meta_name.endswith(suffix):
             continue
-        meta_name = (item.get("metadata") or {}).get("name")
         mounts = (item.get("status") or {}).get("mounts")
-        if not meta_name or mounts is None:
-            bad.append(node)
-            continue
-        if not str(meta_name).endswith("-computes"):
-            continue
-        if any(m.get("state") != desired or not m.get("ready") for m in mounts):
+        if mounts is None or any(m.get("state") != desired or not m.get("ready") for m in mounts):
             bad.append(node)
     return bad
 

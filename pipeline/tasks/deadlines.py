@@ -17,7 +17,11 @@ from typing import Any
 
 from pipeline.model.breakdown import check_is_lustre
 from pipeline.model.job import DeadlineKind, JobRecord
-from pipeline.perform.reads import clientmounts_not_in_state, rabbits_not_ready
+from pipeline.perform.reads import (
+    clientmounts_not_in_state,
+    rabbits_not_in_state,
+    rabbits_not_ready,
+)
 from pipeline.platform.task import PipelineTask
 from pipeline.states import deadlines
 from pipeline.states.hooks import name_of
@@ -67,6 +71,19 @@ def rabbits_of(task: PipelineTask, computes: list[str]) -> dict[str, str]:
     return {h: mapped[h] for h in computes if h in mapped}
 
 
+def not_mounted(task: PipelineTask, record: JobRecord) -> list[str]:
+    """The job's computes that did not mount: those whose own ClientMounts did not, and
+    those behind a rabbit whose ClientMounts did not (its node manager down: what it
+    serves the job is not there), by the mapping — never the rabbit itself."""
+    name = name_of(record.jobid)
+    computes = clientmounts_not_in_state(task.dws, name, "mounted")
+    rabbits = set(rabbits_not_in_state(task.dws, name, "mounted"))
+    if rabbits and task.settings.rabbit.mapping:
+        mapped = mapping_of(task.settings.rabbit.mapping).computes
+        computes += [h for h in record.hosts if mapped.get(h) in rabbits]
+    return list(dict.fromkeys(computes))
+
+
 @handles(DeadlineKind.SETUP)
 def setup_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) -> None:
     """Setup took longer than ``rabbit.setup_timeout``."""
@@ -96,7 +113,7 @@ def prerun_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) ->
     record, _ = caught
     unmounted: list[str] = []
     if record.failure_tolerance > 0:
-        unmounted = clientmounts_not_in_state(task.dws, name_of(record.jobid), "mounted")
+        unmounted = not_mounted(task, record)
     rabbits = rabbits_of(task, unmounted)
     act(task, record.jobid, deadlines.prerun_timeout(record, unmounted, rabbits))
 
@@ -128,6 +145,6 @@ def tc_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) -> Non
     record, _ = caught
     unmounted: list[str] = []
     if record.tc_since is not None and record.tc_prerun:
-        unmounted = clientmounts_not_in_state(task.dws, name_of(record.jobid), "mounted")
+        unmounted = not_mounted(task, record)
     rabbits = rabbits_of(task, unmounted)
     act(task, record.jobid, deadlines.tc_timeout(record, unmounted, rabbits))

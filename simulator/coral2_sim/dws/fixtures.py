@@ -63,8 +63,11 @@ def storage_status(rabbit: str, capacity: int, computes: list[str]) -> dict[str,
     }
 
 
-def install_cluster(dws: DwsClient, mapping: RabbitMapping) -> None:
-    """Create the Storages, SystemConfiguration and SystemStatus of ``mapping`` (idempotent)."""
+def install_cluster(dws: DwsClient, mapping: RabbitMapping, *, systemstatus: bool = True) -> None:
+    """Create the Storages, SystemConfiguration and SystemStatus of ``mapping`` (idempotent).
+
+    ``systemstatus=False``: no SystemStatus ``default``, as on a site whose install did not
+    make one — neither dws nor nnf-sos creates it (only their samples do)."""
     for rabbit, entry in mapping.rabbits.items():
         computes = mapping.computes_of(rabbit)
         with suppress(AlreadyExists):
@@ -101,7 +104,10 @@ def install_cluster(dws: DwsClient, mapping: RabbitMapping) -> None:
         "metadata": {"name": "default"},
         "data": {"nodes": {}},
     }
-    for plural, body in (("systemconfigurations", config), ("systemstatuses", status)):
+    made = [("systemconfigurations", config)]
+    if systemstatus:
+        made.append(("systemstatuses", status))
+    for plural, body in made:
         with suppress(AlreadyExists):
             dws.create(plural, body)
 

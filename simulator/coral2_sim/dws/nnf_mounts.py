@@ -196,6 +196,7 @@ def drive_mounts(ctx: Context, index: int, d: Directive, desired: str) -> None:
                     namespace=node,
                     status=True,
                 )
+    drive_rabbit_mounts(ctx, index, d, desired)
     pending = [
         m["metadata"]["namespace"]
         for m in mounts_of(ctx, index)
@@ -209,6 +210,72 @@ def drive_mounts(ctx: Context, index: int, d: Directive, desired: str) -> None:
             verb = "mount file system on" if desired == "mounted" else "unmount file system from"
             raise Failed("Major", "Internal", f"unable to {verb} client nodes")
         raise Waiting("pending mount" if desired == "mounted" else "pending unmount")
+
+
+#: The file systems for which nnf also mounts the storage on the rabbits themselves
+#: (nnf-sos ``preRunState``: an NnfAccess for the servers, target ``all``).
+RABBIT_MOUNTED = ("gfs2", "lustre", "raw")
+
+
+def drive_rabbit_mounts(ctx: Context, index: int, d: Directive, desired: str) -> None:
+    """The rabbits' own ClientMounts of directive ``index`` (``default-<wf>-<i>-servers``,
+    in each rabbit's namespace) for gfs2, lustre and raw, as nnf makes them in PreRun: each
+    rabbit mounts every allocation it holds. The driver plays each rabbit's
+    nnf-node-manager, except a rabbit in ``faults.never_mount`` (its daemon down: its
+    ClientMount gets no status). In PostRun nnf deletes the servers' access (its
+    ClientMounts unmounted and gone) unless the rabbit is in ``faults.never_unmount``."""
+    fs_type = d.fs_type if isinstance(d, JobDW) else "lustre"
+    if fs_type not in RABBIT_MOUNTED:
+        return
+    name = f"default-{ctx.name}-{index}-servers"
+    held: dict[str, int] = {}
+    with suppress(NotFound):
+        servers = ctx.dws.get("servers", servers_name(ctx, index, d))
+        for aset in (servers.get("spec") or {}).get("allocationSets") or []:
+            for entry in aset.get("storage") or []:
+                rabbit = str(entry.get("name"))
+                held[rabbit] = held.get(rabbit, 0) + int(entry.get("allocationCount") or 0)
+    existing = {
+        m["metadata"]["namespace"]: m
+        for m in mounts_of(ctx, index)
+        if m["metadata"]["name"].endswith("-servers")
+    }
+    if desired == "unmounted":
+        delete_clientmounts(
+            ctx.dws, [m for r, m in existing.items() if r not in ctx.faults.never_unmount]
+        )
+        return
+    for rabbit, count in held.items():
+        if rabbit not in existing:
+            body = {
+                "metadata": {
+                    "name": name,
+                    "namespace": rabbit,
+                    "finalizers": [NNF_CLIENTMOUNT_FINALIZER],
+                    "labels": {
+                        WORKFLOW_LABEL: ctx.name,
+                        "dataworkflowservices.github.io/workflow.namespace": ctx.dws.namespace,
+                        "nnf.cray.hpe.com/target_directive_index": str(index),
+                    },
+                },
+                "spec": {
+                    "node": rabbit,
+                    "desiredState": "mounted",
+                    "mounts": [
+                        {
+                            "mountPath": f"{ctx.mount_path(index)}/{rabbit}-{n}",
+                            "type": "none" if fs_type == "raw" else fs_type,
+                            "targetType": "file" if fs_type == "raw" else "directory",
+                        }
+                        for n in range(count)
+                    ],
+                },
+            }
+            with suppress(AlreadyExists):
+                ctx.dws.create("clientmounts", body, namespace=rabbit)
+        if rabbit not in ctx.faults.never_mount and not (existing.get(rabbit) or {}).get("status"):
+            status = {"allReady": True, "mounts": [{"state": "mounted", "ready": True}] * count}
+            ctx.dws.patch("clientmounts", name, {"status": status}, namespace=rabbit, status=True)
 
 
 DM_NAMESPACE = "nnf-dm-system"

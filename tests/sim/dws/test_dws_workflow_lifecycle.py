@@ -101,9 +101,14 @@ def test_clientmounts_follow_prerun_and_postrun(dws_side: DwsSide) -> None:
     advance(dws, "fluxjob-4", "DataIn")
     advance(dws, "fluxjob-4", "PreRun")
     mounts = dws.client_mounts("fluxjob-4")
-    assert sorted(m["metadata"]["namespace"] for m in mounts) == HOSTS
+    on_computes = [m for m in mounts if m["metadata"]["name"].endswith("-computes")]
+    on_rabbits = [m for m in mounts if m["metadata"]["name"].endswith("-servers")]
+    assert sorted(m["metadata"]["namespace"] for m in on_computes) == HOSTS
+    # gfs2: nnf mounts the storage on its rabbits too, each rabbit all it holds
+    rabbits = sorted(dws_side.mapping.nodes_per_rabbit(HOSTS))
+    assert sorted(m["metadata"]["namespace"] for m in on_rabbits) == rabbits
     assert all(m["status"]["mounts"][0]["state"] == "mounted" for m in mounts)
     advance(dws, "fluxjob-4", "PostRun")
-    assert all(
-        m["status"]["mounts"][0]["state"] == "unmounted" for m in dws.client_mounts("fluxjob-4")
-    )
+    after = dws.client_mounts("fluxjob-4")
+    assert all(m["metadata"]["name"].endswith("-computes") for m in after)  # rabbits' gone
+    assert all(m["status"]["mounts"][0]["state"] == "unmounted" for m in after)

@@ -25,7 +25,12 @@ def to_prerun(side: DwsSide, jobid: int, hosts: list[str], directive: str) -> st
 
 
 def mounts_by_compute(side: DwsSide, name: str) -> dict[str, int]:
-    return {m["spec"]["node"]: len(m["spec"]["mounts"]) for m in side.dws.client_mounts(name)}
+    mounts = side.dws.client_mounts(name)
+    return {
+        m["spec"]["node"]: len(m["spec"]["mounts"])
+        for m in mounts
+        if m["metadata"]["name"].endswith("-computes")
+    }
 
 
 def test_each_compute_its_rabbits_storage_lists_mounts_one_allocation(dws_side: DwsSide) -> None:
