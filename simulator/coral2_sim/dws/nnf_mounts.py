@@ -106,6 +106,19 @@ def servers_name(ctx: Context, index: int, d: Directive) -> str:
     return d.name if isinstance(d, PersistentDW | CreatePersistent) else f"{ctx.name}-{index}"
 
 
+def held_per_rabbit(ctx: Context, index: int, d: Directive) -> dict[str, int]:
+    """How many of directive ``index``'s allocations each rabbit holds, by its Servers'
+    ``spec.allocationSets`` (none while the Servers is missing)."""
+    held: dict[str, int] = {}
+    with suppress(NotFound):
+        servers = ctx.dws.get("servers", servers_name(ctx, index, d))
+        for aset in (servers.get("spec") or {}).get("allocationSets") or []:
+            for entry in aset.get("storage") or []:
+                rabbit = str(entry.get("name"))
+                held[rabbit] = held.get(rabbit, 0) + int(entry.get("allocationCount") or 0)
+    return held
+
+
 def allocations_per_compute(
     ctx: Context, index: int, d: Directive, computes: list[str]
 ) -> dict[str, int]:
@@ -117,12 +130,7 @@ def allocations_per_compute(
     fs_type = d.fs_type if isinstance(d, JobDW) else "lustre"
     if fs_type == "lustre":
         return dict.fromkeys(computes, 1)
-    held: dict[str, int] = {}
-    servers = ctx.dws.get("servers", servers_name(ctx, index, d))
-    for aset in (servers.get("spec") or {}).get("allocationSets") or []:
-        for entry in aset.get("storage") or []:
-            rabbit = str(entry.get("name"))
-            held[rabbit] = held.get(rabbit, 0) + int(entry.get("allocationCount") or 0)
+    held = held_per_rabbit(ctx, index, d)
     out = dict.fromkeys(computes, 0)
     for rabbit, count in held.items():
         try:
@@ -228,13 +236,7 @@ def drive_rabbit_mounts(ctx: Context, index: int, d: Directive, desired: str) ->
     if fs_type not in RABBIT_MOUNTED:
         return
     name = f"default-{ctx.name}-{index}-servers"
-    held: dict[str, int] = {}
-    with suppress(NotFound):
-        servers = ctx.dws.get("servers", servers_name(ctx, index, d))
-        for aset in (servers.get("spec") or {}).get("allocationSets") or []:
-            for entry in aset.get("storage") or []:
-                rabbit = str(entry.get("name"))
-                held[rabbit] = held.get(rabbit, 0) + int(entry.get("allocationCount") or 0)
+    held = held_per_rabbit(ctx, index, d)
     existing = {
         m["metadata"]["namespace"]: m
         for m in mounts_of(ctx, index)
