@@ -61,7 +61,9 @@ def release_mounts(ctx: Context, index: int) -> None:
     """Teardown: each of directive ``index``'s ClientMounts unmounted, then deleted. nnf
     waits for a compute's unmount, however long it takes (its timeout covers only a
     ClientMount never reconciled), unless it sees that compute as down
-    (:func:`down_computes`): then it drops the finalizer at once."""
+    (:func:`down_computes`): then it drops the finalizer at once. A rabbit's own
+    ClientMount left from a job that skipped PostRun is unmounted by the rabbit's
+    nnf-node-manager, which the driver plays (:func:`drive_rabbit_mounts`)."""
     mounts = mounts_of(ctx, index)
     gone, waiting = [], []
     for mount in mounts:
@@ -73,7 +75,8 @@ def release_mounts(ctx: Context, index: int) -> None:
             ctx.dws.patch(
                 "clientmounts", name, {"spec": {"desiredState": "unmounted"}}, namespace=node
             )
-        if ctx.mount_agent and node not in ctx.faults.never_unmount:
+        plays_daemon = ctx.mount_agent or name.endswith("-servers")
+        if plays_daemon and node not in ctx.faults.never_unmount:
             gone.append(mount)  # the driver plays the daemon: unmounted at once
         else:
             waiting.append(mount)
