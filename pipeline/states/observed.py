@@ -35,20 +35,25 @@ def decide(
 ) -> list[Action]:
     """Return the actions for this observation of the job's Workflow."""
     state = snapshot.state
-    if state is None or job.teardown == Teardown.DELETED:
+    if job.teardown == Teardown.DELETED:
         return []
+    if state is None and not snapshot.deleting:
+        return []  # DWS has not reconciled it yet: its first status is an event of its own
     if snapshot.active(WorkflowState.TEARDOWN):
         return TRANSITIONS[WorkflowState.TEARDOWN](snapshot, job, now, settings) + errors.advance(
             snapshot, job, now, settings
         )
-    if snapshot.deleting:  # deleted by hand (flux-coral2 #466): the job cannot go on
+    # deleted by hand (flux-coral2 #466): the job cannot go on. Deleted before DWS ever
+    # reconciled it, it never will be (DWS leaves a deleting Workflow without its
+    # finalizer alone), so no state comes: Flux's finalizer is let go all the same
+    if snapshot.deleting:
         if job.teardown == Teardown.NOT_ASKED:
             return deleted_by_hand(snapshot, job, settings)
         return [RemoveFinalizer()]  # a Teardown asked will never come: let it go
     if job.teardown == Teardown.ASKED:
         return []
     actions: list[Action] = []
-    if snapshot.complete(state):
+    if state is not None and snapshot.complete(state):
         actions = TRANSITIONS[state](snapshot, job, now, settings)
     return actions + errors.advance(snapshot, job, now, settings)
 
