@@ -149,6 +149,37 @@ def allocations_per_compute(
     return out
 
 
+def clientmount_body(
+    ctx: Context, index: int, name: str, node: str, fs_type: str, paths: list[str]
+) -> dict[str, Any]:
+    """A ClientMount of directive ``index`` on ``node``, asked to mount ``paths``, named and
+    labelled as nnf's access controller makes it."""
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": node,
+            "finalizers": [NNF_CLIENTMOUNT_FINALIZER],
+            "labels": {
+                WORKFLOW_LABEL: ctx.name,
+                "dataworkflowservices.github.io/workflow.namespace": ctx.dws.namespace,
+                "nnf.cray.hpe.com/target_directive_index": str(index),
+            },
+        },
+        "spec": {
+            "node": node,
+            "desiredState": "mounted",
+            "mounts": [
+                {
+                    "mountPath": path,
+                    "type": "none" if fs_type == "raw" else fs_type,
+                    "targetType": "file" if fs_type == "raw" else "directory",
+                }
+                for path in paths
+            ],
+        },
+    }
+
+
 def drive_mounts(ctx: Context, index: int, d: Directive, desired: str) -> None:
     """Drive the ClientMounts of directive ``index`` to ``desired`` and wait for them."""
     computes = ctx.dws.get("computes", ctx.name).get("data") or []
@@ -162,30 +193,8 @@ def drive_mounts(ctx: Context, index: int, d: Directive, desired: str) -> None:
         if node not in existing:
             if desired != "mounted":
                 continue
-            body = {
-                "metadata": {
-                    "name": name,
-                    "namespace": node,
-                    "finalizers": [NNF_CLIENTMOUNT_FINALIZER],
-                    "labels": {
-                        WORKFLOW_LABEL: ctx.name,
-                        "dataworkflowservices.github.io/workflow.namespace": ctx.dws.namespace,
-                        "nnf.cray.hpe.com/target_directive_index": str(index),
-                    },
-                },
-                "spec": {
-                    "node": node,
-                    "desiredState": "mounted",
-                    "mounts": [
-                        {
-                            "mountPath": ctx.mount_path(index),
-                            "type": "none" if fs_type == "raw" else fs_type,
-                            "targetType": "file" if fs_type == "raw" else "directory",
-                        }
-                    ]
-                    * wanted.get(node, 0),
-                },
-            }
+            paths = [ctx.mount_path(index)] * wanted.get(node, 0)
+            body = clientmount_body(ctx, index, name, node, fs_type, paths)
             with suppress(AlreadyExists):
                 ctx.dws.create("clientmounts", body, namespace=node)
         elif existing[node]["spec"].get("desiredState") != desired:
@@ -252,30 +261,8 @@ def drive_rabbit_mounts(ctx: Context, index: int, d: Directive, desired: str) ->
         return
     for rabbit, count in held.items():
         if rabbit not in existing:
-            body = {
-                "metadata": {
-                    "name": name,
-                    "namespace": rabbit,
-                    "finalizers": [NNF_CLIENTMOUNT_FINALIZER],
-                    "labels": {
-                        WORKFLOW_LABEL: ctx.name,
-                        "dataworkflowservices.github.io/workflow.namespace": ctx.dws.namespace,
-                        "nnf.cray.hpe.com/target_directive_index": str(index),
-                    },
-                },
-                "spec": {
-                    "node": rabbit,
-                    "desiredState": "mounted",
-                    "mounts": [
-                        {
-                            "mountPath": f"{ctx.mount_path(index)}/{rabbit}-{n}",
-                            "type": "none" if fs_type == "raw" else fs_type,
-                            "targetType": "file" if fs_type == "raw" else "directory",
-                        }
-                        for n in range(count)
-                    ],
-                },
-            }
+            paths = [f"{ctx.mount_path(index)}/{rabbit}-{n}" for n in range(count)]
+            body = clientmount_body(ctx, index, name, rabbit, fs_type, paths)
             with suppress(AlreadyExists):
                 ctx.dws.create("clientmounts", body, namespace=rabbit)
         if rabbit not in ctx.faults.never_mount and not (existing.get(rabbit) or {}).get("status"):
