@@ -41,9 +41,11 @@ def fatal(job: JobRecord, kind: str, severity: int, note: str) -> list[Action]:
 def lose_nodes(job: JobRecord, nodes: Sequence[str]) -> list[Action] | None:
     """flux-coral2's ``notify_of_node_failure``: count ``nodes`` as lost; the actions that
     go on without them, or None when the loss is beyond the job's tolerance (the record
-    still counts them: see :func:`count_lost`)."""
+    still counts them: see :func:`count_lost`). A loss of no node is no reason to go on:
+    forcing readiness would only move the job to a state that fails the same way (nnf
+    names no rabbit it is waiting for), so the caller's failure stands (None)."""
     failed = sorted(set(job.failed_nodes) | set(nodes))
-    if len(failed) > job.failure_tolerance:
+    if not nodes or len(failed) > job.failure_tolerance:
         return None
     batch = encode_hostlist(sorted(set(nodes)))
     return [

@@ -69,6 +69,8 @@ class Faults:
     hang_states: set[str] = field(default_factory=set)
     never_mount: set[str] = field(default_factory=set)
     never_unmount: set[str] = field(default_factory=set)
+    #: rabbits whose storage never comes up in Setup (their NnfNodeStorages never ready)
+    slow_rabbits: set[str] = field(default_factory=set)
 
 
 class Waiting(Exception):
@@ -78,20 +80,29 @@ class Waiting(Exception):
 class Failed(Exception):
     """The entry failed with a ResourceError."""
 
-    def __init__(self, severity: Severity, kind: ErrorType, message: str) -> None:
+    def __init__(
+        self, severity: Severity, kind: ErrorType, message: str, debug: str | None = None
+    ) -> None:
         super().__init__(message)
         self.severity = severity
         self.kind = kind
         self.message = message
+        #: the error's debug text when it differs from the user message (dws's
+        #: ``ResourceErrorInfo.DebugMessage``)
+        self.debug = debug
 
 
-def error_fields(severity: Severity, kind: ErrorType, message: str) -> dict[str, Any]:
-    """Driver entry fields for a ResourceError."""
+def error_fields(
+    severity: Severity, kind: ErrorType, message: str, debug: str | None = None
+) -> dict[str, Any]:
+    """Driver entry fields for a ResourceError, as nnf-sos's ``handleWorkflowError`` writes
+    them: the message from the user message, the error from the debug message when there
+    is one (dws ``ResourceErrorInfo.GetUserMessage`` and ``Error``)."""
     status = {"Fatal": "Error", "Major": "TransientCondition", "Minor": "Running"}[severity]
     return {
         "status": status,
         "message": f"{kind} error: {message}",
-        "error": f"{kind.lower()} error: {message}",
+        "error": f"{kind.lower()} error: {message if debug is None else debug}",
         "completed": False,
     }
 

@@ -138,27 +138,54 @@ def _check_servers(ctx: Context, index: int, d: JobDW | CreatePersistent) -> Non
             ) from None
         if amount > capacity:
             raise Failed("Fatal", "WLM", f"{rabbit}: insufficient capacity available")
-    ctx.dws.patch(
-        "servers",
-        servers_name,
+    slow = ctx.faults.slow_rabbits
+
+    def held(size: int, rabbit: str) -> dict[str, Any]:
+        up = rabbit not in slow
+        return {"allocationSize": size if up else 0, "ready": up}
+
+    sets = [
         {
-            "status": {
-                "ready": True,
-                "allocationSets": [
-                    {
-                        "label": s["label"],
-                        "storage": {
-                            e["name"]: {"allocationSize": s["allocationSize"], "ready": True}
-                            for e in s.get("storage") or []
-                        },
-                    }
-                    for s in given
-                ],
-            }
-        },
-        status=True,
+            "label": s["label"],
+            "storage": {
+                e["name"]: held(s["allocationSize"], e["name"]) for e in s.get("storage") or []
+            },
+        }
+        for s in given
+    ]
+    ready = not any(rabbit in slow for rabbit in used)
+    ctx.dws.patch(
+        "servers", servers_name, {"status": {"ready": ready, "allocationSets": sets}}, status=True
     )
-    refresh_free(ctx.dws, used, [servers_name])
+    refresh_free(ctx.dws, [r for r in used if r not in slow], [servers_name])
+    if not ready:
+        raise Waiting("pending storage")
+
+
+def servers_pending(ctx: Context, index: int, d: JobDW | CreatePersistent) -> None:
+    """As nnf-sos's Servers controller does once ``spec.allocationSets`` is filled: a status
+    of one ``{allocationSize: 0, ready: false}`` entry per rabbit, written once, before the
+    storage comes up (``dws_servers_controller.go``, ``statusSetEmpty``)."""
+    name = d.name if isinstance(d, CreatePersistent) else f"{ctx.name}-{index}"
+    try:
+        servers = ctx.dws.get("servers", name)
+    except NotFound:
+        return
+    given = (servers.get("spec") or {}).get("allocationSets") or []
+    if not given or (servers.get("status") or {}).get("allocationSets"):
+        return
+    sets = [
+        {
+            "label": s["label"],
+            "storage": {
+                e["name"]: {"allocationSize": 0, "ready": False} for e in s.get("storage") or []
+            },
+        }
+        for s in given
+    ]
+    ctx.dws.patch(
+        "servers", name, {"status": {"ready": False, "allocationSets": sets}}, status=True
+    )
 
 
 def _setup(ctx: Context, index: int, d: Directive) -> None:
@@ -322,6 +349,9 @@ def work(ctx: Context, entry: dict[str, Any], latency_s: float) -> dict[str, Any
     """Advance one driver entry of the current state; return its new fields, or None for later."""
     state, index = entry["watchState"], int(entry["dwdIndex"])
     elapsed = time.monotonic() - ctx.state_started
+    d_at = ctx.directives[index] if index < len(ctx.directives) else None
+    if state == "Setup" and isinstance(d_at, JobDW | CreatePersistent):
+        servers_pending(ctx, index, d_at)  # whatever else the pass does, hung or not
     chance = ctx.faults.at_random
     struck = [] if chance is None else [chance.fault_for(ctx.name)]
     for fault in [*ctx.faults.errors, *(f for f in struck if f is not None)]:
@@ -352,7 +382,7 @@ def work(ctx: Context, entry: dict[str, Any], latency_s: float) -> dict[str, Any
         ):
             run_datamovement(ctx, index, d)
     except Failed as exc:
-        return error_fields(exc.severity, exc.kind, exc.message)
+        return error_fields(exc.severity, exc.kind, exc.message, exc.debug)
     except Waiting as exc:
         return {"status": "Running", "message": str(exc), "completed": False}
     return {

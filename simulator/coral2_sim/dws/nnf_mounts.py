@@ -126,14 +126,24 @@ def allocations_per_compute(
     ctx: Context, index: int, d: Directive, computes: list[str]
 ) -> dict[str, int]:
     """How many of directive ``index``'s allocations each compute mounts, as nnf's access
-    controller hands them out (target ``single``): lustre is network storage, which every
-    compute mounts; rabbit-local storage goes one allocation each to the computes each
+    controller hands them out (target ``single``): a rabbit whose storage never came up
+    (``faults.slow_rabbits``, a Setup forced ready without it) has no NnfNodeStorage, a
+    Major error with no user message; lustre is network storage, which every compute
+    mounts; rabbit-local storage goes one allocation each to the computes each
     rabbit's Storage lists, in that list's order. Raises :class:`Failed` (Fatal, WLM) when
     a rabbit has more such computes than allocations."""
     fs_type = d.fs_type if isinstance(d, JobDW) else "lustre"
     if fs_type == "lustre":
         return dict.fromkeys(computes, 1)
     held = held_per_rabbit(ctx, index, d)
+    for rabbit in held:
+        if rabbit in ctx.faults.slow_rabbits:  # its storage never came up in Setup
+            raise Failed(
+                "Major",
+                "Internal",
+                "",
+                debug="incorrect number of NnfNodeStorages. found 0. Needed 1.",
+            )
     out = dict.fromkeys(computes, 0)
     for rabbit, count in held.items():
         try:
