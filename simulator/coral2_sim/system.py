@@ -110,6 +110,8 @@ class SimulatedSystem:
     fabric: FabricManagerSim | None = None
     workflow_fault_rate: float = 0.0
     slow_mounts: tuple[float, float] | None = None
+    #: rabbits whose storage never comes up in Setup (``sim kube-api --slow-rabbits``)
+    slow_rabbits: tuple[str, ...] = ()
     fault_seed: int = 1
     #: the API server authenticates by token and enforces our RBAC rules for the pipeline's
     #: ServiceAccount, as a site's does (:mod:`coral2_sim.kube.identities`)
@@ -303,6 +305,8 @@ class SimulatedSystem:
             argv.append("--no-mount-agent")
         argv += ["--api-fault-rate", str(self.api_fault_rate), "--fault-seed", str(self.fault_seed)]
         argv += ["--workflow-fault-rate", str(self.workflow_fault_rate)]
+        if self.slow_rabbits:
+            argv += ["--slow-rabbits", ",".join(self.slow_rabbits)]
         kube = KubeEndpoint(f"http://127.0.0.1:{port}")
         if self.rbac:  # as a site runs it: TLS, tokens, and our RBAC rules for our account
             kube = with_identities(port, self.workdir / "kube")

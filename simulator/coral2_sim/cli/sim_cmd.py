@@ -29,6 +29,7 @@ from pipeline.model.files import (
     writable_directory,
     writable_file,
 )
+from pipeline.model.hostlist import expand_hostlist
 from pipeline.model.rabbitmap import RabbitMapping
 
 
@@ -143,6 +144,14 @@ def register(sub: Any) -> None:
         "TransientCondition that clears, or an Error that stays (default: none)",
     )
     kube.add_argument(
+        "--slow-rabbits",
+        default="",
+        metavar="HOSTLIST",
+        help="with --with-dws, rabbits whose storage never comes up in Setup: their Servers "
+        "entries stay not ready, and a PreRun after a Setup forced ready without them is "
+        "nnf's Major error (default: none)",
+    )
+    kube.add_argument(
         "--fault-seed",
         type=kinds.count(),
         default=1,
@@ -204,8 +213,22 @@ def register(sub: Any) -> None:
     emulator.set_defaults(func=run_node_emulator)
 
 
+def _slow_rabbits(args: argparse.Namespace, mapping: RabbitMapping) -> list[str]:
+    """``--slow-rabbits``, each a rabbit of the mapping."""
+    if not args.slow_rabbits:
+        return []
+    try:
+        rabbits = expand_hostlist(args.slow_rabbits)
+    except ValueError as exc:
+        raise CommandError(f"--slow-rabbits: {exc}") from None
+    unknown = [r for r in rabbits if not mapping.is_rabbit(r)]
+    if unknown:
+        raise CommandError(f"--slow-rabbits: {', '.join(unknown)} is not a rabbit of the mapping")
+    return rabbits
+
+
 def _start_dws(
-    server: KubeApiServer, args: argparse.Namespace, mapping: RabbitMapping
+    server: KubeApiServer, args: argparse.Namespace, mapping: RabbitMapping, slow_rabbits: list[str]
 ) -> DwsController:
     from coral2_sim.kube.local import local_dws_client
 
@@ -221,7 +244,8 @@ def _start_dws(
         faults=Faults(
             at_random=WorkflowFaults(args.workflow_fault_rate, args.fault_seed)
             if args.workflow_fault_rate
-            else None
+            else None,
+            slow_rabbits=set(slow_rabbits),
         ),
     ).start()
 
@@ -317,10 +341,14 @@ def run_kube_api(args: argparse.Namespace) -> int:
     tls = _tls(args)
     # every file read and checked before the server starts: a refusal stops nothing
     mapping = None
+    slow_rabbits: list[str] = []
     if args.with_dws:
         from coral2_sim.demo.model import sample_path
 
         mapping = load_mapping(args.mapping or str(sample_path("sample-rabbitmapping.json")))
+        slow_rabbits = _slow_rabbits(args, mapping)
+    elif args.slow_rabbits:
+        raise CommandError("--slow-rabbits is for --with-dws only")
     out = writable_file(args.kubeconfig, "--kubeconfig") if args.kubeconfig else None
     ca = (
         read_bytes(args.tls_cert_file, "--tls-cert-file", PEM_BYTES) if args.tls_cert_file else None
@@ -333,7 +361,7 @@ def run_kube_api(args: argparse.Namespace) -> int:
         server.faults_at_random(args.api_fault_rate, args.fault_seed)
     controller = None
     if mapping is not None:
-        controller = _start_dws(server, args, mapping)
+        controller = _start_dws(server, args, mapping, slow_rabbits)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())  # before the URL: callers may stop us
     if out is not None:
