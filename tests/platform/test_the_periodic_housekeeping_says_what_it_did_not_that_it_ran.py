@@ -14,13 +14,18 @@ from pipeline.platform import quiet
 TRACE = logging.getLogger("celery.app.trace")
 
 
+#: the task id of the lines this test logs: a worker of another test in this process may
+#: log its own tasks' lines meanwhile, which are not this test's to count
+PROBE_ID = "quiet-probe"
+
+
 def lines(caplog: pytest.LogCaptureFixture, name: str, level: int = logging.INFO) -> list[str]:
     caplog.clear()
-    context = {"id": "x", "name": name, "return_value": "0", "runtime": 0.001}
+    context = {"id": PROBE_ID, "name": name, "return_value": "0", "runtime": 0.001}
     context |= {"args": "()", "kwargs": "{}", "eta": None}
     for fmt in (LOG_RECEIVED, LOG_SUCCESS):
         TRACE.log(level, fmt, context)
-    return [r.getMessage() for r in caplog.records]
+    return [r.getMessage() for r in caplog.records if f"[{PROBE_ID}]" in r.getMessage()]
 
 
 def test_the_scheduled_tasks_runs_are_not_logged_the_jobs_tasks_are(
