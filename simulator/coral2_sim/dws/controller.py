@@ -21,12 +21,21 @@ from typing import Any
 
 from kubernetes import client
 
-from coral2_sim.dws.nnf_driver import Context, Faults, env_for, micro_time, parse_all, work
+from coral2_sim.dws.nnf_driver import (
+    Context,
+    Faults,
+    delete_owned,
+    env_for,
+    micro_time,
+    parse_all,
+    work,
+)
 from coral2_sim.dws.nnf_mounts import delete_clientmounts
 from coral2_sim.dws.workqueue import WorkQueue
 from coral2_sim.kube.patch import json_copy
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import Conflict, KubeError, NotFound, Unavailable
+from pipeline.model.directives import CreatePersistent
 
 log = logging.getLogger("coral2_coral2_sim.dws")
 
@@ -312,6 +321,8 @@ class DwsController:
                     continue
                 for plural in ("directivebreakdowns", "servers"):
                     self.dws.delete(plural, f"{name}-{index}")
+                if isinstance(d, CreatePersistent):
+                    delete_owned(self.dws, name, index, d.name)
             items, _ = self.dws.list_objects(
                 "clientmounts",
                 selector=f"dataworkflowservices.github.io/workflow.name={name}",

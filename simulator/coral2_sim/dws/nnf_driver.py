@@ -47,6 +47,58 @@ from pipeline.model.directives import (
 )
 from pipeline.model.nnf import breakdown_for
 
+#: The owner labels dws puts on a child object (``AddOwnerLabels``): a persistent storage
+#: instance is its creating breakdown's until that job's Teardown releases it.
+OWNER_NAME = "dataworkflowservices.github.io/owner.name"
+OWNER_KIND = "dataworkflowservices.github.io/owner.kind"
+#: nnf-sos's ``PersistentStorageIgnoreUIDAnnotation``
+IGNORE_UID = "dataworkflowservices.github.io/ignore-uid"
+
+
+def ignores_uid(psi: dict[str, Any]) -> bool:
+    """Whether the instance is shared with every user (its ignore-uid annotation)."""
+    annotations = (psi.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(IGNORE_UID, "")).lower() == "true"
+
+
+def owner_of(psi: dict[str, Any]) -> int:
+    """The user id that owns a persistent storage instance."""
+    return int((psi.get("spec") or {}).get("userID", -1))
+
+
+def _ran_through(ctx: Context) -> bool:
+    """Whether every driver entry outside Teardown completed (nnf's finishTeardownState of a
+    create_persistent: only then does the instance outlive its creating job)."""
+    drivers = (ctx.workflow.get("status") or {}).get("drivers") or []
+    return all(e.get("completed") for e in drivers if e.get("watchState") != "Teardown")
+
+
+def release_ownership(dws: DwsClient, name: str) -> None:
+    """The creating job's Teardown lets its persistent storage instance go (owner labels off)."""
+    with suppress(NotFound):
+        psi = dws.get("persistentstorageinstances", name)
+        labels = dict((psi.get("metadata") or {}).get("labels") or {})
+        if OWNER_NAME in labels:
+            dws.patch(
+                "persistentstorageinstances",
+                name,
+                {"metadata": {"labels": {OWNER_NAME: None, OWNER_KIND: None}}},
+            )
+
+
+def delete_owned(dws: DwsClient, workflow: str, index: int, name: str) -> None:
+    """Delete the persistent storage instance ``name`` (and its Servers) if directive
+    ``index`` of ``workflow`` still owns it: a create_persistent whose job never completed
+    takes its instance with it, as Kubernetes collects nnf's owned children."""
+    with suppress(NotFound):
+        psi = dws.get("persistentstorageinstances", name)
+        if ((psi.get("metadata") or {}).get("labels") or {}).get(
+            OWNER_NAME
+        ) == f"{workflow}-{index}":
+            dws.delete("persistentstorageinstances", name)
+            with suppress(NotFound):
+                dws.delete("servers", name)
+
 
 def _proposal(ctx: Context, index: int, d: Directive) -> None:
     problem = check_workflow([x for x in ctx.directives if x is not None])
@@ -57,13 +109,23 @@ def _proposal(ctx: Context, index: int, d: Directive) -> None:
             raise Failed("Fatal", "User", text.removeprefix("User error: "))
         return
     spec = ctx.workflow["spec"]
+    userid = int(spec.get("userID", 0))
     if isinstance(d, PersistentDW):
         try:
-            ctx.dws.get("persistentstorageinstances", d.name)
+            psi = ctx.dws.get("persistentstorageinstances", d.name)
         except NotFound:
             raise Failed(
                 "Fatal", "User", f"PersistentStorageInstance '{d.name}' not found"
             ) from None
+        if (psi.get("metadata") or {}).get("deletionTimestamp"):
+            raise Failed("Fatal", "User", f"Persistent storage instance '{d.name}' is deleting")
+        if not ignores_uid(psi) and owner_of(psi) != userid:
+            raise Failed("Fatal", "User", "User ID does not match existing persistent storage")
+    if isinstance(d, CreatePersistent):
+        with suppress(NotFound):
+            psi = ctx.dws.get("persistentstorageinstances", d.name)
+            if not ignores_uid(psi) and owner_of(psi) != userid:
+                raise Failed("Fatal", "User", "User ID does not match existing persistent storage")
     breakdown = breakdown_for(d, workflow=ctx.name, index=index, userid=int(spec.get("userID", 0)))
     if breakdown is None:
         return
@@ -87,18 +149,29 @@ def _proposal(ctx: Context, index: int, d: Directive) -> None:
             )
     if isinstance(d, CreatePersistent):
         psi = {
-            "metadata": {"name": d.name},
+            "metadata": {
+                "name": d.name,
+                # owned by the breakdown until the creating job's Teardown lets it go
+                "labels": {OWNER_NAME: f"{ctx.name}-{index}", OWNER_KIND: "DirectiveBreakdown"},
+            },
             "spec": {
                 "name": d.name,
                 "fsType": d.fs_type,
                 "dwDirective": d.line,
-                "userID": int(spec.get("userID", 0)),
+                "userID": userid,
                 "state": "Active",
                 "consumerReferences": [],
             },
         }
         with suppress(AlreadyExists):
             ctx.dws.create("persistentstorageinstances", psi)
+            # Creating until the creating job's storage is ready (its Setup)
+            ctx.dws.patch(
+                "persistentstorageinstances",
+                d.name,
+                {"status": {"state": "Creating"}},
+                status=True,
+            )
         with suppress(AlreadyExists):
             ctx.dws.create("servers", {"metadata": {"name": d.name}, "spec": {}})
 
@@ -160,6 +233,10 @@ def _check_servers(ctx: Context, index: int, d: JobDW | CreatePersistent) -> Non
     refresh_free(ctx.dws, [r for r in used if r not in slow], [servers_name])
     if not ready:
         raise Waiting("pending storage")
+    if isinstance(d, CreatePersistent):  # its storage is ready: the instance is usable
+        ctx.dws.patch(
+            "persistentstorageinstances", d.name, {"status": {"state": "Active"}}, status=True
+        )
 
 
 def servers_pending(ctx: Context, index: int, d: JobDW | CreatePersistent) -> None:
@@ -193,7 +270,7 @@ def _setup(ctx: Context, index: int, d: Directive) -> None:
         _check_servers(ctx, index, d)
     elif isinstance(d, PersistentDW):
         psi = ctx.dws.get("persistentstorageinstances", d.name)
-        if psi.get("spec", {}).get("state") != "Active":
+        if (psi.get("status") or {}).get("state") != "Active":
             raise Failed("Fatal", "User", "PersistentStorage is not active")
         refs = psi["spec"].get("consumerReferences") or []
         ref = {"kind": "Workflow", "name": f"{ctx.name}-{index}", "namespace": ctx.dws.namespace}
@@ -304,11 +381,16 @@ def refresh_free(dws: DwsClient, rabbits: Iterable[str], changed: Iterable[str] 
 
 def _teardown(ctx: Context, index: int, d: Directive) -> None:
     release_mounts(ctx, index)
+    if isinstance(d, CreatePersistent) and _ran_through(ctx):
+        release_ownership(ctx.dws, d.name)
     if isinstance(d, Copy):
         delete_datamovements(ctx)
     if isinstance(d, DestroyPersistent):
         with suppress(NotFound):
             psi = ctx.dws.get("persistentstorageinstances", d.name)
+            userid = int(ctx.workflow["spec"].get("userID", 0))
+            if owner_of(psi) != userid:  # no ignore-uid here, as nnf's finishTeardownState
+                raise Failed("Fatal", "User", "user ID does not match existing persistent storage")
             if psi.get("spec", {}).get("consumerReferences"):
                 raise Failed("Fatal", "User", "persistent storage cannot be deleted while in use")
             ctx.dws.delete("persistentstorageinstances", d.name)
@@ -405,6 +487,7 @@ __all__ = [
     "Failed",
     "Faults",
     "Waiting",
+    "delete_owned",
     "env_for",
     "error_fields",
     "micro_time",
