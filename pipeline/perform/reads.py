@@ -10,10 +10,12 @@ from typing import Any
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import NotFound
 from pipeline.model.workflow import WORKFLOW_LABEL
+from pipeline.states.hooks import PersistentOwner
 
 __all__ = [
     "WORKFLOW_LABEL",
     "clientmounts_not_in_state",
+    "persistent_owners",
     "rabbits_listing",
     "rabbits_not_in_state",
     "rabbits_with_allocations",
@@ -105,3 +107,22 @@ def rabbits_listing(
             rabbit = str((storage.get("metadata") or {}).get("name"))
             found.update((c, rabbit) for c in _listed(storage) if c in wanted and c not in found)
     return {c: found.get(c) for c in wanted}
+
+
+#: nnf-sos's annotation that lets any user use a persistent storage instance
+IGNORE_UID = "dataworkflowservices.github.io/ignore-uid"
+
+
+def persistent_owners(dws: DwsClient, names: Iterable[str]) -> dict[str, PersistentOwner]:
+    """Who owns each existing persistent storage instance of ``names`` (one not found is
+    left out: nnf's Proposal says so itself)."""
+    owners: dict[str, PersistentOwner] = {}
+    for name in dict.fromkeys(names):
+        try:
+            psi = dws.get("persistentstorageinstances", name)
+        except NotFound:
+            continue
+        annotations = (psi.get("metadata") or {}).get("annotations") or {}
+        shared = str(annotations.get(IGNORE_UID, "")).lower() == "true"
+        owners[name] = PersistentOwner(int((psi.get("spec") or {}).get("userID", -1)), shared)
+    return owners

@@ -15,7 +15,13 @@ from typing import Any
 
 from pipeline.errors import InputError
 from pipeline.model.breakdown import servers_of
-from pipeline.model.directives import check_persistent_creation, parse_directives
+from pipeline.model.directives import (
+    CreatePersistent,
+    DestroyPersistent,
+    PersistentDW,
+    check_persistent_creation,
+    parse_directives,
+)
 from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.job import DeadlineKind, Epilog, JobRecord, Teardown
 from pipeline.model.jobspec import parse_resources
@@ -112,6 +118,53 @@ def check_create(
     parse_resources(resources)
 
 
+#: nnf-sos's words for another user's persistent storage (Proposal, and Teardown for a
+#: destroy_persistent, where it writes "user ID" in lower case)
+NOT_YOURS = "User ID does not match existing persistent storage"
+
+
+@dataclass(frozen=True)
+class PersistentOwner:
+    """Who owns an existing persistent storage instance, as nnf checks it."""
+
+    userid: int
+    #: the instance's ignore-uid annotation: any user may use it (not destroy it)
+    shared: bool = False
+
+
+def check_persistent_owners(
+    lines: list[str], userid: int, owners: Mapping[str, PersistentOwner]
+) -> None:
+    """Raise :class:`InputError` for a directive on another user's existing persistent
+    storage, which nnf would refuse: a persistentdw or a create_persistent (in Proposal,
+    unless the instance ignores user ids), a destroy_persistent (in Teardown, where the
+    Workflow would stay in Error and the job's epilog wait). ``owners``: the existing
+    instances the directives name."""
+    for directive in parse_directives(lines):
+        if not isinstance(directive, PersistentDW | CreatePersistent | DestroyPersistent):
+            continue
+        owner = owners.get(directive.name)
+        if owner is None or owner.userid == userid:
+            continue
+        if isinstance(directive, DestroyPersistent) or not owner.shared:
+            raise InputError(
+                f"#DW {directive.command} name={directive.name}: {NOT_YOURS} "
+                f"(owned by user {owner.userid})"
+            )
+
+
+def persistent_names(lines: list[str]) -> list[str]:
+    """The persistent storage instances ``lines`` name (none if they do not parse: the
+    checks say why)."""
+    try:
+        parsed = parse_directives(lines)
+    except InputError:
+        return []
+    return [
+        d.name for d in parsed if isinstance(d, PersistentDW | CreatePersistent | DestroyPersistent)
+    ]
+
+
 def on_create(
     jobid: int,
     userid: int,
@@ -121,11 +174,15 @@ def on_create(
     failure_tolerance: int,
     dws_version: str,
     rules: CreateRules,
+    owners: Mapping[str, PersistentOwner] | None = None,
 ) -> list[Action]:
     """``dws.create``: the record, the Workflow, and the ``rabbit_workflow`` memo — once
-    the request is checked again against ``rules`` (else the hook's job exception)."""
+    the request is checked again against ``rules`` (else the hook's job exception), and
+    against ``owners`` (the persistent storage it names, :func:`check_persistent_owners`)
+    before any Workflow exists."""
     try:
         check_create(directives, userid, resources, failure_tolerance, rules)
+        check_persistent_owners(directives, userid, owners or {})
     except InputError as exc:
         return refused(jobid, "dws-create", str(exc))
     name = name_of(jobid)

@@ -26,6 +26,7 @@ from pipeline.perform import fabric as perform_fabric
 from pipeline.perform.performer import perform
 from pipeline.perform.reads import (
     clientmounts_not_in_state,
+    persistent_owners,
     rabbits_listing,
     rabbits_with_allocations,
 )
@@ -163,6 +164,7 @@ def create(
         failure_tolerance,
         task.dws.version,
         rules,
+        persistent_owners(task.dws, hooks.persistent_names(directives)),
     )
     return act(task, jobid, actions)
 
