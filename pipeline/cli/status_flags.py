@@ -192,6 +192,10 @@ def silent_severity(silent: int, expected: int) -> int:
     return CRITICAL if silent >= max(1.0, SILENT_CRITICAL_SHARE * expected) else WARNING
 
 
+#: A tracked job's state when DWS refused its Teardown (``dws.observe``'s summary).
+TEARDOWN_REFUSED = "Teardown:Error"
+
+
 def pipeline_flags(
     view: PipelineView,
     resend_after_s: float,
@@ -209,6 +213,16 @@ def pipeline_flags(
             f"{len(late)} job(s) wait on DWS in one state past its timeout, e.g. job {jobid} "
             f"in {state} for {for_s / 60:.0f} min with no change: `coral2-pipeline status -j "
             f"{jobid}`, `kubectl get workflow fluxjob-{jobid} -o yaml`"
+        )
+        flags.append(Flag(WARNING, why))
+    if refused := view.states.get(TEARDOWN_REFUSED):
+        example = next((j for j, state, _ in view.stalest if state == TEARDOWN_REFUSED), None)
+        which = f" (e.g. fluxjob-{example})" if example is not None else ""
+        why = (
+            f"{refused} Workflow(s) in Teardown with an Error DWS will not clear{which}: "
+            "their jobs' epilogs were released, the Workflows (and maybe their storage) are "
+            "left for you: `kubectl get workflows | grep Teardown`, then the runbook's "
+            "'A Teardown DWS refuses'"
         )
         flags.append(Flag(WARNING, why))
     if nodes and view.node_workers is None:  # a check that cannot run says so

@@ -42,12 +42,29 @@ def free_rabbits(job: JobRecord) -> list[Action]:
     return [FreeRabbits(tuple(sorted(set(job.rabbits))))]
 
 
+def refused_teardown(job: JobRecord) -> list[Action]:
+    """DWS refused the Teardown (an Error, such as nnf's "persistent storage cannot be
+    deleted while in use"): it will not complete without an operator, so Flux's epilog is
+    not held for it until Flux's own timeout. The job has its exception
+    (:mod:`~pipeline.states.errors`) and its epilog is released; the Workflow is left as
+    it is for the operator (its storage may still be allocated), and the job is tracked
+    until the Workflow is gone (``status`` lists it, the runbook says what to do)."""
+    if not job.epilog_held:
+        return []
+    return [
+        SendOnce("epilog-remove", {"id": job.jobid}, "epilog-remove"),
+        MarkDone({"epilog": Epilog.RELEASED}),
+    ]
+
+
 def advance(
     snapshot: Snapshot, job: JobRecord, now: float, settings: RabbitSettings
 ) -> list[Action]:
     """While Teardown runs, drop Flux's finalizer; once complete, release the epilog (unless
     Flux gave it up), disarm every deadline and delete the Workflow, as coral2_dws does."""
     if not snapshot.complete(WorkflowState.TEARDOWN):
+        if snapshot.status.get("status") == "Error":
+            return [RemoveFinalizer(), *refused_teardown(job)]
         return [RemoveFinalizer()]
     release: list[Action] = []
     done: JobChanges = {"teardown": Teardown.DELETED}
