@@ -124,6 +124,14 @@ class Route:
         )
 
 
+#: kube-apiserver's answer to a patch type a resource does not take — a strategic-merge
+#: patch of a custom resource among them (apiserver's patch handler).
+UNKNOWN_PATCH_FORMAT = (
+    "the body of the request was in an unknown format - accepted media types include: "
+    "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+)
+
+
 class Routes:
     """The API over one :class:`KubeStore`, with a queue of injected faults."""
 
@@ -250,15 +258,12 @@ class Routes:
             try:
                 if content_type == "application/json-patch+json":
                     new = json_patch(current, patch)
-                elif content_type in (
-                    "application/merge-patch+json",
-                    "application/strategic-merge-patch+json",
+                elif content_type == "application/merge-patch+json" or (
+                    content_type == "application/strategic-merge-patch+json" and not rtype.group
                 ):
                     new = merge_patch(current, patch)
-                else:
-                    raise ApiError(
-                        415, "UnsupportedMediaType", f"unsupported patch type {content_type!r}"
-                    )
+                else:  # a custom resource has no strategic-merge schema
+                    raise ApiError(415, "UnsupportedMediaType", UNKNOWN_PATCH_FORMAT)
             except PatchError as exc:
                 raise ApiError(422, "Invalid", str(exc)) from exc
             if not isinstance(new, dict):

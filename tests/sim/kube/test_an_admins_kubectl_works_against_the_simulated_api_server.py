@@ -1,7 +1,8 @@
 """An admin's real ``kubectl`` against ``coral2-pipeline sim kube-api --with-dws``: discovery
 resolves every resource the simulator holds, ``get`` prints tables (``-A``, ``-w``) and
 ``-o yaml|json|jsonpath``, ``create -f`` validates on the server with kubectl's default
-validation (an unknown field is refused), ``patch --type=merge|json`` and ``delete`` work.
+validation (an unknown field is refused), ``patch --type=merge|json`` and ``delete`` work,
+and a strategic-merge patch (kubectl's default) of a custom resource gets 415.
 
 ``make test`` installs Debian's kubectl when the machine has none."""
 
@@ -149,3 +150,15 @@ def test_get_watch_prints_each_change(kubectl: list[str]) -> None:
         watch.terminate()
         watch.wait(timeout=10)
         watch.stdout.close()
+
+
+def test_a_strategic_merge_patch_of_a_custom_resource_is_refused_as_kube_apiserver_does(
+    kubectl: list[str],
+) -> None:
+    """kubectl's default patch type is strategic merge, which a custom resource does not
+    take: the real API server answers 415, and so does the simulator."""
+    label = '{"metadata":{"labels":{"a":"b"}}}'
+    refused = run(kubectl, "patch", "storage", "rabbit1", "-p", label)
+    assert refused.returncode == 1
+    assert "the body of the request was in an unknown format" in refused.stderr
+    assert "application/merge-patch+json" in refused.stderr
