@@ -326,7 +326,9 @@ def check_workflow(directives: Sequence[Directive]) -> str | None:
     """Return nnf's Proposal error for the workflow, or None when it is acceptable.
 
     The text is what the Workflow's ``status.message`` shows, e.g.
-    ``"DW Directive 0: User error: job storage instance 'x' not found"``.
+    ``"DW Directive 0: User error: job storage instance 'x' not found"``: always on
+    directive 0, whichever directive is at fault, since nnf-sos's ``validateWorkflow``
+    checks the whole workflow at the start of the first driver entry it processes.
     Checks that need cluster state (persistent instances, global Lustre
     mounts, storage profiles) are the DWS controller's and are not made here.
     """
@@ -345,7 +347,7 @@ def check_workflow(directives: Sequence[Directive]) -> str | None:
         )
     jobdws = {d.name: d for d in directives if isinstance(d, JobDW)}
     persistents = {d.name for d in directives if isinstance(d, PersistentDW)}
-    for index, directive in enumerate(directives):
+    for directive in directives:
         if not isinstance(directive, Copy):
             continue
         for path in (directive.source, directive.destination):
@@ -354,11 +356,11 @@ def check_workflow(directives: Sequence[Directive]) -> str | None:
                 name = job.group(1).replace("_", "-")
                 if name not in jobdws:
                     return (
-                        f"DW Directive {index}: User error: job storage instance '{name}' not found"
+                        f"DW Directive 0: User error: job storage instance '{name}' not found"
                     )
                 if jobdws[name].fs_type == "raw":
                     return (
-                        f"DW Directive {index}: User error: data movement can not be used "
+                        "DW Directive 0: User error: data movement can not be used "
                         "with raw allocations"
                     )
             persistent = _PERSISTENT_VAR.match(path)
@@ -366,7 +368,7 @@ def check_workflow(directives: Sequence[Directive]) -> str | None:
                 name = persistent.group(1).replace("_", "-")
                 if name not in persistents:
                     return (
-                        f"DW Directive {index}: User error: persistentdw directive mentioning "
+                        "DW Directive 0: User error: persistentdw directive mentioning "
                         f"'{name}' not found"
                     )
     return None

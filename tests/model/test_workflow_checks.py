@@ -54,13 +54,14 @@ def test_copies_must_name_an_existing_jobdw_with_underscores_read_as_dashes() ->
     )
 
 
-def test_copies_to_raw_storage_are_refused() -> None:
+def test_copies_to_raw_storage_are_refused_on_directive_0_as_nnf_reports_them() -> None:
     message = check(
         "#DW jobdw type=raw capacity=1GiB name=blk",
         "#DW copy_out source=$DW_JOB_blk destination=/o",
     )
+    # the copy is directive 1; nnf checks the whole workflow on the first entry it runs
     assert (
-        message == "DW Directive 1: User error: data movement can not be used with raw allocations"
+        message == "DW Directive 0: User error: data movement can not be used with raw allocations"
     )
 
 
