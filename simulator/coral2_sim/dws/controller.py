@@ -80,6 +80,13 @@ def summarize(entries: list[dict[str, Any]]) -> tuple[bool, str, str]:
     return ready, status, message
 
 
+#: How soon a failed driver entry is tried again, and the longest wait between tries
+#: (controller-runtime's per-item backoff starts at milliseconds and ends at 1000 s; the
+#: simulator keeps the doubling and a shorter ceiling).
+RETRY_FIRST_S = 0.5
+RETRY_MOST_S = 30.0
+
+
 class DwsController:
     """Reconciles every Workflow of one namespace; start() runs it in threads."""
 
@@ -108,6 +115,8 @@ class DwsController:
         self._cache: dict[str, dict[str, Any]] = {}
         self._cache_lock = threading.Lock()
         self._started: dict[tuple[str, str], float] = {}
+        #: (workflow, state, index) → (when its Error entry is tried again, the backoff)
+        self._retry: dict[tuple[str, str, int], tuple[float, float]] = {}
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -182,6 +191,8 @@ class DwsController:
     def _forget(self, name: str) -> None:
         with self._cache_lock:
             self._cache.pop(name, None)
+        for key in [k for k in list(self._retry) if k[0] == name]:
+            self._retry.pop(key, None)
 
     def _reconcile_loop(self) -> None:
         """Reconcile names from the queue: a burst of events is one reconcile, and no
@@ -266,16 +277,30 @@ class DwsController:
         )
         entries = [e for e in status.get("drivers") or [] if e.get("watchState") == state]
         waiting = False
+        retry_in: float | None = None
+        now = time.monotonic()
         for entry in entries:
-            if entry.get("completed") or (
-                entry.get("status") == "Error" and not self._fault_clears(name, state, entry)
-            ):
+            if entry.get("completed"):
                 continue
+            key = (name, state, int(entry.get("dwdIndex", 0)))
+            if entry.get("status") == "Error" and not self._fault_clears(name, state, entry):
+                # controller-runtime tries a failed reconcile again, backing off, so an
+                # Error whose cause went away clears (nnf resets the entry each pass)
+                at, backoff = self._retry.setdefault(key, (now + RETRY_FIRST_S, RETRY_FIRST_S))
+                if now < at:
+                    retry_in = min(retry_in or at - now, at - now)
+                    continue
+                self._retry[key] = (
+                    now + min(backoff * 2, RETRY_MOST_S),
+                    min(backoff * 2, RETRY_MOST_S),
+                )
             fields = work(ctx, entry, self.latency_s)
             if fields is None or fields.get("status") != "Completed":
                 waiting = True
             if fields is not None:
                 entry.update(fields)
+            if entry.get("status") != "Error":
+                self._retry.pop(key, None)
         if state == "Proposal":
             refs = [
                 {
@@ -301,7 +326,9 @@ class DwsController:
         self._write(wf)
         if ready:
             return None
-        return max(self.latency_s, 0.01) if waiting else 0.05
+        if waiting:
+            return max(self.latency_s, 0.01)
+        return 0.05 if retry_in is None else max(retry_in, 0.05)
 
     def _fault_clears(self, name: str, state: str, entry: dict[str, Any]) -> bool:
         chance = self.faults.at_random

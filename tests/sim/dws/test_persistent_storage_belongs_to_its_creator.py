@@ -100,6 +100,7 @@ def test_a_create_whose_setup_never_completed_takes_its_instance_with_it(
     dws.create_workflow(workflow(109, [CREATE], userid=OWNER))
     fill_servers(dws, wait_state(dws, name, "Proposal"), dws_side.mapping, HOSTS)
     dws.patch_desired_state(name, "Setup", expected_state="Proposal")
+    wait_state(dws, name, "Setup", ready=False, settled=("DriverWait",))  # waits on rabbit1
     dws.patch_desired_state(name, "Teardown", expected_state="Setup")  # given up
     wait_state(dws, name, "Teardown")
     assert psi_state(dws_side) == "Creating"

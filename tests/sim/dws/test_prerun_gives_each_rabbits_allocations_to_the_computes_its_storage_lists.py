@@ -67,3 +67,17 @@ def test_lustre_is_mounted_by_every_compute_whatever_the_topology(dws_side: DwsS
     name = to_prerun(dws_side, 84, hosts, "#DW jobdw type=lustre capacity=10GiB name=shared")
     wait_state(dws_side.dws, name, "PreRun")
     assert mounts_by_compute(dws_side, name) == dict.fromkeys(hosts, 1)
+
+
+def test_an_error_whose_cause_is_mended_clears_as_the_controller_tries_again(
+    dws_side: DwsSide,
+) -> None:
+    """controller-runtime retries a failed reconcile with backoff, and nnf resets the entry
+    each pass: put the compute back behind its rabbit and the PreRun Error clears."""
+    hosts = ["compute08", "compute34"]
+    move_compute(dws_side.dws, "compute34", "rabbit1")
+    name = to_prerun(dws_side, 85, hosts, "#DW jobdw type=xfs capacity=10GiB name=scratch")
+    assert wait_state(dws_side.dws, name, "PreRun", ready=False)["status"]["status"] == "Error"
+    move_compute(dws_side.dws, "compute34", "rabbit3")  # recabled back
+    wait_state(dws_side.dws, name, "PreRun", timeout_s=30)
+    assert mounts_by_compute(dws_side, name) == dict.fromkeys(hosts, 1)
