@@ -230,8 +230,9 @@ class AnswerReader:
         size = sum(len(k) + len(v) for k, v in fields.items())
         if size > self.settings.answer_max_bytes:
             why = f"an entry of {size} bytes, over answer_max_bytes: set aside unread"
-            self._refuse(found, host, why, dead_letter=False)
+            # set aside first, then flagged: the flag says it was set aside
             self._letter(found, host, "answers", f"{size} bytes, unread", why)
+            self._refuse(found, host, why, dead_letter=False)
             return
         if fields.get(b"task") == NODE_DEAD_LETTER.encode():
             where = _text(fields.get(b"where", b""))
