@@ -355,9 +355,7 @@ def check_workflow(directives: Sequence[Directive]) -> str | None:
             if job:
                 name = job.group(1).replace("_", "-")
                 if name not in jobdws:
-                    return (
-                        f"DW Directive 0: User error: job storage instance '{name}' not found"
-                    )
+                    return f"DW Directive 0: User error: job storage instance '{name}' not found"
                 if jobdws[name].fs_type == "raw":
                     return (
                         "DW Directive 0: User error: data movement can not be used "
