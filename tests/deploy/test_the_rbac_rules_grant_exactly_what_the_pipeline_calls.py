@@ -2,11 +2,11 @@
 calls: the demo's batch and ``rabbitmapping`` run with them enforced, nothing is
 refused, and every verb they grant is one the pipeline used.
 
-Three reads and writes are on paths the demo's batch does not take; the fixture makes
+Four reads and writes are on paths the demo's batch does not take; the fixture makes
 them with the pipeline's own client calls, as the account: a Workflow token read (a
-``#DW container`` job), the ClientMounts looked at when a PreRun times out, and a
-rabbit disabled by ``dws.abort``. The e2e tests that take those paths run under the
-same rules."""
+``#DW container`` job), the ClientMounts looked at when a PreRun times out, a rabbit
+disabled by ``dws.abort``, and the owner of a persistent storage instance a job names.
+The e2e tests that take those paths run under the same rules."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from rich.console import Console
 from pipeline.clients.k8s import DwsClient
 from pipeline.clients.kube import api_client
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.perform.reads import clientmounts_not_in_state
+from pipeline.perform.reads import clientmounts_not_in_state, persistent_owners
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "deploy" / "k8s" / "coral2-pipeline.yaml"
@@ -56,6 +56,7 @@ def off_the_batch(admin: ApiClient, dws: DwsClient) -> None:
     assert dws.workflow_token({"status": {"workflowToken": token}}) == "secret"
     assert clientmounts_not_in_state(dws, "fluxjob-1", "mounted") == []
     dws.patch_storage("rabbit1", {"metadata": {"annotations": {"checked-by": "rbac-test"}}})
+    assert persistent_owners(dws, ["nobodys"]) == {}  # read, and not there
 
 
 @pytest.fixture(scope="module")
