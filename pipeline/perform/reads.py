@@ -93,7 +93,8 @@ def rabbits_listing(
     (the PCIe topology nnf hands allocations out by), None for a compute no Storage lists.
     The Storages of ``rabbits`` (where the rabbitmapping puts the computes) are read one
     by one; every Storage is listed only when those leave a compute unfound."""
-    wanted = list(dict.fromkeys(computes))
+    order = list(dict.fromkeys(computes))
+    wanted = set(order)
     found: dict[str, str] = {}
     for rabbit in dict.fromkeys(rabbits):
         try:
@@ -106,10 +107,11 @@ def rabbits_listing(
         for storage in storages:
             rabbit = str((storage.get("metadata") or {}).get("name"))
             found.update((c, rabbit) for c in _listed(storage) if c in wanted and c not in found)
-    return {c: found.get(c) for c in wanted}
+    return {c: found.get(c) for c in order}
 
 
 #: nnf-sos's annotation that lets any user use a persistent storage instance
+#: (``PersistentStorageIgnoreUIDAnnotation``)
 IGNORE_UID = "dataworkflowservices.github.io/ignore-uid"
 
 

@@ -46,13 +46,12 @@ from pipeline.model.directives import (
     check_workflow,
 )
 from pipeline.model.nnf import breakdown_for
+from pipeline.perform.reads import IGNORE_UID
 
 #: The owner labels dws puts on a child object (``AddOwnerLabels``): a persistent storage
 #: instance is its creating breakdown's until that job's Teardown releases it.
 OWNER_NAME = "dataworkflowservices.github.io/owner.name"
 OWNER_KIND = "dataworkflowservices.github.io/owner.kind"
-#: nnf-sos's ``PersistentStorageIgnoreUIDAnnotation``
-IGNORE_UID = "dataworkflowservices.github.io/ignore-uid"
 
 
 def ignores_uid(psi: dict[str, Any]) -> bool:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import time
 
-from coral2_sim.dws.nnf_driver import IGNORE_UID
 from coral2_sim.dws.wlm import STATES
 
 from pipeline.errors import NotFound
+from pipeline.perform.reads import IGNORE_UID
 from tests.sim.dws.conftest import DwsSide
 from tests.sim.dws.wlm_helpers import advance, fill_servers, wait_state, workflow
 
