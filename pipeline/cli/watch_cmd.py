@@ -10,6 +10,7 @@ from typing import Any
 from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, add_verbose, settings_of, setup_logging
 from pipeline.clients.k8s import DwsClient, api_client
+from pipeline.clients.lease import LeaseMirror
 from pipeline.platform import heap
 from pipeline.platform.systemd import Watchdog, notify
 from pipeline.services.watcher import Watcher
@@ -55,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     )
     dws.probe_version(settings.rabbit.dws_api_version)
 
-    watcher = Watcher(store, dws, sender(app), lease_s=args.lease)
+    mirror = LeaseMirror(dws.api, settings.pipeline.namespace)
+    watcher = Watcher(store, dws, sender(app), lease_s=args.lease, mirror=mirror)
     done = threading.Event()
 
     def stop(*_: object) -> None:

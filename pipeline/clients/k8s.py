@@ -271,6 +271,17 @@ class DwsClient(KubeClient):
         if not ref.get("secretName"):
             return None
         ns, name = ref.get("secretNamespace") or self.namespace, ref["secretName"]
+        meta = workflow.get("metadata") or {}
+        own = (meta.get("namespace") or self.namespace, f"{meta.get('name')}-token")
+        if (ns, name) != own:
+            # nnf-sos names a Workflow's token Secret <workflow>-token in the Workflow's
+            # namespace (makeWorkflowTokenName); the account may read every Secret there,
+            # so a status naming another one is never followed into a job's environment
+            raise Invalid(
+                f"Workflow {meta.get('name')}'s status.workflowToken names the Secret "
+                f"{ns}/{name}, not {own[0]}/{own[1]} as DWS names a Workflow's token: "
+                "not read"
+            )
         secret = self._call(
             lambda: self.core.read_namespaced_secret(
                 name, ns, _request_timeout=self.request_timeout_s

@@ -5,8 +5,11 @@
 names the process in ``CLIENT LIST`` and ``ACL LOG``, and each can be
 rotated or switched off alone:
 
-* ``management`` — Celery workers, beat, the command line, the hooks: every
-  key and channel, no administrative or dangerous command.
+* ``management`` — Celery workers, beat, the command line, the hooks: the pipeline's
+  keys alone (the job store, every queue of the pipeline's and its unacked
+  bookkeeping, kombu's bindings, the tasks' results, remote control's replies) and
+  Celery's channels (events, remote control, results); no other key a Redis shared
+  with another application holds, no administrative or dangerous command.
 * ``watcher`` and ``bridge`` — the job store (``<prefix>:*``), the lifecycle and
   housekeeping queues they send to and kombu's binding tables (a send declares its
   queue): no channel, no timeouts or node queue, no unacked bookkeeping, no result.
@@ -127,10 +130,39 @@ def sender_keys(settings: Settings) -> str:
     return f"~{p.key_prefix}:* ~{queues.lifecycle}* ~{queues.housekeeping}* ~_kombu.binding*"
 
 
+def management_keys(settings: Settings) -> str:
+    """The keys and channels of the management side (Celery workers, beat, the command
+    line, the hooks): the job store, the pipeline's queues (nodes' included) with their
+    priority lists, kombu's shared unacked hash, index and mutex and its binding
+    tables, the tasks' results, and remote control's reply queues; Celery's channels
+    for events, remote control and results."""
+    p = settings.pipeline
+    queues = p.queues
+    db = broker_db(p.broker_url)
+    keys = [
+        f"~{p.key_prefix}:*",
+        *(f"~{name}*" for name in (queues.lifecycle, queues.timeouts, queues.housekeeping)),
+        f"~{queues.node_prefix}*",
+        "~unacked ~unacked_index ~unacked_mutex ~_kombu.binding*",
+        # the results; each worker's remote-control mailbox and each caller's reply
+        # queue (kombu sizes them: LLEN); an event receiver's queue
+        "~celery-task-meta-* ~*.celery.pidbox* ~celeryev.*",
+    ]
+    # kombu's fanout exchanges are channels named /<db>.<exchange>, events per routing
+    # key under them; the result backend publishes each result on its own key's channel
+    # PSUBSCRIBE is allowed a pattern only when the ACL names that pattern literally:
+    # kombu's subscriptions to the control channel, and to the events (gossip)
+    channels = (
+        f"&/{db}.celeryev* &/{db}.celery.pidbox* &celery-task-meta-* "
+        f"&/{db}.celery.pidbox &/{db}.celeryev/* &/{db}.celeryev/worker.*"
+    )
+    return " ".join([*keys, "resetchannels", channels])
+
+
 def rules(role: str, settings: Settings, hosts: Iterable[str] = ()) -> str:
     """The ACL rules (after ``reset``) of ``role``; a node user's for ``hosts``."""
     if role == "management":
-        return f"~* &* {NO_ADMIN}"
+        return f"{management_keys(settings)} {NO_ADMIN}"
     if role in ("watcher", "bridge"):
         # no channel (they neither receive events nor control workers), no timeouts or
         # node queue, no unacked bookkeeping, no result

@@ -30,12 +30,14 @@ import time
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from kombu.exceptions import OperationalError
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.clients.kube import WatchEvent
+from pipeline.clients.lease import LeaseMirror
 from pipeline.errors import Gone, KubeError, StoreUnavailable
 from pipeline.model.workflow import jobid_of_workflow as jobid_of
 from pipeline.states.hooks import name_of
@@ -83,6 +85,9 @@ def awaits_dws(event: WatchEvent) -> bool:
 
 #: The least time without an answer from Redis after which the watcher is not healthy (s).
 REACH_S = 10.0
+#: How often the leader rewrites the Lease that mirrors its leadership (s), as often as
+#: Kubernetes' own leader election renews; a new leader writes it at once.
+MIRROR_S = 10.0
 
 
 @dataclass
@@ -95,6 +100,8 @@ class Watcher:
     lease_s: float = 3.0
     watch_timeout_s: int = 30
     identity: str = field(default_factory=holder_name)  # host:pid:token
+    #: the coordination.k8s.io Lease that shows this replica's leadership (None: none)
+    mirror: LeaseMirror | None = None
     _warned: set[str] = field(default_factory=set)
     _stop: threading.Event = field(default_factory=threading.Event)
     _leading: threading.Event = field(default_factory=threading.Event)
@@ -221,6 +228,7 @@ class Watcher:
         """Lead when possible and pump both watches until :meth:`stop`; then resign."""
         threads = [
             threading.Thread(target=self._renew_loop, name="watch-lease", daemon=True),
+            threading.Thread(target=self._mirror_loop, name="watch-lease-mirror", daemon=True),
             threading.Thread(
                 target=self._pump_loop,
                 args=("workflows", self._workflow),
@@ -268,6 +276,33 @@ class Watcher:
                 else:
                     self._leading.clear()
             self._stop.wait(self.lease_s / 3)
+
+    def _mirror_loop(self) -> None:
+        """Show this replica's leadership in the Lease while it leads: at once when it
+        takes over, then every :data:`MIRROR_S`. The API server's answers never touch the
+        Redis lease (a slow or refusing API server costs no leadership); a failure is
+        said once until a write succeeds again; a clean stop says nobody leads."""
+        if self.mirror is None:
+            return
+        shown = -float("inf")  # when this replica last wrote the Lease, while leading
+        failing: str | None = None
+        duration = int(MIRROR_S + self.lease_s) + 1
+        while not self._stop.is_set():
+            if not self.leading:
+                shown = -float("inf")
+            elif time.monotonic() - shown >= MIRROR_S:
+                try:
+                    self.mirror.show(self.identity, duration, datetime.now(UTC))
+                except KubeError as exc:
+                    if failing != str(exc):
+                        log.warning("watcher: cannot write the Lease %s: %s", self.mirror.name, exc)
+                    failing = str(exc)
+                else:
+                    shown, failing = time.monotonic(), None
+            self._stop.wait(self.lease_s / 3)
+        if shown > -float("inf"):
+            with suppress(KubeError):
+                self.mirror.release(self.identity, datetime.now(UTC))
 
     def _pump_loop(self, plural: str, handle: Handler) -> None:
         backoff = 0.1

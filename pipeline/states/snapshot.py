@@ -36,6 +36,9 @@ class Snapshot:
     workflow: dict[str, Any]
     breakdowns: tuple[dict[str, Any], ...] = ()
     workflow_token: str | None = None
+    #: why the token was not read, when DWS's status names a Secret that is not the
+    #: Workflow's own token (the job must not run without the token it asked for)
+    token_refused: str | None = None
     datamovements: tuple[dict[str, Any], ...] = field(default_factory=tuple)
 
     @property

@@ -15,7 +15,7 @@ import logging
 import time
 from typing import Any
 
-from pipeline.errors import KubeError, NotFound
+from pipeline.errors import Invalid, KubeError, NotFound
 from pipeline.model.workflow import workflow_name
 from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.states import hooks
@@ -79,8 +79,12 @@ def _snapshot(task: PipelineTask, workflow: dict[str, Any]) -> Snapshot:
     token = None
     if bare.complete(WorkflowState.PROPOSAL):
         breakdowns = tuple(task.dws.directive_breakdowns(workflow))
+    refused = None
     if bare.complete(WorkflowState.PRE_RUN):
-        token = task.dws.workflow_token(workflow)
+        try:
+            token = task.dws.workflow_token(workflow)
+        except Invalid as exc:
+            refused = str(exc)
     movements: tuple[dict[str, Any], ...] = ()
     limit = task.settings.rabbit.save_datamovements
     if bare.complete(WorkflowState.DATA_OUT) and limit > 0:
@@ -88,7 +92,13 @@ def _snapshot(task: PipelineTask, workflow: dict[str, Any]) -> Snapshot:
             movements = tuple(task.dws.datamovements(workflow["metadata"]["name"], limit))
         except KubeError as exc:  # flux-coral2: a failed list saves []
             log.warning("listing nnfdatamovements of %s: %s", workflow["metadata"]["name"], exc)
-    return Snapshot(workflow, breakdowns=breakdowns, workflow_token=token, datamovements=movements)
+    return Snapshot(
+        workflow,
+        breakdowns=breakdowns,
+        workflow_token=token,
+        token_refused=refused,
+        datamovements=movements,
+    )
 
 
 @pipeline_task("storage.observe", queue="housekeeping")

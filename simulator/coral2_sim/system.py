@@ -339,9 +339,24 @@ class SimulatedSystem:
             time.sleep(0.01)
 
     def wait_worker(self, timeout_s: float = 120) -> None:
-        """Wait until a lifecycle worker serves (a ping through its housekeeping queue)."""
+        """Wait until a lifecycle worker serves (a ping through its housekeeping queue);
+        a process that died meanwhile ends the wait at once, naming it."""
         assert self.app is not None
-        self.app.send_task("housekeeping.ping", args=["ready"]).get(timeout=timeout_s)
+        from celery.exceptions import TimeoutError as NoAnswer
+
+        ping = self.app.send_task("housekeeping.ping", args=["ready"])
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                ping.get(timeout=1.0)
+                return
+            except NoAnswer:
+                dead = self.alive()
+                if dead or time.monotonic() > deadline:
+                    why = f"{', '.join(dead)} died" if dead else f"no answer in {timeout_s:g} s"
+                    raise ConfigError(
+                        f"no lifecycle worker served ({why}); see {self.workdir}/worker.log"
+                    ) from None
 
     def nic_state(self, host: str) -> Path:
         """The file the simulated NICs of ``host`` keep their services in."""

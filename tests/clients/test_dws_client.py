@@ -84,7 +84,10 @@ def test_the_workflow_token_is_read_from_its_secret(dws: DwsClient) -> None:
         "default",
         client.V1Secret(metadata=client.V1ObjectMeta(name="wf-token"), data={"token": token}),
     )
-    wf = {"status": {"workflowToken": {"secretName": "wf-token", "secretNamespace": "default"}}}
+    wf = {
+        "metadata": {"name": "wf", "namespace": "default"},
+        "status": {"workflowToken": {"secretName": "wf-token", "secretNamespace": "default"}},
+    }
     assert dws.workflow_token(wf) == "s3cret"
     assert dws.workflow_token({"status": {}}) is None
 

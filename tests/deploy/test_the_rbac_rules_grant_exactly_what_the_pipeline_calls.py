@@ -53,7 +53,8 @@ def off_the_batch(admin: ApiClient, dws: DwsClient) -> None:
     secret = {"metadata": {"name": "fluxjob-1-token"}, "data": {"token": "c2VjcmV0"}}
     CoreV1Api(admin).create_namespaced_secret("default", secret)
     token = {"secretName": "fluxjob-1-token", "secretNamespace": "default"}
-    assert dws.workflow_token({"status": {"workflowToken": token}}) == "secret"
+    workflow = {"metadata": {"name": "fluxjob-1"}, "status": {"workflowToken": token}}
+    assert dws.workflow_token(workflow) == "secret"
     assert clientmounts_not_in_state(dws, "fluxjob-1", "mounted") == []
     dws.patch_storage("rabbit1", {"metadata": {"annotations": {"checked-by": "rbac-test"}}})
     assert persistent_owners(dws, ["nobodys"]) == {}  # read, and not there

@@ -234,6 +234,14 @@ def _keep_running(system: SimulatedSystem, console: Console) -> None:
         soft_wrap=True,
         highlight=False,
     )
+    management = " ".join(
+        f"{k}={v}" for k, v in sorted(system.env().items()) if k.startswith("CORAL2_PIPELINE_")
+    )
+    console.print(  # what a management host's worker.toml holds, for the runbook's commands
+        f"management: {management} coral2-pipeline slingshot pool",
+        soft_wrap=True,
+        highlight=False,
+    )
     console.print("running; Ctrl-C stops every process the demo started")
     while True:
         time.sleep(3600)

@@ -21,13 +21,21 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-from coral2_sim.kube.resources import DWS, NNF, RESOURCE_TYPES, ApiError, ResourceType
+from coral2_sim.kube.resources import (
+    COORDINATION,
+    DWS,
+    NNF,
+    RESOURCE_TYPES,
+    ApiError,
+    ResourceType,
+)
 
 #: Versions served per group, preferred first (what the pipeline's clients probe).
 VERSIONS: dict[str, tuple[str, ...]] = {
     DWS: ("v1alpha7", "v1alpha6"),
     NNF: ("v1alpha11", "v1alpha10", "v1alpha9", "v1alpha8"),
     "": ("v1",),
+    COORDINATION: ("v1",),
 }
 VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 SHORT_NAMES = {"workflows": ["wf"], "directivebreakdowns": ["dbd"], "clientmounts": ["cm"]}

@@ -8,6 +8,7 @@ from typing import Any
 
 DWS = "dataworkflowservices.github.io"
 NNF = "nnf.cray.hpe.com"
+COORDINATION = "coordination.k8s.io"
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,9 @@ class ResourceType:
     kind: str
     namespaced: bool = True
     has_status: bool = False
+    #: one of Kubernetes' own types, which take a strategic-merge patch (a custom
+    #: resource has no schema for one)
+    builtin: bool = False
 
 
 RESOURCE_TYPES: tuple[ResourceType, ...] = (
@@ -33,7 +37,8 @@ RESOURCE_TYPES: tuple[ResourceType, ...] = (
     ResourceType(DWS, "persistentstorageinstances", "PersistentStorageInstance", has_status=True),
     ResourceType(DWS, "dwdirectiverules", "DWDirectiveRule"),
     ResourceType(NNF, "nnfdatamovements", "NnfDataMovement", has_status=True),
-    ResourceType("", "secrets", "Secret"),
+    ResourceType("", "secrets", "Secret", builtin=True),
+    ResourceType(COORDINATION, "leases", "Lease", builtin=True),
 )
 TYPES = {(t.group, t.plural): t for t in RESOURCE_TYPES}
 

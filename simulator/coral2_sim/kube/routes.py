@@ -259,7 +259,7 @@ class Routes:
                 if content_type == "application/json-patch+json":
                     new = json_patch(current, patch)
                 elif content_type == "application/merge-patch+json" or (
-                    content_type == "application/strategic-merge-patch+json" and not rtype.group
+                    content_type == "application/strategic-merge-patch+json" and rtype.builtin
                 ):
                     new = merge_patch(current, patch)
                 else:  # a custom resource has no strategic-merge schema
