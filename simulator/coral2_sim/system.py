@@ -112,6 +112,8 @@ class SimulatedSystem:
     slow_mounts: tuple[float, float] | None = None
     #: rabbits whose storage never comes up in Setup (``sim kube-api --slow-rabbits``)
     slow_rabbits: tuple[str, ...] = ()
+    #: path prefixes whose copies the simulated nnf-dm fails (``sim kube-api --fail-copies``)
+    failed_copies: tuple[str, ...] = ()
     fault_seed: int = 1
     #: the API server authenticates by token and enforces our RBAC rules for the pipeline's
     #: ServiceAccount, as a site's does (:mod:`coral2_sim.kube.identities`)
@@ -307,6 +309,8 @@ class SimulatedSystem:
         argv += ["--workflow-fault-rate", str(self.workflow_fault_rate)]
         if self.slow_rabbits:
             argv += ["--slow-rabbits", ",".join(self.slow_rabbits)]
+        for path in self.failed_copies:
+            argv += ["--fail-copies", path]
         kube = KubeEndpoint(f"http://127.0.0.1:{port}")
         if self.rbac:  # as a site runs it: TLS, tokens, and our RBAC rules for our account
             kube = with_identities(port, self.workdir / "kube")

@@ -26,7 +26,8 @@ KEYS = Keys(PREFIX)
 def server(tmp_path: Path) -> Iterator[RedisServer]:
     """A Redis whose ``beat`` user may hold the lease but not write the tick."""
     rules = {"management": "m"}
-    lines = acl_file(load_settings(env={}), rules, admin="a").splitlines()
+    settings = load_settings(env={"CORAL2_PIPELINE_PIPELINE__KEY_PREFIX": PREFIX})
+    lines = acl_file(settings, rules, admin="a").splitlines()
     lines.append(f"user beat reset on >b ~{KEYS.beat_leader} +@all -@admin -@dangerous")
     (tmp_path / "users.acl").write_text("\n".join(lines) + "\n")
     with RedisServer(tmp_path, aclfile=tmp_path / "users.acl", login=("admin", "a")) as redis_:

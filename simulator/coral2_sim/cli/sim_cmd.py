@@ -152,6 +152,15 @@ def register(sub: Any) -> None:
         "nnf's Major error (default: none)",
     )
     kube.add_argument(
+        "--fail-copies",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="with --with-dws, a path prefix whose copies the simulated nnf-dm fails (a "
+        "Failed NnfDataMovement, nnf's Fatal error in DataIn, DataOut or PostRun); repeat "
+        "for more (default: none)",
+    )
+    kube.add_argument(
         "--fault-seed",
         type=kinds.count(),
         default=1,
@@ -246,6 +255,7 @@ def _start_dws(
             if args.workflow_fault_rate
             else None,
             slow_rabbits=set(slow_rabbits),
+            failed_copies=set(args.fail_copies),
         ),
     ).start()
 
@@ -349,6 +359,11 @@ def run_kube_api(args: argparse.Namespace) -> int:
         slow_rabbits = _slow_rabbits(args, mapping)
     elif args.slow_rabbits:
         raise CommandError("--slow-rabbits is for --with-dws only")
+    elif args.fail_copies:
+        raise CommandError("--fail-copies is for --with-dws only")
+    for path in args.fail_copies:
+        if not path.startswith("/"):
+            raise CommandError(f"--fail-copies {path!r}: give an absolute path prefix")
     out = writable_file(args.kubeconfig, "--kubeconfig") if args.kubeconfig else None
     ca = (
         read_bytes(args.tls_cert_file, "--tls-cert-file", PEM_BYTES) if args.tls_cert_file else None

@@ -10,6 +10,9 @@ from __future__ import annotations
 from contextlib import suppress
 from typing import Any
 
+from kubernetes.client.exceptions import ApiException
+
+from coral2_sim.kube.resources import LUS
 from pipeline.clients.k8s import DWS_GROUP, DwsClient
 from pipeline.errors import AlreadyExists
 from pipeline.model.rabbitmap import RabbitMapping
@@ -63,11 +66,39 @@ def storage_status(rabbit: str, capacity: int, computes: list[str]) -> dict[str,
     }
 
 
-def install_cluster(dws: DwsClient, mapping: RabbitMapping, *, systemstatus: bool = True) -> None:
-    """Create the Storages, SystemConfiguration and SystemStatus of ``mapping`` (idempotent).
+#: The global Lustre file system of the simulated site: copies to and from it are allowed.
+GLOBAL_LUSTRE = "/lus/global"
+
+
+def lustre_filesystem(name: str, mount_root: str) -> dict[str, Any]:
+    """A LustreFileSystem (lustre-fs-operator's ``lus.cray.hpe.com/v1beta1``), as a site
+    declares each global Lustre file system nnf may copy to and from."""
+    return {
+        "apiVersion": f"{LUS}/v1beta1",
+        "kind": "LustreFileSystem",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"name": name, "mgsNids": "10.1.1.1@tcp", "mountRoot": mount_root},
+    }
+
+
+def install_cluster(
+    dws: DwsClient,
+    mapping: RabbitMapping,
+    *,
+    systemstatus: bool = True,
+    lustre_roots: tuple[str, ...] = (GLOBAL_LUSTRE,),
+) -> None:
+    """Create the Storages, SystemConfiguration and SystemStatus of ``mapping``, and a
+    LustreFileSystem per mount root of ``lustre_roots`` (idempotent).
 
     ``systemstatus=False``: no SystemStatus ``default``, as on a site whose install did not
     make one — neither dws nor nnf-sos creates it (only their samples do)."""
+    for index, root in enumerate(lustre_roots):
+        with suppress(ApiException):  # 409: made before
+            dws.custom.create_namespaced_custom_object(
+                LUS, "v1beta1", "default", "lustrefilesystems",
+                lustre_filesystem(f"lustre{index}" if index else "global", root),
+            )  # fmt: skip
     for rabbit, entry in mapping.rabbits.items():
         computes = mapping.computes_of(rabbit)
         with suppress(AlreadyExists):

@@ -71,6 +71,8 @@ class Faults:
     never_unmount: set[str] = field(default_factory=set)
     #: rabbits whose storage never comes up in Setup (their NnfNodeStorages never ready)
     slow_rabbits: set[str] = field(default_factory=set)
+    #: path prefixes whose copies the simulated nnf-dm fails (a Failed NnfDataMovement)
+    failed_copies: set[str] = field(default_factory=set)
 
 
 class Waiting(Exception):

@@ -28,12 +28,13 @@ from coral2_sim.dws.nnf_context import (
     micro_time,
     parse_all,
 )
-from coral2_sim.dws.nnf_mounts import (
+from coral2_sim.dws.nnf_datamovement import (
+    check_global_paths,
     delete_datamovements,
-    drive_mounts,
-    release_mounts,
     run_datamovement,
+    wait_for_offloads,
 )
+from coral2_sim.dws.nnf_mounts import drive_mounts, release_mounts
 from pipeline.clients.k8s import WORKFLOW_LABEL, DwsClient
 from pipeline.errors import AlreadyExists, NotFound
 from pipeline.model.directives import (
@@ -107,6 +108,8 @@ def _proposal(ctx: Context, index: int, d: Directive) -> None:
         if failing == index:
             raise Failed("Fatal", "User", text.removeprefix("User error: "))
         return
+    if index == 0:  # validateWorkflow, at the first entry: the global Lustre paths
+        check_global_paths(ctx)
     spec = ctx.workflow["spec"]
     userid = int(spec.get("userID", 0))
     if isinstance(d, PersistentDW):
@@ -454,6 +457,8 @@ def work(ctx: Context, entry: dict[str, Any], latency_s: float) -> dict[str, Any
             _setup(ctx, index, d)
         elif state in ("PreRun", "PostRun") and isinstance(d, JobDW | PersistentDW):
             drive_mounts(ctx, index, d, "mounted" if state == "PreRun" else "unmounted")
+            if state == "PostRun":
+                wait_for_offloads(ctx)
         elif state == "Teardown":
             _teardown(ctx, index, d)
         elif (

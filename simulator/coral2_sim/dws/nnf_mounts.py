@@ -14,12 +14,10 @@ import time
 from contextlib import suppress
 from typing import Any
 
-from kubernetes.client.exceptions import ApiException
-
 from coral2_sim.dws.nnf_context import NNF_CLIENTMOUNT_FINALIZER, Context, Failed, Waiting
-from pipeline.clients.k8s import NNF_GROUP, NNF_VERSIONS, WORKFLOW_LABEL, DwsClient
+from pipeline.clients.k8s import WORKFLOW_LABEL, DwsClient
 from pipeline.errors import AlreadyExists, NotFound
-from pipeline.model.directives import Copy, CreatePersistent, Directive, JobDW, PersistentDW
+from pipeline.model.directives import CreatePersistent, Directive, JobDW, PersistentDW
 
 
 def delete_clientmounts(dws: DwsClient, items: list[dict[str, Any]]) -> None:
@@ -278,45 +276,3 @@ def drive_rabbit_mounts(ctx: Context, index: int, d: Directive, desired: str) ->
         if rabbit not in ctx.faults.never_mount and not (existing.get(rabbit) or {}).get("status"):
             status = {"allReady": True, "mounts": [{"state": "mounted", "ready": True}] * count}
             ctx.dws.patch("clientmounts", name, {"status": status}, namespace=rabbit, status=True)
-
-
-DM_NAMESPACE = "nnf-dm-system"
-
-
-def run_datamovement(ctx: Context, index: int, d: Copy) -> None:
-    """Make (once) and finish the NnfDataMovement of copy directive ``index``."""
-    body = {
-        "apiVersion": f"{NNF_GROUP}/{NNF_VERSIONS[0]}",
-        "kind": "NnfDataMovement",
-        "metadata": {
-            "name": f"{ctx.name}-{index}",
-            "namespace": DM_NAMESPACE,
-            "labels": {
-                WORKFLOW_LABEL: ctx.name,
-                "dataworkflowservices.github.io/workflow.namespace": ctx.dws.namespace,
-            },
-        },
-        "spec": {"source": {"path": d.source}, "destination": {"path": d.destination}},
-    }
-    custom = ctx.dws.custom
-    with suppress(ApiException):  # 409: made by an earlier pass
-        custom.create_namespaced_custom_object(
-            NNF_GROUP, NNF_VERSIONS[0], DM_NAMESPACE, "nnfdatamovements", body
-        )
-    status = {"status": {"state": "Finished", "status": "Success", "message": ""}}
-    custom.patch_namespaced_custom_object_status(
-        NNF_GROUP, NNF_VERSIONS[0], DM_NAMESPACE, "nnfdatamovements", f"{ctx.name}-{index}", status
-    )
-
-
-def delete_datamovements(ctx: Context) -> None:
-    """Teardown: delete the Workflow's NnfDataMovements."""
-    for item in ctx.dws.datamovements(ctx.name, 1000):
-        with suppress(ApiException):
-            ctx.dws.custom.delete_namespaced_custom_object(
-                NNF_GROUP,
-                NNF_VERSIONS[0],
-                item["metadata"]["namespace"],
-                "nnfdatamovements",
-                item["metadata"]["name"],
-            )

@@ -24,6 +24,7 @@ from typing import Any
 from coral2_sim.kube.resources import (
     COORDINATION,
     DWS,
+    LUS,
     NNF,
     RESOURCE_TYPES,
     ApiError,
@@ -36,6 +37,7 @@ VERSIONS: dict[str, tuple[str, ...]] = {
     NNF: ("v1alpha11", "v1alpha10", "v1alpha9", "v1alpha8"),
     "": ("v1",),
     COORDINATION: ("v1",),
+    LUS: ("v1beta1",),
 }
 VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 SHORT_NAMES = {"workflows": ["wf"], "directivebreakdowns": ["dbd"], "clientmounts": ["cm"]}

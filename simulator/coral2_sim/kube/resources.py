@@ -9,6 +9,8 @@ from typing import Any
 DWS = "dataworkflowservices.github.io"
 NNF = "nnf.cray.hpe.com"
 COORDINATION = "coordination.k8s.io"
+#: lustre-fs-operator's group: LustreFileSystem, the global Lustre file systems nnf knows
+LUS = "lus.cray.hpe.com"
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,7 @@ RESOURCE_TYPES: tuple[ResourceType, ...] = (
     ResourceType(DWS, "persistentstorageinstances", "PersistentStorageInstance", has_status=True),
     ResourceType(DWS, "dwdirectiverules", "DWDirectiveRule"),
     ResourceType(NNF, "nnfdatamovements", "NnfDataMovement", has_status=True),
+    ResourceType(LUS, "lustrefilesystems", "LustreFileSystem", has_status=True),
     ResourceType("", "secrets", "Secret", builtin=True),
     ResourceType(COORDINATION, "leases", "Lease", builtin=True),
 )
