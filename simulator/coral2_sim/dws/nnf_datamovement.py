@@ -54,9 +54,7 @@ def _var(path: str, prefix: str) -> str | None:
 
 def lustre_roots(ctx: Context) -> list[str]:
     """Every LustreFileSystem's ``spec.mountRoot``, in every namespace."""
-    found: Any = ctx.dws.custom.list_cluster_custom_object(
-        LUS, "v1beta1", "lustrefilesystems"
-    )
+    found: Any = ctx.dws.custom.list_cluster_custom_object(LUS, "v1beta1", "lustrefilesystems")
     return [str((item.get("spec") or {}).get("mountRoot") or "") for item in found["items"]]
 
 
@@ -124,9 +122,14 @@ def _places(ctx: Context, index: int, d: Copy) -> list[tuple[str, str]]:
     """(name, namespace) of each movement of copy directive ``index``."""
     target = _target(ctx, d)
     base = f"{ctx.name}-{index}"
-    if target is None or not isinstance(target[1], JobDW) or target[1].fs_type not in (
-        "xfs",
-        "gfs2",
+    if (
+        target is None
+        or not isinstance(target[1], JobDW)
+        or target[1].fs_type
+        not in (
+            "xfs",
+            "gfs2",
+        )
     ):
         return [(base, DM_NAMESPACE)]
     held = held_per_rabbit(ctx, *target)
