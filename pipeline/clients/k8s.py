@@ -20,6 +20,8 @@ from pipeline.errors import ApiVersionNotFound, Conflict, Invalid, NotFound
 from pipeline.model.workflow import DWS_GROUP, WLM_FINALIZER, WORKFLOW_LABEL
 
 NNF_GROUP = "nnf.cray.hpe.com"
+#: The NNF versions the pipeline reads (nnfdatamovements), newest first: nnf-sos serves
+#: v1alpha11 and v1alpha10; older releases served v1alpha9 and v1alpha8.
 NNF_VERSIONS = ("v1alpha11", "v1alpha10", "v1alpha9", "v1alpha8")
 
 
@@ -30,6 +32,8 @@ class DwsClient(KubeClient):
     _probe_first: bool = False
     _probe_from: str | None = None
     _probing: bool = False
+    #: the NNF version spoken (None until :meth:`probe_nnf_version`)
+    nnf_version: str | None = None
 
     def probe_lazily(self, configured: str | None = None) -> DwsClient:
         """Probe the served version (:meth:`probe_version`) just before the first request
@@ -247,16 +251,46 @@ class DwsClient(KubeClient):
         """Merge-patch the SystemStatus object."""
         return self.patch("systemstatuses", name, body)
 
+    def probe_nnf_version(self) -> str:
+        """Speak the newest NNF version the API server serves for nnfdatamovements, as
+        :meth:`probe_version` does for DWS (a 404 is a version not served; any other
+        failure is raised as it is). Kept for the client's life."""
+        if self.nnf_version is not None:
+            return self.nnf_version
+        for version in NNF_VERSIONS:
+            try:
+                self._call(
+                    functools.partial(
+                        self.custom.list_cluster_custom_object,
+                        NNF_GROUP,
+                        version,
+                        "nnfdatamovements",
+                        limit=1,
+                        _request_timeout=self.request_timeout_s,
+                    )
+                )
+            except NotFound:
+                continue
+            self.nnf_version = version
+            return version
+        raise ApiVersionNotFound(
+            f"could not find suitable API version for {NNF_GROUP} (out of "
+            f"{list(NNF_VERSIONS)}): the API server serves none of them for "
+            "nnfdatamovements; install an nnf-sos release that serves one"
+        )
+
     def datamovements(self, workflow_name: str, limit: int) -> list[dict[str, Any]]:
-        """Up to ``limit`` NnfDataMovements of a Workflow, cluster-wide (flux-coral2's query)."""
+        """Up to ``limit`` NnfDataMovements of a Workflow, cluster-wide (flux-coral2's query),
+        in the newest NNF version served (:meth:`probe_nnf_version`)."""
         selector = (
             f"{WORKFLOW_LABEL}={workflow_name},"
             f"dataworkflowservices.github.io/workflow.namespace={self.namespace}"
         )
+        version = self.probe_nnf_version()
         result: dict[str, Any] = self._call(
             lambda: self.custom.list_cluster_custom_object(
                 NNF_GROUP,
-                NNF_VERSIONS[0],
+                version,
                 "nnfdatamovements",
                 label_selector=selector,
                 limit=limit,

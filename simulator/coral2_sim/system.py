@@ -324,6 +324,15 @@ class SimulatedSystem:
             time.sleep(0.02)
         self.kube = kube
 
+    def dws_faults(self, **faults: list[str]) -> dict[str, list[str]]:
+        """Set the simulated DWS side's faults while it runs (``slow_rabbits``,
+        ``never_mount``, ``never_unmount``, ``failed_copies``: each a whole list); return
+        them as they are now."""
+        assert self.kube is not None
+        now: dict[str, list[str]] = self.kube.sim(FAULTS_PATH, faults)
+        now.pop("drawn", None)
+        return now
+
     def end_api_faults(self) -> dict[str, int]:
         """Answer every API request from now on; return the faults drawn so far, by code
         ("0": a broken watch)."""

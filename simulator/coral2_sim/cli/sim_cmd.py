@@ -377,6 +377,7 @@ def run_kube_api(args: argparse.Namespace) -> int:
     controller = None
     if mapping is not None:
         controller = _start_dws(server, args, mapping, slow_rabbits)
+        server.serve_faults(controller.faults)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())  # before the URL: callers may stop us
     if out is not None:

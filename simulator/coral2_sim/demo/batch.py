@@ -8,6 +8,8 @@ from typing import Any
 #: The demo user whose jobs leave CXI services busy after they end: housekeeping drains
 #: the node, and the demo sweeps it with ``coral2-pipeline slingshot clean``.
 BUSY_UID = 1002
+#: Copies from or to under this path fail in the simulated nnf-dm (``--fail-copies``).
+BROKEN_COPIES = "/lus/global/demo/broken"
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,26 @@ MIX: tuple[DemoJob, ...] = (
         "#DW jobdw type=xfs capacity=4TiB name=huge",
         expect="FAILED",
         note="max is 2048 GiB per node",
+    ),
+    DemoJob(
+        "copy from no Lustre",
+        1,
+        [
+            "#DW jobdw type=xfs capacity=16GiB name=io",
+            "#DW copy_in source=/scratch/demo/in destination=$DW_JOB_io/",
+        ],
+        expect="FAILED",
+        note="global Lustre file system containing '/scratch/demo/in' not found",
+    ),
+    DemoJob(
+        "failed copy",
+        1,
+        [
+            "#DW jobdw type=xfs capacity=16GiB name=io",
+            f"#DW copy_in source={BROKEN_COPIES}/in destination=$DW_JOB_io/",
+        ],
+        expect="FAILED",
+        note="data movement operation failed during 'DataIn'",
     ),
     DemoJob(
         "bad #DW",

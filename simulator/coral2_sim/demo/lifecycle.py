@@ -25,7 +25,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from coral2_sim.demo.batch import BUSY_UID, DemoJob, batch
+from coral2_sim.demo.batch import BROKEN_COPIES, BUSY_UID, DemoJob, batch
+from coral2_sim.demo.dws_cases import dws_cases
 from coral2_sim.demo.fabric_outage import start_outage
 from coral2_sim.demo.fabric_outage import summary as fabric_summary
 from coral2_sim.demo.metrics import PIPELINE_DRIVEN, TransitionClock, leaks, percentile
@@ -55,6 +56,8 @@ class Report:
     leaks: list[str] = field(default_factory=list)
     swept: list[str] = field(default_factory=list)
     outage: list[str] = field(default_factory=list)
+    #: the cases where real DWS makes jobs fail or wait (demo/dws_cases.py)
+    dws: list[str] = field(default_factory=list)
     hwcoll: list[str] = field(default_factory=list)
     jobids: list[int] = field(default_factory=list)
     wall_s: float = 0.0
@@ -82,6 +85,7 @@ class Report:
             "leaks": self.leaks,
             "swept": self.swept,
             "rabbit_outage": self.outage,
+            "dws_cases": self.dws,
             "hwcoll": self.hwcoll,
             "wall_s": round(self.wall_s, 2),
             "flux": self.flux or "simulated",
@@ -188,6 +192,8 @@ def _print(console: Console, report: Report) -> None:
         console.print(f"  busy CXI services: {line}", soft_wrap=True, highlight=False)
     for line in report.outage:
         console.print(f"  rabbit outage: {line}", soft_wrap=True, highlight=False)
+    for line in report.dws:
+        console.print(f"  DWS as it is: {line}", soft_wrap=True, highlight=False)
     for line in report.hwcoll:
         console.print(f"  hardware collectives: {line}", soft_wrap=True, highlight=False)
     for problem in report.unexpected:
@@ -259,10 +265,13 @@ def _run(
     clock = TransitionClock(system.kube.api()).start()
     started = time.monotonic()
     outage, outage_problem = rabbit_outage(system)
+    cases, case_problems = dws_cases(system) if system.with_flux else ([], [])
     mix = batch(jobs)
     report = _drive(system, mix, console, quiet=quiet)
     report.outage = outage
+    report.dws = cases
     report.unexpected += [outage_problem] if outage_problem else []
+    report.unexpected += case_problems
     if any(j.userid == BUSY_UID for j in mix) and sweep:
         report.swept, problem = sweep_busy_nodes(system)
         report.unexpected += [problem] if problem else []
@@ -298,6 +307,7 @@ def demo_system(
         cxi_busy=() if real_flux else (BUSY_UID,),
         extra_env={**BUSY_ENV, "CORAL2_PIPELINE_HWCOLL__RELEASE_RETRY": "1"},
         hwcoll_min_nodes=HWCOLL_MIN_NODES,
+        failed_copies=(BROKEN_COPIES,),
     )
 
 

@@ -396,6 +396,10 @@ def _teardown(ctx: Context, index: int, d: Directive) -> None:
             if psi.get("spec", {}).get("consumerReferences"):
                 raise Failed("Fatal", "User", "persistent storage cannot be deleted while in use")
             ctx.dws.delete("persistentstorageinstances", d.name)
+            # the instance's controller deletes its children with it (DeleteChildren of
+            # getChildObjects: its NnfStorage, its Servers, its pinned profile)
+            with suppress(NotFound):
+                ctx.dws.delete("servers", d.name)
     if isinstance(d, PersistentDW):
         with suppress(NotFound):
             psi = ctx.dws.get("persistentstorageinstances", d.name)

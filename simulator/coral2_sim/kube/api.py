@@ -35,6 +35,8 @@ from coral2_sim.kube.store import KubeStore
 REQUESTS_PATH = "/sim/requests-by-agent"
 #: PUT ``{"rate": 0}`` here ends the faults at random (a harness's faults are over)
 FAULTS_PATH = "/sim/faults"
+#: The DWS side's faults a PUT of FAULTS_PATH may set while it runs.
+DWS_FAULTS = ("slow_rabbits", "never_mount", "never_unmount", "failed_copies")
 #: PUT ``{"down_s": 3}`` here restarts the server (:meth:`KubeApiServer.restart`), at once;
 #: GET answers ``{"restarts": N}``, how many restarts it has come back from
 RESTART_PATH = "/sim/restart"
@@ -153,6 +155,18 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):  # the client left (timed out): so do we
             self.close_connection = True
 
+    def _dws(self, body: dict[str, Any]) -> dict[str, list[str]]:
+        """Set the DWS side's faults that ``body`` names (each a list, replacing the set
+        whole, so that no controller thread sees it change while it reads it); return
+        them as they are now."""
+        faults = self.server.dws_faults
+        if faults is None:
+            return {}
+        for name in DWS_FAULTS:
+            if name in body:
+                setattr(faults, name, {str(v) for v in body[name]})
+        return {name: sorted(getattr(faults, name)) for name in DWS_FAULTS}
+
     def _answer(self, method: str, raw: bytes) -> None:
         routes = self.server.routes
         if method == "GET" and self.path == REQUESTS_PATH:  # the simulator's own counter
@@ -160,10 +174,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(200, dict(self.server.agents))
             return
         if method == "PUT" and self.path == FAULTS_PATH:
+            body = json.loads(raw or b"{}")
             chaos = self.server.chaos
-            if chaos is not None:
-                chaos.rate = float(json.loads(raw or b"{}").get("rate", 0.0))
-            self._send(200, {"drawn": {} if chaos is None else chaos.drawn})
+            if chaos is not None and "rate" in body:
+                chaos.rate = float(body["rate"])
+            self._send(200, {"drawn": {} if chaos is None else chaos.drawn, **self._dws(body)})
             return
         if method == "GET" and self.path == RBAC_PATH:
             authorizer = self.server.authorizer
@@ -289,6 +304,7 @@ class _Server(ThreadingHTTPServer):
         self.routes = routes
         self.stopping = False
         self.chaos: RandomFaults | None = None  # faults at random, for HTTP clients only
+        self.dws_faults: Any = None  # the DWS controller's Faults, when it runs here
         self.agents: Counter[str] = Counter()
         self._agents_lock = threading.Lock()
         self.restart: Any = None  # KubeApiServer.restart, for RESTART_PATH
@@ -385,6 +401,7 @@ class KubeApiServer:
         at the latest resourceVersion, so a watch resumed from before gets 410 Expired."""
         host, port = self._server.server_address[:2]
         chaos, agents, authorizer = self._server.chaos, self._server.agents, self.authorizer
+        dws_faults = self._server.dws_faults
         self.routes.down = True
         self.stop()
         self._server.cut_connections()
@@ -397,12 +414,18 @@ class KubeApiServer:
             except OSError:
                 time.sleep(0.1)
         self._server.chaos, self._server.agents = chaos, agents
+        self._server.dws_faults = dws_faults
         self._server.authorizer = authorizer
         self._server.restart = self.restart
         self.routes.down = False
         self.restarts += 1
         self._server.restarts = self.restarts
         self.start()
+
+    def serve_faults(self, faults: Any) -> None:
+        """Let a PUT of :data:`FAULTS_PATH` change the DWS controller's ``faults`` (the
+        controller running in this process)."""
+        self._server.dws_faults = faults
 
     def faults_at_random(self, rate: float, seed: int) -> RandomFaults:
         """From now on, answer HTTP requests with faults at random (:class:`RandomFaults`);

@@ -34,7 +34,8 @@ from coral2_sim.kube.resources import (
 #: Versions served per group, preferred first (what the pipeline's clients probe).
 VERSIONS: dict[str, tuple[str, ...]] = {
     DWS: ("v1alpha7", "v1alpha6"),
-    NNF: ("v1alpha11", "v1alpha10", "v1alpha9", "v1alpha8"),
+    # as nnf-sos's CRDs do: v1alpha9 is not served any more, v1alpha8 is gone
+    NNF: ("v1alpha11", "v1alpha10"),
     "": ("v1",),
     COORDINATION: ("v1",),
     LUS: ("v1beta1",),

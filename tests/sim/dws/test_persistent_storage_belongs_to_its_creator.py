@@ -130,3 +130,20 @@ def test_a_create_whose_job_completed_leaves_its_instance(dws_side: DwsSide) -> 
         assert time.monotonic() < deadline
         time.sleep(0.02)
     assert psi_state(dws_side) == "Active"
+
+
+def test_the_owners_destroy_persistent_takes_the_instance_and_its_servers(
+    dws_side: DwsSide,
+) -> None:
+    run_to_end(dws_side, created(dws_side, 110), "Setup")
+    name = "fluxjob-111"
+    dws_side.dws.create_workflow(workflow(111, ["#DW destroy_persistent name=proj"], userid=OWNER))
+    wait_state(dws_side.dws, name, "Proposal")
+    dws_side.dws.patch_desired_state(name, "Teardown", expected_state="Proposal")
+    wait_state(dws_side.dws, name, "Teardown")
+    for plural in ("persistentstorageinstances", "servers"):
+        try:
+            dws_side.dws.get(plural, "proj")
+        except NotFound:
+            continue
+        raise AssertionError(f"{plural} proj outlived its destroy_persistent")
