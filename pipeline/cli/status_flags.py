@@ -225,6 +225,7 @@ def pipeline_flags(
             "'A Teardown DWS refuses'"
         )
         flags.append(Flag(WARNING, why))
+    flags += _drift_flags(view)
     if nodes and view.node_workers is None:  # a check that cannot run says so
         why = (
             "cannot check the node workers: Redis did not list its clients to this user "
@@ -291,6 +292,31 @@ def pipeline_flags(
         )
         flags.append(Flag(WARNING, why))
     return flags
+
+
+def _drift_flags(view: PipelineView) -> list[Flag]:
+    """The computes the rabbitmapping puts behind another rabbit than its Storage does
+    (storage.observe notes them): their jobs are refused in Setup until it is rebuilt."""
+    moved = {
+        compute: (rabbit, mapped)
+        for rabbit, health in sorted(view.rabbits.items())
+        for compute, mapped in sorted((health.get("drift") or {}).items())
+    }
+    if not moved:
+        return []
+    compute, (rabbit, mapped) = next(iter(moved.items()))
+    where = (
+        f"{rabbit}'s Storage no longer lists it, the mapping puts it behind {rabbit}"
+        if mapped == "-"
+        else f"{rabbit}'s Storage lists it, the mapping puts it behind {mapped or 'no rabbit'}"
+    )
+    why = (
+        f"the rabbitmapping disagrees with the Storages on {len(moved)} compute(s) "
+        f"({encode_hostlist(list(moved))}; e.g. {compute}: {where}): their #DW jobs are "
+        "refused in Setup; rebuild it (`coral2-pipeline rabbitmapping --from-storages`) "
+        "and restart the workers"
+    )
+    return [Flag(WARNING, why)]
 
 
 def _overdue(names: list[str], resend_after_s: float) -> str:

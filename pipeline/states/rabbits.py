@@ -134,6 +134,28 @@ def offline_computes(storage: Mapping[str, Any]) -> frozenset[str]:
     )
 
 
+def listed_computes(storage: Mapping[str, Any]) -> list[str]:
+    """Every compute of ``status.access.computes`` (the rabbit's PCIe topology)."""
+    status = storage.get("status") or {}
+    access = status.get("access") or {} if isinstance(status, Mapping) else {}
+    computes = access.get("computes") or [] if isinstance(access, Mapping) else []
+    return [str(c["name"]) for c in computes if isinstance(c, Mapping) and c.get("name")]
+
+
+def mapping_drift(
+    rabbit: str, storage: Mapping[str, Any], mapped: Mapping[str, str]
+) -> dict[str, str]:
+    """Where the rabbitmapping (``mapped``: compute → rabbit) disagrees with ``rabbit``'s
+    Storage: each compute the Storage lists that the mapping puts behind another rabbit
+    (or none), with the mapping's rabbit (``""`` for none); each compute the mapping puts
+    behind ``rabbit`` that the Storage does not list, with ``"-"``. Empty: they agree."""
+    listed = listed_computes(storage)
+    drift = {c: mapped.get(c, "") for c in listed if mapped.get(c) != rabbit}
+    seen = set(listed)
+    drift.update({c: "-" for c, r in mapped.items() if r == rabbit and c not in seen})
+    return drift
+
+
 def decide(
     status: str | None,
     offline: Collection[str],

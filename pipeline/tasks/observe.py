@@ -20,11 +20,11 @@ from pipeline.model.workflow import workflow_name
 from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.states import hooks
 from pipeline.states.observed import decide
-from pipeline.states.rabbits import offline_computes
+from pipeline.states.rabbits import mapping_drift, offline_computes
 from pipeline.states.snapshot import Snapshot, WorkflowState
 from pipeline.store import JobRecord, Keys
 from pipeline.store.resync import LOST_AFTER_S, UNFINISHED_AFTER_S, Notes
-from pipeline.tasks.dws import act
+from pipeline.tasks.dws import act, mapping_of
 from pipeline.tasks.rabbits import tell_flux
 
 log = logging.getLogger("coral2_pipeline.observe")
@@ -116,11 +116,15 @@ def observe_storage(task: PipelineTask, name: str) -> dict[str, Any] | None:
         store.watch.forget_rabbit(name)
         return None
     status = storage.get("status") or {}
-    health = {
+    health: dict[str, Any] = {
         "status": status.get("status", "Unknown"),
         "state": storage.get("spec", {}).get("state", "Enabled"),
         "not_ready": sorted(offline_computes(storage)),
     }
+    if task.settings.rabbit.mapping:  # where the rabbitmapping no longer says the truth
+        mapped = mapping_of(task.settings.rabbit.mapping).computes
+        if drift := mapping_drift(name, storage, mapped):
+            health["drift"] = drift
     store.watch.set_rabbit(name, health)
     decision = tell_flux(task, name, storage)
     if decision is not None:
