@@ -114,6 +114,8 @@ class SimulatedSystem:
     slow_rabbits: tuple[str, ...] = ()
     #: path prefixes whose copies the simulated nnf-dm fails (``sim kube-api --fail-copies``)
     failed_copies: tuple[str, ...] = ()
+    #: False: DWS without SystemStatus ``default`` (``sim kube-api --no-systemstatus``)
+    systemstatus: bool = True
     fault_seed: int = 1
     #: the API server authenticates by token and enforces our RBAC rules for the pipeline's
     #: ServiceAccount, as a site's does (:mod:`coral2_sim.kube.identities`)
@@ -311,6 +313,8 @@ class SimulatedSystem:
             argv += ["--slow-rabbits", ",".join(self.slow_rabbits)]
         for path in self.failed_copies:
             argv += ["--fail-copies", path]
+        if not self.systemstatus:
+            argv.append("--no-systemstatus")
         kube = KubeEndpoint(f"http://127.0.0.1:{port}")
         if self.rbac:  # as a site runs it: TLS, tokens, and our RBAC rules for our account
             kube = with_identities(port, self.workdir / "kube")

@@ -152,6 +152,12 @@ def register(sub: Any) -> None:
         "nnf's Major error (default: none)",
     )
     kube.add_argument(
+        "--no-systemstatus",
+        action="store_true",
+        help="with --with-dws, make no SystemStatus default, as a site whose install did "
+        "not (neither dws nor nnf-sos creates it)",
+    )
+    kube.add_argument(
         "--fail-copies",
         action="append",
         default=[],
@@ -243,7 +249,7 @@ def _start_dws(
 
     dws_admission.install(server.store)
     dws = local_dws_client(server)  # the controller lives here: no HTTP to itself
-    install_cluster(dws, mapping)
+    install_cluster(dws, mapping, systemstatus=not args.no_systemstatus)
     return DwsController(
         dws,
         latency_s=args.latency,
@@ -359,8 +365,8 @@ def run_kube_api(args: argparse.Namespace) -> int:
         slow_rabbits = _slow_rabbits(args, mapping)
     elif args.slow_rabbits:
         raise CommandError("--slow-rabbits is for --with-dws only")
-    elif args.fail_copies:
-        raise CommandError("--fail-copies is for --with-dws only")
+    elif args.fail_copies or args.no_systemstatus:
+        raise CommandError("--fail-copies and --no-systemstatus are for --with-dws only")
     for path in args.fail_copies:
         if not path.startswith("/"):
             raise CommandError(f"--fail-copies {path!r}: give an absolute path prefix")
