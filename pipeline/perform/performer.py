@@ -51,6 +51,7 @@ from pipeline.states.actions import (
     FreeRabbits,
     HoldBadRabbit,
     HoldRabbits,
+    RabbitDaemonDown,
     MarkDone,
     MarkMounted,
     PatchComputes,
@@ -266,6 +267,9 @@ class _Performer:
                 store.told.hold(rabbit, computes, store.resource_log.epoch())
             case HoldRabbits(rabbits):
                 store.told.hold_for(self.jobid, rabbits, store.resource_log.epoch())
+            case RabbitDaemonDown(rabbits):
+                for rabbit in rabbits:
+                    store.told.daemon_down(rabbit, store.resource_log.epoch())
             case FreeRabbits(rabbits):
                 store.told.free_for(self.jobid, rabbits, store.resource_log.epoch())
             case SendOnce(kind, payload, mark):

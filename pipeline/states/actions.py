@@ -147,6 +147,15 @@ class HoldBadRabbit:
 
 
 @dataclass(frozen=True)
+class RabbitDaemonDown:
+    """``rabbits``' own ClientMounts never came up (their node daemons down): their ssds go
+    down in Flux until each one's Storage next changes
+    (:func:`pipeline.states.rabbits.daemon_down`)."""
+
+    rabbits: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class HoldRabbits:
     """The job holds ``rabbits`` until its Teardown completes: their ssds go down in Flux
     (:func:`pipeline.states.rabbits.hold`)."""
@@ -303,6 +312,7 @@ Action = (
     | DisableComputes
     | DisableRabbit
     | HoldBadRabbit
+    | RabbitDaemonDown
     | HoldRabbits
     | FreeRabbits
     | SendOnce

@@ -23,6 +23,7 @@ from pipeline.states.actions import (
     ForceReady,
     HoldRabbits,
     MarkDone,
+    RabbitDaemonDown,
     SendOnce,
     UpdateJob,
     exception,
@@ -77,15 +78,22 @@ def setup_timeout(job: JobRecord, lustre: bool, behind: Sequence[str]) -> list[A
 
 
 def prerun_timeout(
-    job: JobRecord, unmounted: Sequence[str], rabbit_of: Mapping[str, str]
+    job: JobRecord,
+    unmounted: Sequence[str],
+    rabbit_of: Mapping[str, str],
+    rabbits_down: Sequence[str] = (),
 ) -> list[Action]:
     """PreRun (the mounts) outlasted ``rabbit.prerun_timeout``; ``unmounted``: computes
     whose ClientMounts are not mounted (read only when the job tolerates a loss);
-    ``rabbit_of``: their rabbits."""
+    ``rabbit_of``: their rabbits; ``rabbits_down``: rabbits whose own ClientMounts are
+    not mounted (their node daemons down), handled as rabbits: their ssds go down."""
+    down: list[Action] = (
+        [RabbitDaemonDown(tuple(sorted(set(rabbits_down))))] if rabbits_down else []
+    )
     timeout = fatal(job, "dws-timeout", 0, "timed out waiting for mounts")
     if job.failure_tolerance <= 0:
-        return timeout
-    return [*badrabbit(unmounted, rabbit_of), *tolerate_or(job, unmounted, timeout)]
+        return [*down, *timeout]
+    return [*down, *badrabbit(unmounted, rabbit_of), *tolerate_or(job, unmounted, timeout)]
 
 
 def postrun_timeout(

@@ -59,6 +59,9 @@ class Told:
     paths: tuple[str, ...] = ()
     #: jobs whose epilog went before their Teardown completed: their ssds stay down
     holders: frozenset[str] = frozenset()
+    #: the rabbit's own ClientMount never came up (its node daemon down): its ssds stay
+    #: down until its Storage next changes (the daemon, back, updates it)
+    daemon_down: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -71,6 +74,7 @@ class Told:
             "status": self.status,
             "paths": list(self.paths),
             "holders": sorted(self.holders),
+            "daemon_down": self.daemon_down,
         }
 
     def hold(self, computes: Collection[str], epoch: str) -> Told:
@@ -91,12 +95,19 @@ class Told:
             status=data.get("status"),
             paths=tuple(data.get("paths") or ()),
             holders=frozenset(data.get("holders") or ()),
+            daemon_down=bool(data.get("daemon_down", False)),
         )
 
     def in_epoch(self, epoch: str) -> Told:
         """This record in Flux incarnation ``epoch``: one of an older incarnation keeps only
-        its holds (Flux lost everything else it was told)."""
-        return self if self.epoch == epoch else Told(epoch=epoch, holders=self.holders)
+        its holds and a down daemon with the Storage version it was seen in (Flux lost
+        everything else it was told)."""
+        if self.epoch == epoch:
+            return self
+        version = self.version if self.daemon_down else ""
+        return Told(
+            epoch=epoch, holders=self.holders, daemon_down=self.daemon_down, version=version
+        )
 
 
 @dataclass(frozen=True)
@@ -195,11 +206,13 @@ def decide(
         messages.append(
             Message("set-property", {"targets": hosts, "key": BADRABBIT, "value": "bad"})
         )
-    ssd = "up" if status == READY and not told.holders else "down"
+    daemon_down = told.daemon_down and version == told.version
+    ssd = "up" if status == READY and not told.holders and not daemon_down else "down"
     if told.ssd != ssd:
         messages += ssd_status(ssd_paths, ssd)
     after = replace(
         told,
+        daemon_down=daemon_down,
         ssd=ssd,
         badrabbit=bad,
         drained=drained,
@@ -230,6 +243,22 @@ def free(told: Told, jobid: str, epoch: str) -> Decision:
     last and the Storage was Ready."""
     told = told.in_epoch(epoch)
     after = replace(told, holders=told.holders - {jobid})
-    if after.holders or after.status != READY or told.ssd == "up" or not told.paths:
+    if (
+        after.holders
+        or after.daemon_down
+        or after.status != READY
+        or told.ssd == "up"
+        or not told.paths
+    ):
         return Decision([], after)
     return Decision(ssd_status(told.paths, "up"), replace(after, ssd="up"))
+
+
+def daemon_down(told: Told, epoch: str) -> Decision:
+    """The rabbit's own ClientMount never came up — its node daemon is down, so whatever
+    it serves is not there: its ssds go down until its Storage next changes."""
+    told = told.in_epoch(epoch)
+    after = replace(told, daemon_down=True)
+    if told.ssd != "up":  # down already, or not told yet: the first pass sees it
+        return Decision([], after)
+    return Decision(ssd_status(told.paths, "down"), replace(after, ssd="down"))

@@ -16,7 +16,7 @@ from typing import Any
 
 import redis
 
-from pipeline.states.rabbits import Decision, Told, free, hold
+from pipeline.states.rabbits import Decision, Told, daemon_down, free, hold
 from pipeline.store.connection import store_errors
 from pipeline.store.keys import Keys
 from pipeline.store.outbox import Outbox, OutboxMessage
@@ -74,6 +74,11 @@ class RabbitsTold:
         """Job ``jobid``'s hold on ``rabbits`` is over."""
         for rabbit in sorted(set(rabbits)):
             self.tell(rabbit, lambda told: free(told, str(jobid), epoch))
+
+    def daemon_down(self, rabbit: str, epoch: str) -> None:
+        """``rabbit``'s own ClientMount never came up: its ssds down until its Storage
+        next changes (:func:`pipeline.states.rabbits.daemon_down`)."""
+        self.tell(rabbit, lambda told: daemon_down(told, epoch))
 
     def forget(self, rabbit: str) -> None:
         """Drop the record of a rabbit whose Storage is gone."""

@@ -115,7 +115,8 @@ def prerun_timeout(task: PipelineTask, record: JobRecord, deadline: Deadline) ->
     if record.failure_tolerance > 0:
         unmounted = not_mounted(task, record)
     rabbits = rabbits_of(task, unmounted)
-    act(task, record.jobid, deadlines.prerun_timeout(record, unmounted, rabbits))
+    down = rabbits_not_in_state(task.dws, name_of(record.jobid), "mounted")
+    act(task, record.jobid, deadlines.prerun_timeout(record, unmounted, rabbits, down))
 
 
 @handles(DeadlineKind.POSTRUN)

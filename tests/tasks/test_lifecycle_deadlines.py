@@ -14,6 +14,7 @@ from pipeline.clients.k8s import DwsClient
 from pipeline.model.job import Epilog, Teardown
 from pipeline.perform import deadlines as arming
 from pipeline.platform.sending import settings_of
+from pipeline.states.rabbits import Decision, Told
 from pipeline.store import JobRecord, Keys, Store
 from pipeline.tasks import timeouts
 from tests.platform.results import result_of
@@ -199,3 +200,30 @@ def test_abort_drains_computes_that_kept_their_mounts_and_disables_rabbits_with_
     record = store.jobs.get(905)
     assert record is not None
     assert record.epilog == Epilog.ABANDONED and record.teardown == Teardown.ASKED
+
+
+def test_a_prerun_timeout_takes_down_the_ssds_of_a_rabbit_whose_own_mount_never_came_up(
+    celery_app: Celery, worker: None, kube_api: KubeApiServer
+) -> None:
+    store, dws = setup_job(
+        celery_app, kube_api, 917, {"state": "PreRun", "ready": False}, hosts=["n1"]
+    )
+    ssds = ["/demo/chassis0/ssd0", "/demo/chassis0/ssd1"]
+    store.told.tell("rabbit1", lambda told: Decision([], Told(ssd="up", paths=tuple(ssds))))
+    dws.create(
+        "clientmounts",
+        {
+            "metadata": {
+                "name": "default-fluxjob-917-0-servers",
+                "labels": {"dataworkflowservices.github.io/workflow.name": "fluxjob-917"},
+            },
+            "spec": {"node": "rabbit1"},  # its nnf-node-manager never answers: no status
+        },
+        namespace="rabbit1",
+    )
+    fire(store, 917, "prerun_timeout")
+    entries: Any = store.client.xrange(store.keys.outbox)
+    told = [json.loads(f[b"payload"]) for _, f in entries if f[b"kind"] == b"set-status"]
+    assert told == [{"resource_path": p, "status": "down"} for p in ssds]
+    assert store.told.get("rabbit1").daemon_down is True
+    assert [e["type"] for e in exceptions(store, 917)] == ["dws-timeout"]
