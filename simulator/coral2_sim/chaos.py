@@ -56,7 +56,7 @@ from typing import Any
 
 from coral2_sim.chaos_faults import CLASSES, Faults, kill_file, needs_clock
 from coral2_sim.clock import SteppingClock
-from coral2_sim.demo.batch import BUSY_UID, MIX, DemoJob
+from coral2_sim.demo.batch import BROKEN_COPIES, BUSY_UID, MIX, DemoJob
 from coral2_sim.demo.lifecycle import outcome_problem
 from coral2_sim.demo.metrics import leaks
 from coral2_sim.demo.model import sample_path
@@ -240,6 +240,7 @@ def run_chaos(
         slow_mounts=slow_mounts,
         fault_seed=seed,
         hwcoll_min_nodes=HWCOLL_MIN_NODES,  # the fabric manager on, as production runs it
+        failed_copies=(BROKEN_COPIES,),  # the batch's failed copy fails here too
         process_env={"worker": {KILL_FILE_VARIABLE: str(kill_file(seed))}},
         clock_env={} if clock is None else clock.env(),
         extra_env={

@@ -83,7 +83,9 @@ def write_settings(system: SimulatedSystem, etc: Path) -> None:
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     mapping = RabbitMapping.load(sample_path("sample-rabbitmapping.json"))
     with demo_system(mapping, config=str(sample_path("sample-cluster.toml"))) as system:
-        report = run_batch(system, Console(file=io.StringIO(), width=200), jobs=6, sweep=False)
+        report = run_batch(
+            system, Console(file=io.StringIO(), width=200), jobs=6, sweep=False, cases=False
+        )
         assert report.ok, (report.unexpected, report.leaks)
         assert system.store is not None
         told = [

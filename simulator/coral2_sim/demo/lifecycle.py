@@ -254,7 +254,13 @@ def _keep_running(system: SimulatedSystem, console: Console) -> None:
 
 
 def _run(
-    system: SimulatedSystem, console: Console, jobs: int, *, quiet: bool, sweep: bool
+    system: SimulatedSystem,
+    console: Console,
+    jobs: int,
+    *,
+    quiet: bool,
+    sweep: bool,
+    cases: bool = True,
 ) -> Report:
     """The rabbit outage, the batch, the busy node's sweep (``sweep``); then the report.
 
@@ -265,11 +271,11 @@ def _run(
     clock = TransitionClock(system.kube.api()).start()
     started = time.monotonic()
     outage, outage_problem = rabbit_outage(system)
-    cases, case_problems = dws_cases(system) if system.with_flux else ([], [])
+    shown, case_problems = dws_cases(system) if cases and system.with_flux else ([], [])
     mix = batch(jobs)
     report = _drive(system, mix, console, quiet=quiet)
     report.outage = outage
-    report.dws = cases
+    report.dws = shown
     report.unexpected += [outage_problem] if outage_problem else []
     report.unexpected += case_problems
     if any(j.userid == BUSY_UID for j in mix) and sweep:
@@ -312,10 +318,16 @@ def demo_system(
 
 
 def run_batch(
-    system: SimulatedSystem, console: Console, jobs: int = 24, *, sweep: bool = True
+    system: SimulatedSystem,
+    console: Console,
+    jobs: int = 24,
+    *,
+    sweep: bool = True,
+    cases: bool = True,
 ) -> Report:
-    """The demo's run on a started system (quiet): the outage, the batch, the sweep."""
-    return _run(system, console, jobs, quiet=True, sweep=sweep)
+    """The demo's run on a started system (quiet): the outage, the DWS cases (``cases``),
+    the batch, the sweep."""
+    return _run(system, console, jobs, quiet=True, sweep=sweep, cases=cases)
 
 
 def _kept(console: Console, workdir: Path, *, quiet: bool) -> None:

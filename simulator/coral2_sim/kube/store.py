@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from coral2_sim.kube import schema
 from coral2_sim.kube.patch import json_copy
 from coral2_sim.kube.resources import (
     ApiError,
@@ -213,6 +214,7 @@ class KubeStore:
             obj = json_copy(body) if copy else dict(body)
             if rtype.has_status:
                 obj.pop("status", None)
+            schema.check(rtype, obj)  # kube-apiserver: the CRD's schema before any webhook
             for hook in self.admission:
                 obj = hook("CREATE", rtype, None, obj)
             obj["metadata"] = {
@@ -288,6 +290,7 @@ class KubeStore:
             obj["metadata"] = meta
             if obj == old:
                 return json_copy(old) if copy else old
+            schema.check(rtype, obj)
             for hook in self.admission:
                 obj = hook("UPDATE", rtype, old, obj)
             if obj == old:

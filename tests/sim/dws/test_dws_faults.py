@@ -20,7 +20,7 @@ def test_a_fatal_error_in_a_state_shows_as_error_with_the_directive_index(
             20,
             [
                 "#DW jobdw type=xfs capacity=1GiB name=ab",
-                "#DW copy_in source=/a destination=$DW_JOB_ab",
+                "#DW copy_in source=/lus/global/a destination=$DW_JOB_ab",
             ],
         )
     )

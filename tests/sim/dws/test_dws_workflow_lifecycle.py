@@ -68,7 +68,7 @@ def test_proposal_makes_breakdowns_servers_computes_and_driver_entries(dws_side:
             2,
             [
                 "#DW jobdw type=lustre capacity=1TiB name=lus",
-                "#DW copy_in source=/lus/x destination=$DW_JOB_lus/",
+                "#DW copy_in source=/lus/global/x destination=$DW_JOB_lus/",
             ],
         )
     )
