@@ -21,16 +21,18 @@ from typing import Any
 
 from kubernetes import client
 
+from coral2_sim.dws.nnf_datamovement import delete_datamovements
 from coral2_sim.dws.nnf_driver import (
     Context,
     Faults,
+    Waiting,
     delete_owned,
     env_for,
     micro_time,
     parse_all,
     work,
 )
-from coral2_sim.dws.nnf_mounts import delete_clientmounts
+from coral2_sim.dws.nnf_mounts import delete_clientmounts, release_mounts
 from coral2_sim.dws.workqueue import WorkQueue
 from coral2_sim.kube.patch import json_copy
 from pipeline.clients.k8s import DwsClient
@@ -343,6 +345,19 @@ class DwsController:
         finalizers = list(meta.get("finalizers") or [])
         if NNF_FINALIZER in finalizers:
             directives = parse_all(list(wf.get("spec", {}).get("dwDirectives") or []))
+            # nnf's finalizer deletes the Workflow's children and waits for them to go
+            # (DeleteChildren): the movements, then each NnfAccess, which waits for its
+            # computes to unmount (a compute down does not hold it), as in Teardown
+            ctx = Context(
+                self.dws, wf, directives, self.faults, 0.0, self.mount_agent, self.mount_timeout_s
+            )
+            delete_datamovements(ctx)
+            try:
+                for index, d in enumerate(directives):
+                    if d is not None:
+                        release_mounts(ctx, index)
+            except Waiting:
+                return 0.05
             for index, d in enumerate(directives):
                 if d is None:
                     continue
@@ -350,7 +365,7 @@ class DwsController:
                     self.dws.delete(plural, f"{name}-{index}")
                 if isinstance(d, CreatePersistent):
                     delete_owned(self.dws, name, index, d.name)
-            items, _ = self.dws.list_objects(
+            items, _ = self.dws.list_objects(  # any left of a directive index no longer named
                 "clientmounts",
                 selector=f"dataworkflowservices.github.io/workflow.name={name}",
                 all_namespaces=True,
