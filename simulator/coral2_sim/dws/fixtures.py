@@ -10,6 +10,7 @@ from __future__ import annotations
 from contextlib import suppress
 from typing import Any
 
+from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from coral2_sim.kube.resources import LUS
@@ -87,12 +88,23 @@ def install_cluster(
     *,
     systemstatus: bool = True,
     lustre_roots: tuple[str, ...] = (GLOBAL_LUSTRE,),
+    user_container_tls: bool = True,
 ) -> None:
     """Create the Storages, SystemConfiguration and SystemStatus of ``mapping``, and a
     LustreFileSystem per mount root of ``lustre_roots`` (idempotent).
 
     ``systemstatus=False``: no SystemStatus ``default``, as on a site whose install did not
-    make one — neither dws nor nnf-sos creates it (only their samples do)."""
+    make one — neither dws nor nnf-sos creates it (only their samples do).
+    ``user_container_tls=False``: no user container TLS Secret, as a site that did not set
+    copy offload up, where nnf refuses ``requires=`` in Proposal."""
+    if user_container_tls:  # the site set copy offload up (nnf-sos's copy-offload docs)
+        with suppress(ApiException):  # 409: made before
+            tls = client.V1Secret(
+                metadata=client.V1ObjectMeta(name="nnf-dm-usercontainer-server-tls"),
+                type="kubernetes.io/tls",
+                data={"tls.crt": "", "tls.key": ""},
+            )
+            dws.core.create_namespaced_secret("default", tls)
     for index, root in enumerate(lustre_roots):
         with suppress(ApiException):  # 409: made before
             dws.custom.create_namespaced_custom_object(

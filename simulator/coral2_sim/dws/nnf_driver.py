@@ -18,6 +18,8 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubernetes.client.exceptions import ApiException
+
 from coral2_sim.dws.nnf_context import (
     Context,
     DriverFault,
@@ -100,6 +102,38 @@ def delete_owned(dws: DwsClient, workflow: str, index: int, name: str) -> None:
                 dws.delete("servers", name)
 
 
+#: The Secret a site makes for user containers' TLS (nnf-sos's
+#: ``userContainerTLSSecretName``, in ``default``); ``requires=`` needs it.
+USER_CONTAINER_TLS = "nnf-dm-usercontainer-server-tls"
+
+
+def _requires(ctx: Context, daemons: tuple[str, ...]) -> None:
+    """``requires=`` of a jobdw, persistentdw or create_persistent, as nnf-sos's
+    ``intepretRequiresKeyword``: ``copy-offload`` adds itself and ``container-auth`` to
+    ``status.requires``, ``user-container-auth`` adds ``container-auth``; either needs the
+    site's user container TLS Secret. (The Workflow's token is made in Setup only for a
+    ``container`` directive, ``setupContainerAuth``.)"""
+    words = {
+        "copy-offload": ["copy-offload", "container-auth"],
+        "user-container-auth": ["container-auth"],
+    }
+    found = [w for daemon in daemons for w in words.get(daemon, [])]
+    if not found:
+        return
+    status = ctx.workflow.setdefault("status", {})
+    status["requires"] = list(dict.fromkeys([*(status.get("requires") or []), *found]))
+    try:
+        ctx.dws.core.read_namespaced_secret(USER_CONTAINER_TLS, "default")
+    except ApiException as exc:
+        debug = (
+            "the administrator must configure the user container TLS secret for the system. "
+            f'See the copy-offload docs: secrets "{USER_CONTAINER_TLS}" not found'
+        )
+        if exc.status != 404:
+            raise
+        raise Failed("Fatal", "Internal", "", debug=debug) from None
+
+
 def _proposal(ctx: Context, index: int, d: Directive) -> None:
     problem = check_workflow([x for x in ctx.directives if x is not None])
     if problem is not None:
@@ -110,6 +144,8 @@ def _proposal(ctx: Context, index: int, d: Directive) -> None:
         return
     if index == 0:  # validateWorkflow, at the first entry: the global Lustre paths
         check_global_paths(ctx)
+    if isinstance(d, JobDW | PersistentDW | CreatePersistent) and d.requires:
+        _requires(ctx, d.requires)
     spec = ctx.workflow["spec"]
     userid = int(spec.get("userID", 0))
     if isinstance(d, PersistentDW):
