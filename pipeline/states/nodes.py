@@ -245,14 +245,23 @@ def epilogs(job: JobRecord, vnis: list[int] | None, clientmount: bool) -> list[A
     A job whose CLEANUP came after its VNIs were reserved but before its node work was
     recorded (its RUN retried, or died in between) still gets the CXI epilog on every
     node of its reservation: its VNIs wait in quarantine on those nodes, and a prolog
-    may have reached them."""
+    may have reached them. A ``#DW`` job in that case gets the clientmount service started
+    on each of its computes all the same, as flux-coral2's epilog does on every node of
+    the job: its PreRun may have made ClientMounts there, which Teardown waits to see
+    unmounted."""
     work = job.node_work
     state = job.slingshot
-    nodes = work.nodes if work is not None else (state.nodes if state and vnis else [])
+    unplanned_dw = clientmount and work is None and job.workflow is not None
+    if work is not None:
+        nodes = list(work.nodes)
+    else:
+        reserved = list(state.nodes) if state and vnis else []
+        nodes = sorted({*reserved, *(job.hosts if unplanned_dw else [])})
     if not nodes:
         return []
     over: list[Action] = [DisarmDeadline(DEADLINE), DisarmDeadline(MOUNT_DEADLINE)]
-    start = Clientmount.START if clientmount and work is not None and work.dw else None
+    dw = work.dw if work is not None else unplanned_dw
+    start = Clientmount.START if clientmount and dw else None
     part = None if vnis is None else {"vnis": vnis}
     if start is None and part is None:
         return over
