@@ -70,6 +70,12 @@ def register(sub: Any) -> None:
         "else the one of `flux` on PATH)",
     )
     parser.add_argument(
+        "--no-systemstatus",
+        action="store_true",
+        help="run on a DWS without SystemStatus default, as a site whose install made none "
+        "(neither dws nor nnf-sos creates it): the drains still reach Flux",
+    )
+    parser.add_argument(
         "--model-only",
         action="store_true",
         help="run only the domain-model walk-through (no Redis, no services)",
@@ -99,4 +105,5 @@ def run(args: argparse.Namespace) -> int:
         keep_running=args.keep_running,
         flux_site=site,
         keep=args.keep,
+        systemstatus=not args.no_systemstatus,
     )

@@ -296,10 +296,15 @@ def _run(
 
 
 def demo_system(
-    mapping: RabbitMapping, *, config: str | None, real_flux: bool = False
+    mapping: RabbitMapping,
+    *,
+    config: str | None,
+    real_flux: bool = False,
+    systemstatus: bool = True,
 ) -> SimulatedSystem:
     """The demo's system, not started: every process as production runs it (signing, a
-    Redis user per role, RBAC), Slingshot, node workers, the fabric manager."""
+    Redis user per role, RBAC), Slingshot, node workers, the fabric manager;
+    ``systemstatus=False``: a DWS without SystemStatus ``default``."""
     return SimulatedSystem(
         mapping,
         observe_only=False,
@@ -314,6 +319,7 @@ def demo_system(
         extra_env={**BUSY_ENV, "CORAL2_PIPELINE_HWCOLL__RELEASE_RETRY": "1"},
         hwcoll_min_nodes=HWCOLL_MIN_NODES,
         failed_copies=(BROKEN_COPIES,),
+        systemstatus=systemstatus,
     )
 
 
@@ -345,6 +351,7 @@ def run_lifecycle_demo(
     keep_running: bool = False,
     flux_site: FluxSite | None = None,
     keep: bool = False,
+    systemstatus: bool = True,
 ) -> int:
     """Run the batch; print the summary (or JSON); return 0 when clean and as expected.
     ``flux_site``: on that real Flux (:mod:`coral2_sim.demo.real`). The work directory
@@ -358,7 +365,7 @@ def run_lifecycle_demo(
     previous = signal.signal(signal.SIGTERM, interrupted)
     try:
         with ExitStack() as stack:
-            made = demo_system(mapping, config=config, real_flux=real)
+            made = demo_system(mapping, config=config, real_flux=real, systemstatus=systemstatus)
             # last, once every process stopped: the run's keys and passwords go with it
             if keep or keep_running:
                 stack.callback(_kept, console, made.workdir, quiet=as_json)

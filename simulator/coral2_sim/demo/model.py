@@ -207,9 +207,11 @@ def run_demo(
     keep_running: bool = False,
     flux_site: FluxSite | None = None,
     keep: bool = False,
+    systemstatus: bool = True,
 ) -> int:
     """Run the walk-through, then the lifecycle (on the simulated Flux, or with ``flux``
-    ``real`` on a real one); return 0 when everything ended as expected."""
+    ``real`` on a real one; ``systemstatus=False``: on a DWS without SystemStatus
+    ``default``); return 0 when everything ended as expected."""
     config = config or str(sample_path("sample-cluster.toml"))
     settings = load_settings(config)
     mapping = RabbitMapping.load(
@@ -221,7 +223,7 @@ def run_demo(
         quiet = Console(stderr=True)
         return run_lifecycle_demo(
             quiet, mapping, config=config, jobs=jobs, as_json=True, flux_site=flux_site,
-            keep=keep,
+            keep=keep, systemstatus=systemstatus,
         )  # fmt: skip
     console = console or Console()
     console.rule("coral2-pipeline demo: the domain model on the sample cluster")
@@ -279,6 +281,6 @@ def run_demo(
         console.rule("the lifecycle: Flux, the pipeline, DWS and the node workers, all running")
         status |= run_lifecycle_demo(
             console, mapping, config=config, jobs=jobs, keep_running=keep_running,
-            flux_site=flux_site, keep=keep,
+            flux_site=flux_site, keep=keep, systemstatus=systemstatus,
         )  # fmt: skip
     return status
