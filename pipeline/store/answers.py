@@ -21,7 +21,7 @@ from typing import Any
 
 import redis
 
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import store_errors, translated
 from pipeline.store.keys import Keys
 
 Entry = tuple[str, dict[bytes, bytes]]
@@ -35,6 +35,7 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+@translated
 class NodeAnswers:
     """The nodes' answers streams (see the module docstring)."""
 
@@ -48,13 +49,10 @@ class NodeAnswers:
         members = dict.fromkeys(hosts, now)
         if not members:
             return
-        try:
-            pipe = self.client.pipeline(transaction=False)
-            pipe.zadd(self.keys.answers_awaited, members)
-            pipe.xadd(self.keys.answers_bell, {"at": repr(now)}, maxlen=BELL_KEEP)
-            pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=False)
+        pipe.zadd(self.keys.answers_awaited, members)
+        pipe.xadd(self.keys.answers_bell, {"at": repr(now)}, maxlen=BELL_KEEP)
+        pipe.execute()
 
     def awaited(self, now: float, within_s: float = AWAIT_S, *, prune: bool = False) -> list[str]:
         """The nodes awaited within ``within_s`` of ``now``; with ``prune`` (the reader),
@@ -66,31 +64,23 @@ class NodeAnswers:
     ) -> tuple[list[str], str]:
         """:meth:`awaited`, and the bell's last ring as of then (what :meth:`read` waits
         for a later one of), in one round trip."""
-        try:
-            pipe = self.client.pipeline(transaction=False)
-            if prune:
-                pipe.zremrangebyscore(self.keys.answers_awaited, "-inf", now - within_s)
-            pipe.zrangebyscore(self.keys.answers_awaited, now - within_s, "+inf")
-            pipe.xrevrange(self.keys.answers_bell, count=1)
-            hosts, last = pipe.execute()[-2:]
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=False)
+        if prune:
+            pipe.zremrangebyscore(self.keys.answers_awaited, "-inf", now - within_s)
+        pipe.zrangebyscore(self.keys.answers_awaited, now - within_s, "+inf")
+        pipe.xrevrange(self.keys.answers_bell, count=1)
+        hosts, last = pipe.execute()[-2:]
         return [_text(h) for h in hosts], _text(last[0][0]) if last else "0"
 
     def holding(self, scan_count: int = 1000) -> list[str]:
         """Every node whose stream holds an entry (a ``SCAN`` of the keyspace)."""
-        try:
-            keys = list(
-                self.client.scan_iter(match=self.keys.node_answers_pattern, count=scan_count)
-            )
-            if not keys:
-                return []
-            pipe = self.client.pipeline(transaction=False)
-            for key in keys:
-                pipe.xlen(key)
-            lengths = pipe.execute(raise_on_error=False)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        keys = list(self.client.scan_iter(match=self.keys.node_answers_pattern, count=scan_count))
+        if not keys:
+            return []
+        pipe = self.client.pipeline(transaction=False)
+        for key in keys:
+            pipe.xlen(key)
+        lengths = pipe.execute(raise_on_error=False)
         return [
             _text(k).removeprefix(self._streams_prefix)
             for k, n in zip(keys, lengths, strict=True)
@@ -153,62 +143,44 @@ class NodeAnswers:
         handled = {h: ids for h, ids in handled.items() if ids}
         if not handled:
             return
-        try:
-            pipe = self.client.pipeline(transaction=False)
-            for host, ids in handled.items():
-                pipe.xdel(self.keys.node_answers(host), *ids)
-            pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=False)
+        for host, ids in handled.items():
+            pipe.xdel(self.keys.node_answers(host), *ids)
+        pipe.execute()
 
     def lengths(self, hosts: Iterable[str]) -> dict[str, int]:
         """How many entries each of ``hosts``' streams holds."""
         hosts = list(hosts)
-        try:
-            pipe = self.client.pipeline(transaction=False)
-            for host in hosts:
-                pipe.xlen(self.keys.node_answers(host))
-            found = pipe.execute(raise_on_error=False)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=False)
+        for host in hosts:
+            pipe.xlen(self.keys.node_answers(host))
+        found = pipe.execute(raise_on_error=False)
         return {h: n if isinstance(n, int) else 0 for h, n in zip(hosts, found, strict=True)}
 
     def discard(self, host: str) -> None:
         """Delete ``host``'s whole stream (its worker's next answer makes it again)."""
-        try:
-            self.client.delete(self.keys.node_answers(host))
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        self.client.delete(self.keys.node_answers(host))
 
     def rate(self, counts: dict[str, int], now: float, window_s: int = 60) -> dict[str, int]:
         """Add ``counts`` (what → how many now) to this window's; return the totals."""
         if not counts:
             return {}
         key = self.keys.answers_rate(window_s, int(now // window_s))
-        try:
-            pipe = self.client.pipeline(transaction=False)
-            for host, n in counts.items():
-                pipe.hincrby(key, host, n)
-            pipe.expire(key, 3 * window_s)
-            totals = pipe.execute()[:-1]
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=False)
+        for host, n in counts.items():
+            pipe.hincrby(key, host, n)
+        pipe.expire(key, 3 * window_s)
+        totals = pipe.execute()[:-1]
         return {host: int(t) for host, t in zip(counts, totals, strict=True)}
 
     def flag(self, host: str, why: str, now: float) -> bool:
         """Note why ``host``'s answers were refused wholesale; whether it is new."""
-        try:
-            fresh = self.client.hset(self.keys.answers_flagged, host, f"{now:.0f} {why}")
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        fresh = self.client.hset(self.keys.answers_flagged, host, f"{now:.0f} {why}")
         return bool(fresh)
 
     def flagged(self) -> dict[str, tuple[float, str]]:
         """host → (when, why) of every node whose answers were refused wholesale."""
-        try:
-            raw: Any = self.client.hgetall(self.keys.answers_flagged)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        raw: Any = self.client.hgetall(self.keys.answers_flagged)
         out = {}
         for host, value in raw.items():
             when, _, why = _text(value).partition(" ")
@@ -217,24 +189,15 @@ class NodeAnswers:
 
     def unflag(self, host: str) -> None:
         """Forget ``host``'s flag (the operator dealt with the node)."""
-        try:
-            self.client.hdel(self.keys.answers_flagged, host)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        self.client.hdel(self.keys.answers_flagged, host)
 
     def note_pass(self, holder: str, now: float) -> None:
         """The reader's latest pass (``status`` tells a reader that stopped)."""
-        try:
-            self.client.set(self.keys.answers_read, f"{now:.3f} {holder}")
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        self.client.set(self.keys.answers_read, f"{now:.3f} {holder}")
 
     def last_pass(self) -> tuple[float, str] | None:
         """(when, holder) of the reader's latest pass, if any."""
-        try:
-            raw: Any = self.client.get(self.keys.answers_read)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        raw: Any = self.client.get(self.keys.answers_read)
         if not raw:
             return None
         when, _, holder = _text(raw).partition(" ")
@@ -248,14 +211,11 @@ class NodeAnswers:
         """How many answers wait in the streams of ``hosts``, and when the oldest of them
         was appended (epoch s)."""
         hosts = list(hosts)
-        try:
-            pipe = self.client.pipeline(transaction=False)
-            for host in hosts:
-                pipe.xlen(self.keys.node_answers(host))
-                pipe.xrange(self.keys.node_answers(host), count=1)
-            results = pipe.execute(raise_on_error=False)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=False)
+        for host in hosts:
+            pipe.xlen(self.keys.node_answers(host))
+            pipe.xrange(self.keys.node_answers(host), count=1)
+        results = pipe.execute(raise_on_error=False)
         lengths, firsts = results[0::2], results[1::2]
         oldest = [
             int(_text(first[0][0]).partition("-")[0]) / 1000

@@ -7,13 +7,18 @@ reconnection, so a failover is followed without a restart.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import redis
 from redis.sentinel import Sentinel
 
 from pipeline.errors import ConfigError
+
+T = TypeVar("T")
 
 
 def connect(url: str, *, socket_timeout_s: float = 5.0) -> redis.Redis:
@@ -108,3 +113,29 @@ def store_errors(exc: redis.RedisError) -> Exception:
     if isinstance(exc, redis.ReadOnlyError):
         return StoreUnavailable(f"Redis is read-only (failover in progress?): {exc}", delay_s=2.0)
     return StoreUnavailable(f"Redis error: {exc}", delay_s=1.0)
+
+
+def _translating(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def translate(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
+    return translate
+
+
+def translated(cls: type[T]) -> type[T]:
+    """The store's boundary, in one place: every public method ``cls`` defines raises the
+    pipeline's errors (:func:`store_errors`), never redis-py's. Private helpers are left
+    as they are, so that a public method may still catch a redis-py error of theirs (a
+    NOGROUP to recreate a group); a generator method too (its errors come as it is
+    iterated, after the call returned)."""
+    for name, attr in list(vars(cls).items()):
+        if name.startswith("_") or not inspect.isfunction(attr):
+            continue
+        if inspect.isgeneratorfunction(attr):
+            continue
+        setattr(cls, name, _translating(attr))
+    return cls

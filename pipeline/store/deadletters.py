@@ -6,9 +6,10 @@ import pydantic
 import redis
 
 from pipeline.model.deadletter import KEEP, DeadLetter, count_key, list_key
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import translated
 
 
+@translated
 class DeadLetters:
     """The bounded list of messages set aside, and the count of every one ever set aside."""
 
@@ -21,34 +22,25 @@ class DeadLetters:
         """Set a message aside that a task refused after decoding it (a node's answer for
         a job or a node the work was not sent to); ``size``: see :meth:`DeadLetter.of`."""
         letter = DeadLetter.of(where, raw, reason, size=size)
-        try:
-            pipe = self.client.pipeline(transaction=True)
-            pipe.lpush(self.list_key, letter.model_dump_json())
-            pipe.ltrim(self.list_key, 0, KEEP - 1)
-            pipe.incr(self.count_key)
-            pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=True)
+        pipe.lpush(self.list_key, letter.model_dump_json())
+        pipe.ltrim(self.list_key, 0, KEEP - 1)
+        pipe.incr(self.count_key)
+        pipe.execute()
         return letter
 
     def counts(self) -> tuple[int, int]:
         """(kept, ever set aside)."""
-        try:
-            pipe = self.client.pipeline(transaction=False)
-            pipe.llen(self.list_key)
-            pipe.get(self.count_key)
-            kept, total = pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=False)
+        pipe.llen(self.list_key)
+        pipe.get(self.count_key)
+        kept, total = pipe.execute()
         return int(kept), int(total or 0)
 
     def latest(self, limit: int) -> list[DeadLetter]:
         """The newest ``limit`` dead letters, newest first (an unreadable one is shown as
         such, not skipped)."""
-        try:
-            raws = self.client.lrange(self.list_key, 0, max(limit, 1) - 1)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        raws = self.client.lrange(self.list_key, 0, max(limit, 1) - 1)
         out = []
         for raw in raws:
             try:
@@ -59,11 +51,8 @@ class DeadLetters:
 
     def clear(self) -> int:
         """Drop every kept dead letter (the count stays); return how many were dropped."""
-        try:
-            pipe = self.client.pipeline(transaction=True)
-            pipe.llen(self.list_key)
-            pipe.delete(self.list_key)
-            dropped, _ = pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=True)
+        pipe.llen(self.list_key)
+        pipe.delete(self.list_key)
+        dropped, _ = pipe.execute()
         return int(dropped)

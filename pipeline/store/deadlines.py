@@ -25,7 +25,7 @@ import redis
 
 from pipeline.errors import InputError
 from pipeline.store.clock import GRACE_S, REBASE
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import translated
 from pipeline.store.keys import Keys
 
 #: KEYS: deadlines, ledger, ledger-due. ARGV: now, limit, task to note as ("": none),
@@ -119,6 +119,7 @@ def noted_id(task: str, deadline: Deadline) -> str:
     return f"{task}:{deadline.member}"
 
 
+@translated
 class Deadlines:
     """The deadline set of one deployment."""
 
@@ -139,38 +140,29 @@ class Deadlines:
             raise InputError(f"deadline kind {deadline.kind!r} must not contain ':'")
         keys = [self.keys.sweep_clock, self.keys.deadlines, self.keys.ledger_due]
         keys.append(self.keys.deadlines_of(deadline.jobid))
-        try:
-            if now is None:
-                pipe = self.client.pipeline(transaction=True)
-                pipe.zadd(self.keys.deadlines, {deadline.member: deadline.due})
-                pipe.sadd(keys[-1], deadline.member)
-                pipe.expire(keys[-1], INDEX_TTL_S)
-                pipe.execute()
-            else:
-                args = [repr(now), repr(GRACE_S), repr(deadline.due), deadline.member]
-                self._add(keys=keys, args=[*args, INDEX_TTL_S])
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        if now is None:
+            pipe = self.client.pipeline(transaction=True)
+            pipe.zadd(self.keys.deadlines, {deadline.member: deadline.due})
+            pipe.sadd(keys[-1], deadline.member)
+            pipe.expire(keys[-1], INDEX_TTL_S)
+            pipe.execute()
+        else:
+            args = [repr(now), repr(GRACE_S), repr(deadline.due), deadline.member]
+            self._add(keys=keys, args=[*args, INDEX_TTL_S])
 
     def cancel(self, deadline: Deadline) -> bool:
         """Disarm ``deadline``; return whether it was armed."""
-        try:
-            pipe = self.client.pipeline(transaction=True)
-            pipe.zrem(self.keys.deadlines, deadline.member)
-            pipe.srem(self.keys.deadlines_of(deadline.jobid), deadline.member)
-            removed, _ = pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=True)
+        pipe.zrem(self.keys.deadlines, deadline.member)
+        pipe.srem(self.keys.deadlines_of(deadline.jobid), deadline.member)
+        removed, _ = pipe.execute()
         return bool(removed)
 
     def cancel_kind(self, jobid: int, kind: str) -> int:
         """Disarm every deadline ``kind`` of ``jobid``, whatever its token; return how many
         were armed."""
         keys = [self.keys.deadlines, self.keys.deadlines_of(jobid)]
-        try:
-            removed: Any = self._cancel_kind(keys=keys, args=[f"{jobid}:{kind}:"])
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        removed: Any = self._cancel_kind(keys=keys, args=[f"{jobid}:{kind}:"])
         return int(removed)
 
     def rebase(self, now: float, grace_s: float = GRACE_S) -> float:
@@ -179,10 +171,7 @@ class Deadlines:
         every deadline and every ledger resend by as much, in one Redis step, and return
         the move (0.0: none): :mod:`pipeline.store.clock`."""
         keys = [self.keys.sweep_clock, self.keys.deadlines, self.keys.ledger_due]
-        try:
-            moved: Any = self._rebase(keys=keys, args=[repr(now), repr(grace_s)])
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        moved: Any = self._rebase(keys=keys, args=[repr(now), repr(grace_s)])
         return float(moved)
 
     def claim_due(
@@ -208,18 +197,12 @@ class Deadlines:
         args: list[str | int] = [repr(now), limit, note_as, repr(now + resend_after_s)]
         args.append(self.keys.deadlines_of(0)[:-1])  # the index keys' prefix
         args.append(repr(GRACE_S))
-        try:
-            flat: Any = self._claim(keys=keys, args=args)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        flat: Any = self._claim(keys=keys, args=args)
         moved, rows = float(flat[0]), flat[1:]
         pairs = zip(rows[0::2], rows[1::2], strict=True)
         return moved, [Deadline.parse(m.decode(), float(s)) for m, s in pairs]
 
     def pending(self) -> list[Deadline]:
         """Return every armed deadline, earliest first."""
-        try:
-            rows: Any = self.client.zrange(self.keys.deadlines, 0, -1, withscores=True)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        rows: Any = self.client.zrange(self.keys.deadlines, 0, -1, withscores=True)
         return [Deadline.parse(m.decode(), float(s)) for m, s in rows]

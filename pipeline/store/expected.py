@@ -14,10 +14,11 @@ from typing import Any
 import redis
 
 from pipeline.model.hostlist import encode_hostlist, expand_hostlist
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import translated
 from pipeline.store.keys import Keys
 
 
+@translated
 class ExpectedNodeWorkers:
     """``<prefix>:node-workers-expected``: a hash of ``computes`` (a hostlist) and ``at``."""
 
@@ -26,19 +27,13 @@ class ExpectedNodeWorkers:
 
     def publish(self, computes: list[str] | None) -> None:
         """Note the computes expected to run a node worker (None: none are)."""
-        try:
-            if not computes:
-                self.client.delete(self.key)
-                return
-            fields = {"computes": encode_hostlist(computes), "at": f"{time.time():.0f}"}
-            self.client.hset(self.key, mapping=fields)  # type: ignore[arg-type]
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        if not computes:
+            self.client.delete(self.key)
+            return
+        fields = {"computes": encode_hostlist(computes), "at": f"{time.time():.0f}"}
+        self.client.hset(self.key, mapping=fields)  # type: ignore[arg-type]
 
     def read(self) -> list[str] | None:
         """The computes the workers expect to run a node worker (None: none noted)."""
-        try:
-            raw: Any = self.client.hget(self.key, "computes")
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        raw: Any = self.client.hget(self.key, "computes")
         return expand_hostlist(raw.decode()) if raw else None

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import redis
 
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import translated
 from pipeline.store.keys import Keys
 
 
+@translated
 class FabricState:
     """The fabric manager's recent health."""
 
@@ -22,22 +23,13 @@ class FabricState:
 
     def mark_down(self, why: str, for_s: float) -> None:
         """The fabric manager failed a request: skip reservations for ``for_s`` seconds."""
-        try:
-            self.client.set(self.key, why[:500], px=max(1, int(for_s * 1000)))
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        self.client.set(self.key, why[:500], px=max(1, int(for_s * 1000)))
 
     def down(self) -> str | None:
         """Why the fabric manager counts as down (None: it does not)."""
-        try:
-            raw = self.client.get(self.key)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        raw = self.client.get(self.key)
         return None if raw is None else bytes(raw).decode(errors="replace")  # type: ignore[arg-type]
 
     def up(self) -> None:
         """The fabric manager answered."""
-        try:
-            self.client.delete(self.key)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        self.client.delete(self.key)

@@ -15,12 +15,13 @@ from typing import Any
 
 import redis
 
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import translated
 from pipeline.store.keys import Keys
 
 ACTIVE = "active"
 
 
+@translated
 class FluxJobs:
     """The bridge's view of Flux's jobs."""
 
@@ -32,10 +33,7 @@ class FluxJobs:
     def _run(self, build: Any) -> Any:
         pipe = self.client.pipeline(transaction=True)
         build(pipe)
-        try:
-            return pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        return pipe.execute()
 
     def active(self, jobid: int) -> None:
         """Flux has ``jobid`` (its ``submit``, or any event of a job not seen before)."""
@@ -49,10 +47,7 @@ class FluxJobs:
         """The journal's backlog is read: ``active`` are every active job; the others are
         not (they ended while nobody read the journal)."""
         wanted = {str(j) for j in active}
-        try:
-            known: dict[bytes, bytes] = self.client.hgetall(self.key)  # type: ignore[assignment]
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        known: dict[bytes, bytes] = self.client.hgetall(self.key)  # type: ignore[assignment]
         gone = [k.decode() for k, v in known.items() if v == b"active" and k.decode() not in wanted]
 
         def build(pipe: Any) -> None:
@@ -67,13 +62,10 @@ class FluxJobs:
     def view(self) -> tuple[dict[int, float | None], float | None]:
         """(jobid → None while active, else when it became inactive; when the backlog was
         last read, or None: no bridge has read it)."""
-        try:
-            pipe = self.client.pipeline(transaction=False)
-            pipe.hgetall(self.key)
-            pipe.get(self.synced_key)
-            raw, synced = pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hgetall(self.key)
+        pipe.get(self.synced_key)
+        raw, synced = pipe.execute()
         jobs: dict[int, float | None] = {}
         for key, value in raw.items():
             text = value.decode()

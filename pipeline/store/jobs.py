@@ -34,7 +34,7 @@ import redis
 
 from pipeline.errors import StoreConflict
 from pipeline.model.job import JobRecord
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import translated
 from pipeline.store.keys import Keys
 from pipeline.store.resync import UNFINISHED_AFTER_S
 
@@ -127,6 +127,7 @@ end
 """
 
 
+@translated
 class JobStore:
     """Job records in Redis."""
 
@@ -157,10 +158,7 @@ class JobStore:
 
     def get(self, jobid: int) -> JobRecord | None:
         """Return the record of ``jobid``, or None (always read from Redis)."""
-        try:
-            raw: Any = self.client.get(self.keys.job(jobid))
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        raw: Any = self.client.get(self.keys.job(jobid))
         if raw is None:
             self.known().pop(jobid, None)
             return None
@@ -180,19 +178,16 @@ class JobStore:
     def create(self, record: JobRecord) -> bool:
         """Store ``record`` unless one exists; return whether it was created."""
         written = record.model_dump_json()
-        try:
-            created: Any = self._create(
-                keys=[
-                    self.keys.job(record.jobid),
-                    self.keys.jobs_index,
-                    self.keys.observed,
-                    self.keys.marks(record.jobid),
-                    self.keys.resync_due,
-                ],
-                args=[written, record.jobid, observed_entry(record), look_at(record, None)],
-            )
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        created: Any = self._create(
+            keys=[
+                self.keys.job(record.jobid),
+                self.keys.jobs_index,
+                self.keys.observed,
+                self.keys.marks(record.jobid),
+                self.keys.resync_due,
+            ],
+            args=[written, record.jobid, observed_entry(record), look_at(record, None)],
+        )
         if created:
             self._remember(record.jobid, written.encode())
         return bool(created)
@@ -209,67 +204,61 @@ class JobStore:
         """
         key = self.keys.job(jobid)
         known = self.known()
-        try:
-            raw: Any = known.pop(jobid, None)
-            trusted = raw is None  # a remembered record is confirmed before a no-op trusts it
-            if raw is None:
-                raw = self.client.get(key)
-            for _ in range(MAX_ATTEMPTS):
-                if raw is None and default is None:
-                    return None
-                current = default if raw is None else JobRecord.model_validate_json(raw)
-                assert current is not None
-                new = change(current.model_copy(deep=True))
-                if raw is not None and (new is None or new == current):
-                    if not trusted:
-                        fresh: Any = self.client.get(key)
-                        if fresh != raw:  # decided on a record changed since: again, afresh
-                            raw, trusted = fresh, True
-                            continue
-                    self._remember(jobid, raw)
-                    return current
-                if new is None:
-                    new = current
-                elif new != current:
-                    new = new.model_copy(update={"version": current.version + 1})
-                written = new.model_dump_json()
-                stored = self._compare_and_set(
-                    keys=[
-                        key,
-                        self.keys.jobs_index,
-                        self.keys.observed,
-                        self.keys.marks(jobid),
-                        self.keys.resync_due,
-                    ],
-                    args=[
-                        b"" if raw is None else raw,
-                        written,
-                        jobid,
-                        observed_entry(new),
-                        look_at(new, None if raw is None else current),
-                    ],
-                )
-                if stored:
-                    self._remember(jobid, written.encode())
-                    return new
-                raw, trusted = self.client.get(key), True  # it moved: read it and go again
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        raw: Any = known.pop(jobid, None)
+        trusted = raw is None  # a remembered record is confirmed before a no-op trusts it
+        if raw is None:
+            raw = self.client.get(key)
+        for _ in range(MAX_ATTEMPTS):
+            if raw is None and default is None:
+                return None
+            current = default if raw is None else JobRecord.model_validate_json(raw)
+            assert current is not None
+            new = change(current.model_copy(deep=True))
+            if raw is not None and (new is None or new == current):
+                if not trusted:
+                    fresh: Any = self.client.get(key)
+                    if fresh != raw:  # decided on a record changed since: again, afresh
+                        raw, trusted = fresh, True
+                        continue
+                self._remember(jobid, raw)
+                return current
+            if new is None:
+                new = current
+            elif new != current:
+                new = new.model_copy(update={"version": current.version + 1})
+            written = new.model_dump_json()
+            stored = self._compare_and_set(
+                keys=[
+                    key,
+                    self.keys.jobs_index,
+                    self.keys.observed,
+                    self.keys.marks(jobid),
+                    self.keys.resync_due,
+                ],
+                args=[
+                    b"" if raw is None else raw,
+                    written,
+                    jobid,
+                    observed_entry(new),
+                    look_at(new, None if raw is None else current),
+                ],
+            )
+            if stored:
+                self._remember(jobid, written.encode())
+                return new
+            raw, trusted = self.client.get(key), True  # it moved: read it and go again
         raise StoreConflict(f"job {jobid}: record kept changing during {MAX_ATTEMPTS} attempts")
 
     def delete(self, jobid: int) -> None:
         """Forget ``jobid`` (missing is fine)."""
         self.known().pop(jobid, None)
-        try:
-            pipe = self.client.pipeline()
-            pipe.delete(self.keys.job(jobid), self.keys.marks(jobid))
-            pipe.srem(self.keys.jobs_index, jobid)
-            pipe.hdel(self.keys.observed, jobid)
-            pipe.hdel(self.keys.handled, jobid)
-            pipe.zrem(self.keys.resync_due, jobid)
-            pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline()
+        pipe.delete(self.keys.job(jobid), self.keys.marks(jobid))
+        pipe.srem(self.keys.jobs_index, jobid)
+        pipe.hdel(self.keys.observed, jobid)
+        pipe.hdel(self.keys.handled, jobid)
+        pipe.zrem(self.keys.resync_due, jobid)
+        pipe.execute()
 
     def finish(self, jobid: int, retain_s: float) -> None:
         """Stop tracking ``jobid``: its record and marks expire ``retain_s`` from now, and
@@ -278,39 +267,30 @@ class JobStore:
         Idempotent; a later update keeps the expiry (``SET KEEPTTL``).
         """
         ms = max(1, int(retain_s * 1000))
-        try:
-            pipe = self.client.pipeline()
-            pipe.hset(self.keys.marks(jobid), ENDED, "1")
-            pipe.srem(self.keys.jobs_index, jobid)
-            pipe.pexpire(self.keys.job(jobid), ms)
-            pipe.pexpire(self.keys.marks(jobid), ms)
-            pipe.hdel(self.keys.workflow_seen, jobid)
-            pipe.hdel(self.keys.observed, jobid)
-            pipe.hdel(self.keys.handled, jobid)
-            pipe.zrem(self.keys.resync_due, jobid)
-            pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline()
+        pipe.hset(self.keys.marks(jobid), ENDED, "1")
+        pipe.srem(self.keys.jobs_index, jobid)
+        pipe.pexpire(self.keys.job(jobid), ms)
+        pipe.pexpire(self.keys.marks(jobid), ms)
+        pipe.hdel(self.keys.workflow_seen, jobid)
+        pipe.hdel(self.keys.observed, jobid)
+        pipe.hdel(self.keys.handled, jobid)
+        pipe.zrem(self.keys.resync_due, jobid)
+        pipe.execute()
 
     def records(self) -> list[JobRecord]:
         """Return the record of every tracked job, by jobid (one round trip for the lot)."""
         ids = self.jobids()
-        try:
-            raws: Any = self.client.mget([self.keys.job(j) for j in ids]) if ids else []
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        raws: Any = self.client.mget([self.keys.job(j) for j in ids]) if ids else []
         return [JobRecord.model_validate_json(raw) for raw in raws if raw is not None]
 
     def observed(self) -> dict[int, tuple[str, float]]:
         """Each tracked job's last observe, ``(observed_rv, observed_at)``, in one round trip
         and without reading the records (a job not yet observed: ``("", 0.0)``)."""
-        try:
-            pipe = self.client.pipeline(transaction=False)
-            pipe.smembers(self.keys.jobs_index)
-            pipe.hgetall(self.keys.observed)
-            members, entries = pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=False)
+        pipe.smembers(self.keys.jobs_index)
+        pipe.hgetall(self.keys.observed)
+        members, entries = pipe.execute()
         notes = parse_notes(entries)  # unreadable: as never observed, so observed again
         return {int(m): notes.get(int(m), ("", 0.0)) for m in members}
 
@@ -326,10 +306,7 @@ class JobStore:
     def handled(self) -> dict[int, str]:
         """Each tracked job's last finished observe: jobid → the resourceVersion it acted on
         (a job none finished for is absent)."""
-        try:
-            raw: Any = self.client.hgetall(self.keys.handled)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        raw: Any = self.client.hgetall(self.keys.handled)
         out: dict[int, str] = {}
         for key, value in raw.items():
             with suppress(ValueError):
@@ -338,8 +315,5 @@ class JobStore:
 
     def jobids(self) -> list[int]:
         """Return the ids of the tracked jobs, ascending."""
-        try:
-            members: Any = self.client.smembers(self.keys.jobs_index)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        members: Any = self.client.smembers(self.keys.jobs_index)
         return sorted(int(m) for m in members)

@@ -18,7 +18,7 @@ from typing import Any
 
 import redis
 
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import translated
 
 # KEYS[1]: the lease; ARGV: identity, lease ms. Returns 1 when ARGV[1] holds it now.
 _HOLD = """
@@ -47,6 +47,7 @@ def identity() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
+@translated
 class Lease:
     """The lease kept at ``key``."""
 
@@ -59,29 +60,17 @@ class Lease:
     def hold(self, holder: str, lease_s: float) -> bool:
         """Take the lease, or renew it if ``holder`` has it; return whether it does now."""
         ms = max(1, int(lease_s * 1000))
-        try:
-            return bool(self._hold(keys=[self.key], args=[holder, ms]))
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        return bool(self._hold(keys=[self.key], args=[holder, ms]))
 
     def note(self, key: str, value: str) -> None:
         """Write ``value`` at ``key``: what the holder did last (beat's tick)."""
-        try:
-            self.client.set(key, value)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        self.client.set(key, value)
 
     def resign(self, holder: str) -> None:
         """Give the lease up at once if ``holder`` has it."""
-        try:
-            self._resign(keys=[self.key], args=[holder])
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        self._resign(keys=[self.key], args=[holder])
 
     def holder(self) -> str | None:
         """Who holds the lease (None: nobody)."""
-        try:
-            raw: Any = self.client.get(self.key)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        raw: Any = self.client.get(self.key)
         return raw.decode() if isinstance(raw, bytes) else None

@@ -27,7 +27,7 @@ from typing import Any
 import redis
 
 from pipeline.store.clock import GRACE_S, REBASE
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import translated
 from pipeline.store.keys import Keys
 
 #: The longest wait between two sends of one task message (s), unless told otherwise.
@@ -73,6 +73,7 @@ class Entry:
         return min(max(now - self.first_sent, resend_after_s), cap_s)
 
 
+@translated
 class Ledger:
     """The sent-task ledger of one deployment."""
 
@@ -109,38 +110,29 @@ class Ledger:
         keys = [self.keys.sweep_clock, self.keys.deadlines, self.keys.ledger_due]
         keys.append(self.keys.ledger)
         due = repr(now + resend_after_s)
-        try:
-            pipe = self.client.pipeline(transaction=False)
-            for start in range(0, len(messages), NOTE_BATCH):
-                args = [repr(now), repr(GRACE_S)]
-                for task_id, name, kwargs, queue in messages[start : start + NOTE_BATCH]:
-                    entry = {"name": name, "kwargs": kwargs, "queue": queue, "first_sent": now}
-                    args += [due, task_id, json.dumps(entry, separators=(",", ":"))]
-                self._note(keys=keys, args=args, client=pipe)
-            pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=False)
+        for start in range(0, len(messages), NOTE_BATCH):
+            args = [repr(now), repr(GRACE_S)]
+            for task_id, name, kwargs, queue in messages[start : start + NOTE_BATCH]:
+                entry = {"name": name, "kwargs": kwargs, "queue": queue, "first_sent": now}
+                args += [due, task_id, json.dumps(entry, separators=(",", ":"))]
+            self._note(keys=keys, args=args, client=pipe)
+        pipe.execute()
 
     def done(self, task_id: str) -> None:
         """Cross out ``task_id``: its task has an outcome (a no-op when not noted)."""
-        try:
-            pipe = self.client.pipeline()
-            self.done_in(pipe, task_id)
-            pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline()
+        self.done_in(pipe, task_id)
+        pipe.execute()
 
     def done_all(self, task_ids: Sequence[str]) -> None:
         """:meth:`done` for each of ``task_ids``, in one round trip."""
         if not task_ids:
             return
-        try:
-            pipe = self.client.pipeline()
-            pipe.hdel(self.keys.ledger, *task_ids)
-            pipe.zrem(self.keys.ledger_due, *task_ids)
-            pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline()
+        pipe.hdel(self.keys.ledger, *task_ids)
+        pipe.zrem(self.keys.ledger_due, *task_ids)
+        pipe.execute()
 
     def done_in(self, pipe: redis.client.Pipeline, task_id: str) -> None:
         """Queue crossing out ``task_id`` in ``pipe`` (with a task's other closing commands)."""
@@ -151,23 +143,17 @@ class Ledger:
         """Send ``task_id`` again no sooner than ``until`` — unless it is done meanwhile
         (``ZADD XX`` never brings a crossed-out entry back). ``now``: as
         :meth:`postpone_in`."""
-        try:
-            pipe = self.client.pipeline(transaction=False)
-            self.postpone_in(pipe, task_id, until, now)
-            pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=False)
+        self.postpone_in(pipe, task_id, until, now)
+        pipe.execute()
 
     def postpone_all(self, until: Sequence[tuple[str, float]], now: float) -> None:
         """:meth:`postpone` each ``(task id, until)``, :data:`NOTE_BATCH` to a round trip."""
-        try:
-            for start in range(0, len(until), NOTE_BATCH):
-                pipe = self.client.pipeline(transaction=False)
-                for task_id, when in until[start : start + NOTE_BATCH]:
-                    self.postpone_in(pipe, task_id, when, now)
-                pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        for start in range(0, len(until), NOTE_BATCH):
+            pipe = self.client.pipeline(transaction=False)
+            for task_id, when in until[start : start + NOTE_BATCH]:
+                self.postpone_in(pipe, task_id, when, now)
+            pipe.execute()
 
     def postpone_in(
         self, pipe: redis.client.Pipeline, task_id: str, until: float, now: float | None = None
@@ -198,20 +184,14 @@ class Ledger:
 
     def get(self, task_id: str) -> Entry | None:
         """The entry of ``task_id``; None when it has none (done, or never sent)."""
-        try:
-            value: Any = self.client.hget(self.keys.ledger, task_id)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        value: Any = self.client.hget(self.keys.ledger, task_id)
         return _parse(task_id, value)
 
     def get_all(self, task_ids: Sequence[str]) -> list[Entry | None]:
         """:meth:`get` for each of ``task_ids``, in one round trip."""
         if not task_ids:
             return []
-        try:
-            values: Any = self.client.hmget(self.keys.ledger, list(task_ids))
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        values: Any = self.client.hmget(self.keys.ledger, list(task_ids))
         return [_parse(t, v) for t, v in zip(task_ids, values, strict=True)]
 
     def unsettled(self, limit: int = 10) -> list[Entry]:
@@ -222,11 +202,8 @@ class Ledger:
         self, low: float | str, high: float | str, limit: int
     ) -> list[tuple[str, Entry | None]]:
         """(task id, entry or None if unreadable) of the first ``limit`` due in [low, high]."""
-        try:
-            ids: Any = self.client.zrangebyscore(self.keys.ledger_due, low, high, 0, limit)
-            raw: Any = self.client.hmget(self.keys.ledger, ids) if ids else []
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        ids: Any = self.client.zrangebyscore(self.keys.ledger_due, low, high, 0, limit)
+        raw: Any = self.client.hmget(self.keys.ledger, ids) if ids else []
         task_ids = [t.decode() if isinstance(t, bytes) else str(t) for t in ids]
         return [(t, _parse(t, v)) for t, v in zip(task_ids, raw, strict=True)]
 
@@ -234,23 +211,17 @@ class Ledger:
         """Up to ``limit`` entries in no particular order (reports: nothing is crossed out),
         and whether that was all of them. Unreadable ones are left out."""
         out: list[Entry] = []
-        try:
-            for task_id, value in self.client.hscan_iter(self.keys.ledger, count=500):
-                if len(out) == limit:
-                    return out, False
-                entry = _parse(task_id.decode(), value)
-                if entry is not None:
-                    out.append(entry)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        for task_id, value in self.client.hscan_iter(self.keys.ledger, count=500):
+            if len(out) == limit:
+                return out, False
+            entry = _parse(task_id.decode(), value)
+            if entry is not None:
+                out.append(entry)
         return out, True
 
     def pending(self) -> int:
         """How many sent task messages have no outcome yet."""
-        try:
-            return int(self.client.zcard(self.keys.ledger_due))
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        return int(self.client.zcard(self.keys.ledger_due))
 
 
 def _parse(task_id: str, value: Any) -> Entry | None:

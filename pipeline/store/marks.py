@@ -27,7 +27,7 @@ from typing import Any
 import redis
 
 from pipeline.errors import StoreUnavailable, TemporaryError
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import translated
 from pipeline.store.keys import Keys
 
 _STREAM_ID = re.compile(r"\d+-\d+")
@@ -71,6 +71,7 @@ class Holding:
     released: bool = False
 
 
+@translated
 class Marks:
     """One-shot marks per job."""
 
@@ -80,43 +81,28 @@ class Marks:
 
     def once(self, jobid: int, name: str) -> bool:
         """Set the mark; return True only for the call that set it."""
-        try:
-            return bool(self.client.hsetnx(self.keys.marks(jobid), name, "1"))
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        return bool(self.client.hsetnx(self.keys.marks(jobid), name, "1"))
 
     def fence(self, jobid: int, name: str, ttl_s: float) -> None:
         """Put up fence ``name`` of ``jobid`` (``<prefix>:fence:<jobid>:<name>``) for
         ``ttl_s``: a key of its own, so the job's one-shot marks keep their lifetime."""
-        try:
-            self.client.set(self._fence(jobid, name), "1", px=max(1, int(ttl_s * 1000)))
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        self.client.set(self._fence(jobid, name), "1", px=max(1, int(ttl_s * 1000)))
 
     def fenced(self, jobid: int, name: str) -> bool:
         """Whether fence ``name`` of ``jobid`` is up."""
-        try:
-            return bool(self.client.exists(self._fence(jobid, name)))
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        return bool(self.client.exists(self._fence(jobid, name)))
 
     def _fence(self, jobid: int, name: str) -> str:
         return f"{self.keys.prefix}:fence:{jobid}:{name}"
 
     def is_set(self, jobid: int, name: str) -> bool:
         """Return whether the mark exists."""
-        try:
-            return bool(self.client.hexists(self.keys.marks(jobid), name))
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        return bool(self.client.hexists(self.keys.marks(jobid), name))
 
     def sent(self, jobid: int, prefix: str) -> dict[str, str]:
         """The job's marks named ``prefix…`` set by a once-only outbox append, each with
         its entry's id (marks set otherwise hold no id and are left out)."""
-        try:
-            marks: Any = self.client.hgetall(self.keys.marks(jobid))
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        marks: Any = self.client.hgetall(self.keys.marks(jobid))
         out: dict[str, str] = {}
         for raw_name, raw_value in marks.items():
             name, value = raw_name.decode(), raw_value.decode()
@@ -126,12 +112,10 @@ class Marks:
 
     def clear(self, jobid: int, name: str) -> None:
         """Remove the mark (used when a job's record is deleted)."""
-        try:
-            self.client.hdel(self.keys.marks(jobid), name)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        self.client.hdel(self.keys.marks(jobid), name)
 
 
+@translated
 class JobLocks:
     """Per-job locks with owner tokens."""
 
@@ -148,10 +132,7 @@ class JobLocks:
     def acquire(self, jobid: int, *, ttl_s: float = 30.0) -> str | None:
         """Take the lock without waiting; return the owner token, or None if held."""
         token = secrets.token_hex(8)
-        try:
-            ok = self.client.set(self.keys.lock(jobid), token, nx=True, px=int(ttl_s * 1000))
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        ok = self.client.set(self.keys.lock(jobid), token, nx=True, px=int(ttl_s * 1000))
         return token if ok else None
 
     def acquire_in(self, pipe: redis.client.Pipeline, jobid: int, *, ttl_s: float) -> str:
@@ -169,17 +150,11 @@ class JobLocks:
 
     def release(self, jobid: int, token: str) -> bool:
         """Release the lock if ``token`` still owns it."""
-        try:
-            return bool(self._release(keys=[self.keys.lock(jobid)], args=[token]))
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        return bool(self._release(keys=[self.keys.lock(jobid)], args=[token]))
 
     def extend(self, jobid: int, token: str, *, ttl_s: float) -> bool:
         """Push the expiry to ``ttl_s`` from now if ``token`` still owns the lock."""
-        try:
-            return bool(self._extend(keys=[self.keys.lock(jobid)], args=[token, int(ttl_s * 1000)]))
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        return bool(self._extend(keys=[self.keys.lock(jobid)], args=[token, int(ttl_s * 1000)]))
 
     @contextmanager
     def held(

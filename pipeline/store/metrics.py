@@ -18,7 +18,7 @@ from typing import Any
 
 import redis
 
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import store_errors, translated
 from pipeline.store.keys import Keys
 
 log = logging.getLogger("coral2_pipeline.metrics")
@@ -38,6 +38,7 @@ class Histogram:
     count: int
 
 
+@translated
 class Metrics:
     """The counters under ``<prefix>:metrics:*``."""
 
@@ -60,37 +61,25 @@ class Metrics:
 
     def transitions(self) -> dict[str, Histogram]:
         """Every state's histogram."""
-        try:
-            states = sorted(s.decode() for s in self.client.smembers(self.keys.transition_states))  # type: ignore[union-attr]
-            with self.client.pipeline(transaction=False) as pipe:
-                for state in states:
-                    pipe.hgetall(self.keys.transitions(state))
-                raws = pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        states = sorted(s.decode() for s in self.client.smembers(self.keys.transition_states))  # type: ignore[union-attr]
+        with self.client.pipeline(transaction=False) as pipe:
+            for state in states:
+                pipe.hgetall(self.keys.transitions(state))
+            raws = pipe.execute()
         return {state: _histogram(raw) for state, raw in zip(states, raws, strict=True)}
 
     def count_refusal(self, kind: str) -> None:
         """Count one message of ``kind`` Flux refused (``<prefix>:flux-refusals``)."""
-        try:
-            self.client.hincrby(self.keys.flux_refusals, kind, 1)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        self.client.hincrby(self.keys.flux_refusals, kind, 1)
 
     def refusals_total(self) -> dict[str, int]:
         """Message kind → how many Flux refused, ever."""
-        try:
-            raw: Any = self.client.hgetall(self.keys.flux_refusals)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        raw: Any = self.client.hgetall(self.keys.flux_refusals)
         return {k.decode(): int(v) for k, v in raw.items()}
 
     def failures_total(self) -> dict[str, int]:
         """Task name → runs failed for good, ever."""
-        try:
-            raw = self.client.hgetall(self.keys.failures_total)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        raw = self.client.hgetall(self.keys.failures_total)
         return {k.decode(): int(v) for k, v in raw.items()}  # type: ignore[union-attr]
 
 

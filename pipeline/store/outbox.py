@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol, get_args
 import redis
 
 from pipeline.errors import InputError
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import store_errors, translated
 from pipeline.store.keys import Keys
 from pipeline.store.streams import ensure_group
 
@@ -105,6 +105,7 @@ return out
 """
 
 
+@translated
 class Outbox:
     """Append, read and acknowledge outbox messages. With a ``seal``, every entry appended
     is signed, and an entry read whose signature the seal does not accept comes back
@@ -149,20 +150,12 @@ class Outbox:
                 mark,
                 self._sign(message.kind, str(jobid), payload),
             ]
-        try:
-            entries: Any = self._append_once(
-                keys=[self.keys.marks(jobid), self.keys.outbox], args=args
-            )
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        entries: Any = self._append_once(keys=[self.keys.marks(jobid), self.keys.outbox], args=args)
         return [None if entry is None else str(entry.decode()) for entry in entries]
 
     def append(self, message: OutboxMessage) -> str:
         """Append ``message``; return its stream entry id."""
-        try:
-            entry: Any = self.client.xadd(self.keys.outbox, self._fields(message))
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        entry: Any = self.client.xadd(self.keys.outbox, self._fields(message))
         return str(entry.decode())
 
     def queue_append(self, pipe: redis.client.Pipeline, message: OutboxMessage) -> None:
@@ -254,10 +247,7 @@ class Outbox:
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
         self.ensure_group()
-        try:
-            return self._read(consumer, count, block_ms, reclaim_idle_s)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        return self._read(consumer, count, block_ms, reclaim_idle_s)
 
     def _read(
         self, consumer: str, count: int, block_ms: int | None, reclaim_idle_s: float
@@ -282,44 +272,32 @@ class Outbox:
     def holds(self, entry_id: str) -> bool:
         """Whether entry ``entry_id`` is still in the outbox (not yet delivered, or set
         aside: both acknowledge and delete it)."""
-        try:
-            found: Any = self.client.xrange(self.keys.outbox, entry_id, entry_id, count=1)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        found: Any = self.client.xrange(self.keys.outbox, entry_id, entry_id, count=1)
         return bool(found)
 
     def undelivered(self, entry_ids: Sequence[str]) -> list[str]:
         """Those of ``entry_ids`` still in the outbox, in one round trip."""
         if not entry_ids:
             return []
-        try:
-            pipe = self.client.pipeline(transaction=False)
-            for entry_id in entry_ids:
-                pipe.xrange(self.keys.outbox, entry_id, entry_id, count=1)
-            found: Any = pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=False)
+        for entry_id in entry_ids:
+            pipe.xrange(self.keys.outbox, entry_id, entry_id, count=1)
+        found: Any = pipe.execute()
         return [entry_id for entry_id, rows in zip(entry_ids, found, strict=True) if rows]
 
     def ack(self, *entry_ids: str) -> None:
         """Acknowledge and delete delivered entries, all in one round trip."""
         if not entry_ids:
             return
-        try:
-            pipe = self.client.pipeline()
-            pipe.xack(self.keys.outbox, GROUP, *entry_ids)
-            pipe.xdel(self.keys.outbox, *entry_ids)
-            pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline()
+        pipe.xack(self.keys.outbox, GROUP, *entry_ids)
+        pipe.xdel(self.keys.outbox, *entry_ids)
+        pipe.execute()
 
     def peek(self, limit: int) -> tuple[list[Delivery], bool]:
         """The first ``limit`` entries, delivered or not, read only (reports); and whether
         that was all of them. Entries that cannot be read are left out."""
-        try:
-            rows: Any = self.client.xrange(self.keys.outbox, count=limit + 1)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        rows: Any = self.client.xrange(self.keys.outbox, count=limit + 1)
         out: list[Delivery] = []
         for entry_id, fields in rows[:limit]:
             delivery = self._decode(entry_id, fields, 0)
@@ -341,8 +319,5 @@ class Outbox:
 
     def backlog(self) -> int:
         """Return how many entries are in the stream (delivered-but-unacked included)."""
-        try:
-            length: Any = self.client.xlen(self.keys.outbox)
-            return int(length)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        length: Any = self.client.xlen(self.keys.outbox)
+        return int(length)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import redis
 
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import translated
 from pipeline.store.keys import Keys
 
 #: How long a verdict is kept (s): longer than any prolog waits.
@@ -37,6 +37,7 @@ class Verdict:
     note: str = ""
 
 
+@translated
 class Releases:
     """Verdicts on held jobs (see the module docstring)."""
 
@@ -53,23 +54,17 @@ class Releases:
         places += [
             (self.keys.node_release(h, jobid), self.keys.node_release_wake(h, jobid)) for h in hosts
         ]
-        try:
-            pipe = self.client.pipeline(transaction=True)
-            for verdict, wake in places:
-                pipe.set(verdict, value, ex=self.ttl_s, nx=True)
-                pipe.rpush(wake, "1")
-                pipe.expire(wake, self.ttl_s)
-            pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=True)
+        for verdict, wake in places:
+            pipe.set(verdict, value, ex=self.ttl_s, nx=True)
+            pipe.rpush(wake, "1")
+            pipe.expire(wake, self.ttl_s)
+        pipe.execute()
 
     def get(self, jobid: int, host: str | None = None) -> Verdict | None:
         """The job's verdict (as node ``host`` reads it), or None while it is held."""
         key = self.keys.release(jobid) if host is None else self.keys.node_release(host, jobid)
-        try:
-            raw = self.client.get(key)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        raw = self.client.get(key)
         if raw is None:
             return None
         data = json.loads(raw)
@@ -95,9 +90,6 @@ class Releases:
                 if host is None
                 else self.keys.node_release_wake(host, jobid)
             )
-            try:
-                if self.client.blpop([wake], timeout=max(block, 0.01)) is not None:
-                    # pass the wake-up on: with a per-rank prolog, one waits on each node
-                    self.client.rpush(wake, "1")
-            except redis.RedisError as exc:
-                raise store_errors(exc) from exc
+            if self.client.blpop([wake], timeout=max(block, 0.01)) is not None:
+                # pass the wake-up on: with a per-rank prolog, one waits on each node
+                self.client.rpush(wake, "1")

@@ -25,7 +25,7 @@ from typing import Any
 import redis
 
 from pipeline.model.resource_events import PERSISTENT, check_event, compact, drained
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import store_errors, translated
 from pipeline.store.keys import Keys
 
 #: Events read per round trip.
@@ -36,6 +36,7 @@ RESPONSE_EVENTS = 100
 JOURNAL_MAX = 100_000
 
 
+@translated
 class ResourceLog:
     """The resource eventlog of one deployment."""
 
@@ -46,6 +47,8 @@ class ResourceLog:
         self.epoch_key = keys.resource_epoch
 
     def _do(self, command: str, *args: Any, **kwargs: Any) -> Any:
+        # translated here too: the journal and the pages are generators, which the class's
+        # boundary (@translated) leaves as they are
         try:
             return getattr(self.client, command)(*args, **kwargs)
         except redis.RedisError as exc:
@@ -65,10 +68,7 @@ class ResourceLog:
             pipe.set(self.epoch_key, repr(restarts[-1]["timestamp"]))
         for event in checked:
             pipe.xadd(self.stream, {"event": json.dumps(event, separators=(",", ":"))})
-        try:
-            replies = pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        replies = pipe.execute()
         ids = replies[(r is not None) + bool(restarts) :]
         return [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import redis
 
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import translated
 from pipeline.store.keys import Keys
 
 #: A Workflow event no observe has read after this long (s) was lost: resync observes it.
@@ -69,6 +69,7 @@ def _text(raw: Any) -> str:
     return raw.decode() if isinstance(raw, bytes) else "" if raw is None else str(raw)
 
 
+@translated
 class ResyncDue:
     """The jobs ``dws.resync`` looks at next, and when."""
 
@@ -83,10 +84,7 @@ class ResyncDue:
 
     def due(self, now: float, limit: int) -> list[int]:
         """Up to ``limit`` jobs to look at by ``now``, the longest due first."""
-        try:
-            raw: Any = self.client.zrangebyscore(self.keys.resync_due, "-inf", now, 0, limit)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        raw: Any = self.client.zrangebyscore(self.keys.resync_due, "-inf", now, 0, limit)
         return [int(m) for m in raw]
 
     def notes(self, jobids: list[int]) -> dict[int, Notes]:
@@ -94,14 +92,11 @@ class ResyncDue:
         if not jobids:
             return {}
         keys = self.keys
-        try:
-            pipe = self.client.pipeline(transaction=False)
-            pipe.smismember(keys.jobs_index, jobids)
-            for key in (keys.workflow_seen, keys.observed, keys.handled):
-                pipe.hmget(key, jobids)
-            tracked, seen, observed, handled = pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=False)
+        pipe.smismember(keys.jobs_index, jobids)
+        for key in (keys.workflow_seen, keys.observed, keys.handled):
+            pipe.hmget(key, jobids)
+        tracked, seen, observed, handled = pipe.execute()
         return {
             jobid: Notes(bool(t), _text(s), _text(o), _text(h))
             for jobid, t, s, o, h in zip(jobids, tracked, seen, observed, handled, strict=True)
@@ -110,14 +105,11 @@ class ResyncDue:
     def every_note(self) -> dict[int, Notes]:
         """The notes of every job any note names, in one round trip (the backstop pass)."""
         keys = self.keys
-        try:
-            pipe = self.client.pipeline(transaction=False)
-            pipe.smembers(keys.jobs_index)
-            for key in (keys.workflow_seen, keys.observed, keys.handled):
-                pipe.hgetall(key)
-            members, seen, observed, handled = pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=False)
+        pipe.smembers(keys.jobs_index)
+        for key in (keys.workflow_seen, keys.observed, keys.handled):
+            pipe.hgetall(key)
+        members, seen, observed, handled = pipe.execute()
         tracked = {_text(m) for m in members}
         seen, observed, handled = (
             {_text(k): _text(v) for k, v in raw.items()} for raw in (seen, observed, handled)
@@ -139,10 +131,7 @@ class ResyncDue:
         if not args:
             return 0
         keys = self.keys
-        try:
-            moved: Any = self._settle(
-                keys=[keys.resync_due, keys.workflow_seen, keys.observed], args=args
-            )
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        moved: Any = self._settle(
+            keys=[keys.resync_due, keys.workflow_seen, keys.observed], args=args
+        )
         return int(moved)

@@ -15,7 +15,7 @@ from typing import Any
 
 import redis
 
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import store_errors, translated
 from pipeline.store.jobs import JobStore
 from pipeline.store.keys import Keys
 from pipeline.store.ledger import Ledger
@@ -35,6 +35,7 @@ end
 """
 
 
+@translated
 class TaskRuns:
     """The run bookkeeping of task messages."""
 
@@ -58,18 +59,15 @@ class TaskRuns:
         Only failures count (:meth:`failed`): a message redelivered because its worker
         was killed, or retried because its job's lock was busy, is never taken for poison."""
         key = self.keys.attempts(task_id)
-        try:
-            pipe = self.client.pipeline(transaction=False)
-            pipe.get(key)
-            token = None
-            if lock_jobid is not None:
-                token = self.locks.acquire_in(pipe, lock_jobid, ttl_s=lock_ttl_s)
-                pipe.get(self.keys.job(lock_jobid))  # after the lock: what no one else may change
-            if clears is not None:
-                pipe.delete(clears)
-            replies = pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=False)
+        pipe.get(key)
+        token = None
+        if lock_jobid is not None:
+            token = self.locks.acquire_in(pipe, lock_jobid, ttl_s=lock_ttl_s)
+            pipe.get(self.keys.job(lock_jobid))  # after the lock: what no one else may change
+        if clears is not None:
+            pipe.delete(clears)
+        replies = pipe.execute()
         taken = token if token and replies[1] else None
         self.jobs.start_known(lock_jobid, replies[2] if taken else None)
         return int(replies[0] or 0) + 1, taken
@@ -118,18 +116,12 @@ class TaskRuns:
 
     def alive(self, queue: str, now: float) -> None:
         """A worker took work from ``queue`` at ``now`` (``housekeeping.heartbeat``)."""
-        try:
-            self.client.hset(self.keys.alive, queue, f"{now:.3f}")
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        self.client.hset(self.keys.alive, queue, f"{now:.3f}")
 
     def record_failure(self, task_id: str, entry: dict[str, Any]) -> None:
         """Record a permanent failure of message ``task_id`` in ``<prefix>:failures``, and
         count it once in the task's total (a message recorded again is not counted again)."""
         keys = [self.keys.failures, self.keys.failures_total]
-        try:
-            self.client.eval(
-                _RECORD_FAILURE, 2, *keys, task_id, json.dumps(entry), str(entry.get("task"))
-            )
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        self.client.eval(
+            _RECORD_FAILURE, 2, *keys, task_id, json.dumps(entry), str(entry.get("task"))
+        )

@@ -14,12 +14,13 @@ from typing import Any
 import redis
 
 from pipeline.states.systemstatus import Seen
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import translated
 from pipeline.store.keys import Keys
 
 _DISABLED = "disabled:"
 
 
+@translated
 class SystemStatusSync:
     """The SystemStatus sync's position and memory."""
 
@@ -27,10 +28,7 @@ class SystemStatusSync:
         self.client, self.key = client, keys.systemstatus
 
     def _do(self, command: str, *args: Any) -> Any:
-        try:
-            return getattr(self.client, command)(*args)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        return getattr(self.client, command)(*args)
 
     def load(self) -> tuple[str, Seen]:
         """(cursor, what was seen) — ``"0"`` and nothing before the first sync."""
@@ -46,19 +44,13 @@ class SystemStatusSync:
         pipe.hset(self.key, mapping={"cursor": cursor, "seen": json.dumps(seen.to_json())})
         for host in undrained:
             pipe.hdel(self.key, _DISABLED + host)
-        try:
-            pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe.execute()
 
     def disable(self, hosts: list[str]) -> None:
         """Keep ``hosts`` Disabled until the journal shows their undrain."""
         if hosts:
             fields = dict.fromkeys((_DISABLED + h for h in hosts), "1")
-            try:
-                self.client.hset(self.key, mapping=fields)  # type: ignore[arg-type]
-            except redis.RedisError as exc:
-                raise store_errors(exc) from exc
+            self.client.hset(self.key, mapping=fields)  # type: ignore[arg-type]
 
     def note_missing(self, missing: bool) -> None:
         """Note whether DWS's SystemStatus ``default`` was found missing (neither dws nor

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import redis
 
 from pipeline.model.answers import Phase
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import translated
 from pipeline.store.keys import Keys
 
 #: How long the tally outlives its last change (s): longer than any job's node work.
@@ -48,6 +48,7 @@ class Counted:
         return self.expected > 0 and self.count == self.expected
 
 
+@translated
 class Tally:
     """The per-job answer sets (see the module docstring)."""
 
@@ -59,13 +60,10 @@ class Tally:
         """The job's node work waits for ``count`` nodes in ``phase`` (the prolog's count
         holds for its ``stopped`` phase too; the epilog's ``clean`` phase has its own)."""
         meta = self.keys.tally_meta(jobid)
-        try:
-            pipe = self.client.pipeline(transaction=True)
-            pipe.hsetnx(meta, _expected_field(phase), count)
-            pipe.expire(meta, TTL_S)
-            pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hsetnx(meta, _expected_field(phase), count)
+        pipe.expire(meta, TTL_S)
+        pipe.execute()
 
     def add(self, jobid: int, phase: Phase, node: str, *, ends: str | None = None) -> Counted:
         """Count ``node``'s answer to ``phase``; with ``ends`` (the id of the node task the
@@ -79,18 +77,15 @@ class Tally:
         """:meth:`add` for a batch of ``nodes`` (and the node tasks they end), in one
         transaction; ``new`` says whether any of them was new."""
         key, meta = self.keys.tally(jobid, phase), self.keys.tally_meta(jobid)
-        try:
-            pipe = self.client.pipeline(transaction=True)
-            pipe.sadd(key, *nodes)
-            pipe.expire(key, TTL_S)
-            pipe.scard(key)
-            pipe.hgetall(meta)
-            if ends:
-                pipe.hdel(self.keys.ledger, *ends)
-                pipe.zrem(self.keys.ledger_due, *ends)
-            added, _, count, fields = pipe.execute()[:4]
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=True)
+        pipe.sadd(key, *nodes)
+        pipe.expire(key, TTL_S)
+        pipe.scard(key)
+        pipe.hgetall(meta)
+        if ends:
+            pipe.hdel(self.keys.ledger, *ends)
+            pipe.zrem(self.keys.ledger_due, *ends)
+        added, _, count, fields = pipe.execute()[:4]
         expected = int(fields.get(_expected_field(phase).encode(), 0))
         flags = frozenset(
             k.decode() for k, v in fields.items() if not k.startswith(b"expected") and v == b"1"
@@ -100,22 +95,16 @@ class Tally:
     def flag(self, jobid: int, name: str, phase: Phase) -> set[str]:
         """Set flag ``name`` and return the nodes that had answered ``phase`` by then."""
         key, meta = self.keys.tally(jobid, phase), self.keys.tally_meta(jobid)
-        try:
-            pipe = self.client.pipeline(transaction=True)
-            pipe.hset(meta, name, "1")
-            pipe.expire(meta, TTL_S)
-            pipe.smembers(key)
-            _, _, members = pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hset(meta, name, "1")
+        pipe.expire(meta, TTL_S)
+        pipe.smembers(key)
+        _, _, members = pipe.execute()
         return {m.decode() for m in members}
 
     def nodes(self, jobid: int, phase: Phase) -> set[str]:
         """The nodes that answered ``phase``."""
-        try:
-            members: set[bytes] = self.client.smembers(self.keys.tally(jobid, phase))  # type: ignore[assignment]
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        members: set[bytes] = self.client.smembers(self.keys.tally(jobid, phase))  # type: ignore[assignment]
         return {m.decode() for m in members}
 
     def forget(self, jobid: int, phase: Phase = Phase.PROLOG) -> None:
@@ -123,16 +112,13 @@ class Tally:
         flags; ``clean``: the epilog's), and their expected count."""
         meta = self.keys.tally_meta(jobid)
         phases = (Phase.PROLOG, Phase.STOPPED) if phase == Phase.PROLOG else (phase,)
-        try:
-            pipe = self.client.pipeline(transaction=True)
-            pipe.delete(*(self.keys.tally(jobid, p) for p in phases))
-            if phase == Phase.PROLOG:
-                pipe.hdel(meta, "expected", "mounted")
-            else:
-                pipe.hdel(meta, _expected_field(phase))
-            pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=True)
+        pipe.delete(*(self.keys.tally(jobid, p) for p in phases))
+        if phase == Phase.PROLOG:
+            pipe.hdel(meta, "expected", "mounted")
+        else:
+            pipe.hdel(meta, _expected_field(phase))
+        pipe.execute()
 
 
 def _expected_field(phase: Phase) -> str:

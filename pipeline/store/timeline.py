@@ -20,7 +20,7 @@ from typing import Any
 
 import redis
 
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import store_errors, translated
 from pipeline.store.keys import Keys
 
 log = logging.getLogger("coral2_pipeline.timeline")
@@ -39,6 +39,7 @@ class Entry:
     what: str
 
 
+@translated
 class Timeline:
     """The timelines of every job."""
 
@@ -74,10 +75,7 @@ class Timeline:
 
     def read(self, jobid: int) -> list[Entry]:
         """``jobid``'s timeline, oldest first (by when each thing happened)."""
-        try:
-            raw: Any = self.client.xrange(self.keys.timeline(jobid))
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        raw: Any = self.client.xrange(self.keys.timeline(jobid))
         entries = []
         for _id, fields in raw:
             text = {k.decode(): v.decode(errors="replace") for k, v in fields.items()}

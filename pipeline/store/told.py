@@ -17,11 +17,12 @@ from typing import Any
 import redis
 
 from pipeline.states.rabbits import Decision, Told, daemon_down, free, hold
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import store_errors, translated
 from pipeline.store.keys import Keys
 from pipeline.store.outbox import Outbox, OutboxMessage
 
 
+@translated
 class RabbitsTold:
     """The per-rabbit record of what Flux knows."""
 
@@ -30,10 +31,7 @@ class RabbitsTold:
 
     def get(self, rabbit: str) -> Told:
         """What Flux was last told of ``rabbit``."""
-        try:
-            raw = self.client.hget(self.key, rabbit)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        raw = self.client.hget(self.key, rabbit)
         return Told.from_json(json.loads(raw)) if raw else Told()
 
     def tell(self, rabbit: str, decide: Callable[[Told], Decision], attempts: int = 10) -> Decision:
@@ -82,7 +80,4 @@ class RabbitsTold:
 
     def forget(self, rabbit: str) -> None:
         """Drop the record of a rabbit whose Storage is gone."""
-        try:
-            self.client.hdel(self.key, rabbit)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        self.client.hdel(self.key, rabbit)

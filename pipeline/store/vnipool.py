@@ -37,7 +37,7 @@ from pipeline.model.hostlist import unique_hostlist
 from pipeline.model.idset import encode_idset
 from pipeline.model.jobid import encode_f58
 from pipeline.model.slingshot import check_count, parse_universe, reserve_failure
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import translated
 from pipeline.store.keys import Keys
 
 __all__ = ["VniError", "VniPool"]
@@ -179,6 +179,7 @@ return #left
 )
 
 
+@translated
 class VniPool:
     """The pipeline's VNI pool (one per deployment, under the store's key prefix)."""
 
@@ -194,10 +195,7 @@ class VniPool:
         self._confirm = client.register_script(_CONFIRM)
 
     def _run(self, script: Any, keys: list[str], args: list[Any]) -> Any:
-        try:
-            return script(keys=keys, args=args)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        return script(keys=keys, args=args)
 
     def configure(self, universe: str) -> None:
         """Set the pool's universe (an RFC 22 idset). The same universe again changes
@@ -245,22 +243,16 @@ class VniPool:
 
     def holding(self, jobid: int) -> list[int]:
         """The VNIs ``jobid`` holds (reserved, not released); [] when none."""
-        try:
-            raw = self.client.hget(self._jobs, str(jobid))
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        raw = self.client.hget(self._jobs, str(jobid))
         return [] if raw is None else [int(v) for v in json.loads(raw)]
 
     def counts(self) -> dict[str, int]:
         """How many VNIs are free, reserved and quarantined (no VNI listed: a metric)."""
-        try:
-            pipe = self.client.pipeline(transaction=True)
-            pipe.zcard(self._free)
-            pipe.hvals(self._jobs)
-            pipe.hvals(self._quarantine)
-            free, jobs, quarantine = pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=True)
+        pipe.zcard(self._free)
+        pipe.hvals(self._jobs)
+        pipe.hvals(self._quarantine)
+        free, jobs, quarantine = pipe.execute()
         entries = [orjson.loads(v) for v in quarantine]
         return {
             "free": int(free),
@@ -271,10 +263,7 @@ class VniPool:
     def quarantined_since(self) -> float | None:
         """When the VNIs longest in quarantine went there (epoch s; None: none is, or only
         entries an older release wrote without the time)."""
-        try:
-            raw: Any = self.client.hvals(self._quarantine)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        raw: Any = self.client.hvals(self._quarantine)
         since = [float(e["since"]) for e in map(orjson.loads, raw) if e.get("since")]
         return min(since) if since else None
 
@@ -282,15 +271,12 @@ class VniPool:
         """The pool as ``flux jobtap query cray-slingshot.so`` shows it, plus the
         quarantine: ``{"universe", "free", "jobs": {f58: [...]}, "quarantine": {f58:
         {"vnis": [...], "waiting": "<hostlist>"}}}``."""
-        try:
-            pipe = self.client.pipeline(transaction=True)
-            pipe.hget(self._meta, "universe")
-            pipe.zrange(self._free, 0, -1)
-            pipe.hgetall(self._jobs)
-            pipe.hgetall(self._quarantine)
-            universe, free, jobs, quarantine = pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hget(self._meta, "universe")
+        pipe.zrange(self._free, 0, -1)
+        pipe.hgetall(self._jobs)
+        pipe.hgetall(self._quarantine)
+        universe, free, jobs, quarantine = pipe.execute()
         waiting: dict[str, Any] = {}
         for jobid, raw in quarantine.items():
             entry = json.loads(raw)

@@ -14,7 +14,7 @@ from typing import Any
 
 import redis
 
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import translated
 from pipeline.store.keys import Keys
 from pipeline.store.lease import Lease
 from pipeline.store.resync import LOST_AFTER_S
@@ -34,6 +34,7 @@ return 1
 """
 
 
+@translated
 class WatchState:
     """The watcher's lease and positions, the per-job event notes, the rabbits' health."""
 
@@ -44,10 +45,7 @@ class WatchState:
         self._note_if_unchanged = client.register_script(_NOTE_IF_UNCHANGED)
 
     def _do(self, command: str, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return getattr(self.client, command)(*args, **kwargs)
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        return getattr(self.client, command)(*args, **kwargs)
 
     # --- leadership ------------------------------------------------------------------
     def lead(self, identity: str, lease_s: float) -> bool:
@@ -89,17 +87,14 @@ class WatchState:
         (seen at ``at``, epoch s), for ``dws.resync`` to look at unless observed by then,
         and, if ``wanted``, set its observe-pending mark. Return whether the mark was set
         by this call (no observe was pending: one must be sent)."""
-        try:
-            pipe = self.client.pipeline(transaction=False)
-            if checkpoint is not None:
-                pipe.set(*checkpoint)
-            pipe.hset(self.keys.workflow_seen, str(jobid), seen)
-            pipe.zadd(self.keys.resync_due, {str(jobid): at + LOST_AFTER_S}, lt=True)
-            if wanted:
-                pipe.set(self.keys.observe_pending(jobid), "1", nx=True, ex=PENDING_TTL_S)
-            replies = pipe.execute()
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=False)
+        if checkpoint is not None:
+            pipe.set(*checkpoint)
+        pipe.hset(self.keys.workflow_seen, str(jobid), seen)
+        pipe.zadd(self.keys.resync_due, {str(jobid): at + LOST_AFTER_S}, lt=True)
+        if wanted:
+            pipe.set(self.keys.observe_pending(jobid), "1", nx=True, ex=PENDING_TTL_S)
+        replies = pipe.execute()
         return wanted and bool(replies[-1])
 
     def note_missed(self, notes: list[tuple[int, bytes, str]], at: float) -> int:
@@ -111,15 +106,12 @@ class WatchState:
         if not notes:
             return 0
         keys = [self.keys.workflow_seen, self.keys.resync_due]
-        try:
-            pipe = self.client.pipeline(transaction=False)
-            for jobid, before, seen in notes:
-                self._note_if_unchanged(
-                    keys=keys, args=[jobid, before, seen, repr(at + LOST_AFTER_S)], client=pipe
-                )
-            return sum(int(r) for r in pipe.execute())
-        except redis.RedisError as exc:
-            raise store_errors(exc) from exc
+        pipe = self.client.pipeline(transaction=False)
+        for jobid, before, seen in notes:
+            self._note_if_unchanged(
+                keys=keys, args=[jobid, before, seen, repr(at + LOST_AFTER_S)], client=pipe
+            )
+        return sum(int(r) for r in pipe.execute())
 
     def mark_pending(self, jobid: int) -> bool:
         """Set the job's observe-pending mark; return whether it was not set already."""
