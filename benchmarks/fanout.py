@@ -33,7 +33,7 @@ from typing import Any
 
 import redis
 from coral2_sim.clock import cache_dir
-from coral2_sim.kube.api import REQUESTS_PATH
+from coral2_sim.kube.sim_paths import REQUESTS_PATH
 from coral2_sim.node.agent import USER_AGENT as CLIENTMOUNT_DAEMON
 from coral2_sim.procstat import cpu_seconds
 from coral2_sim.system import SimulatedSystem

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from coral2_sim.kube.api import RESTART_PATH
+from coral2_sim.kube.sim_paths import RESTART_PATH
 from pipeline.settings import load_settings
 
 if TYPE_CHECKING:

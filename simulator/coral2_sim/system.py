@@ -32,8 +32,8 @@ from coral2_sim.flux.delivery import DeliveryThread
 from coral2_sim.flux.hold import StoreHold
 from coral2_sim.flux.jobmanager import JobManager
 from coral2_sim.keys import cached_signers, demo_signers
-from coral2_sim.kube.api import FAULTS_PATH
 from coral2_sim.kube.identities import KubeEndpoint, with_identities
+from coral2_sim.kube.sim_paths import FAULTS_PATH
 from coral2_sim.node_side import emulator_times, start_node_side
 from coral2_sim.processes import Processes
 from coral2_sim.redis_server import RedisServer, free_port

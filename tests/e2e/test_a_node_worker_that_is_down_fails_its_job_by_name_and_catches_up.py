@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from coral2_sim.kube.api import REQUESTS_PATH
+from coral2_sim.kube.sim_paths import REQUESTS_PATH
 from coral2_sim.node.agent import USER_AGENT as CLIENTMOUNT_DAEMON
 from coral2_sim.system import SimulatedSystem
 

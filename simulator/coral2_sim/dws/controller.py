@@ -26,13 +26,13 @@ from coral2_sim.dws.nnf_driver import (
     Context,
     Faults,
     Waiting,
-    delete_owned,
     env_for,
     micro_time,
     parse_all,
     work,
 )
 from coral2_sim.dws.nnf_mounts import delete_clientmounts, release_mounts
+from coral2_sim.dws.nnf_persistent import delete_owned
 from coral2_sim.dws.workqueue import WorkQueue
 from coral2_sim.kube.patch import json_copy
 from pipeline.clients.k8s import DwsClient

@@ -9,17 +9,13 @@ the way nnf does, and renders faults in the formats DWS reports them in.
 
 from __future__ import annotations
 
-import math
-import threading
 import time
-import weakref
-from collections.abc import Iterable
 from contextlib import suppress
-from dataclasses import dataclass, field
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
+from coral2_sim.dws.nnf_capacity import refresh_free
 from coral2_sim.dws.nnf_context import (
     Context,
     DriverFault,
@@ -37,7 +33,15 @@ from coral2_sim.dws.nnf_datamovement import (
     wait_for_offloads,
 )
 from coral2_sim.dws.nnf_mounts import drive_mounts, release_mounts
-from pipeline.clients.k8s import WORKFLOW_LABEL, DwsClient
+from coral2_sim.dws.nnf_persistent import (
+    OWNER_KIND,
+    OWNER_NAME,
+    ignores_uid,
+    owner_of,
+    ran_through,
+    release_ownership,
+)
+from pipeline.clients.k8s import WORKFLOW_LABEL
 from pipeline.errors import AlreadyExists, NotFound
 from pipeline.model.directives import (
     Copy,
@@ -49,58 +53,6 @@ from pipeline.model.directives import (
     check_workflow,
 )
 from pipeline.model.nnf import breakdown_for
-from pipeline.perform.reads import IGNORE_UID
-
-#: The owner labels dws puts on a child object (``AddOwnerLabels``): a persistent storage
-#: instance is its creating breakdown's until that job's Teardown releases it.
-OWNER_NAME = "dataworkflowservices.github.io/owner.name"
-OWNER_KIND = "dataworkflowservices.github.io/owner.kind"
-
-
-def ignores_uid(psi: dict[str, Any]) -> bool:
-    """Whether the instance is shared with every user (its ignore-uid annotation)."""
-    annotations = (psi.get("metadata") or {}).get("annotations") or {}
-    return str(annotations.get(IGNORE_UID, "")).lower() == "true"
-
-
-def owner_of(psi: dict[str, Any]) -> int:
-    """The user id that owns a persistent storage instance."""
-    return int((psi.get("spec") or {}).get("userID", -1))
-
-
-def _ran_through(ctx: Context) -> bool:
-    """Whether every driver entry outside Teardown completed (nnf's finishTeardownState of a
-    create_persistent: only then does the instance outlive its creating job)."""
-    drivers = (ctx.workflow.get("status") or {}).get("drivers") or []
-    return all(e.get("completed") for e in drivers if e.get("watchState") != "Teardown")
-
-
-def release_ownership(dws: DwsClient, name: str) -> None:
-    """The creating job's Teardown lets its persistent storage instance go (owner labels off)."""
-    with suppress(NotFound):
-        psi = dws.get("persistentstorageinstances", name)
-        labels = dict((psi.get("metadata") or {}).get("labels") or {})
-        if OWNER_NAME in labels:
-            dws.patch(
-                "persistentstorageinstances",
-                name,
-                {"metadata": {"labels": {OWNER_NAME: None, OWNER_KIND: None}}},
-            )
-
-
-def delete_owned(dws: DwsClient, workflow: str, index: int, name: str) -> None:
-    """Delete the persistent storage instance ``name`` (and its Servers) if directive
-    ``index`` of ``workflow`` still owns it: a create_persistent whose job never completed
-    takes its instance with it, as Kubernetes collects nnf's owned children."""
-    with suppress(NotFound):
-        psi = dws.get("persistentstorageinstances", name)
-        if ((psi.get("metadata") or {}).get("labels") or {}).get(
-            OWNER_NAME
-        ) == f"{workflow}-{index}":
-            dws.delete("persistentstorageinstances", name)
-            with suppress(NotFound):
-                dws.delete("servers", name)
-
 
 #: The Secret a site makes for user containers' TLS (nnf-sos's
 #: ``userContainerTLSSecretName``, in ``default``); ``requires=`` needs it.
@@ -337,89 +289,9 @@ def _env(ctx: Context) -> dict[str, str]:
     return env
 
 
-#: One refresh of the rabbits' free space at a time: the last one to write has seen every
-#: allocation made or freed before it.
-_FREE_LOCK = threading.Lock()
-
-
-@dataclass
-class _Held:
-    """What each Servers holds on each rabbit (bytes), kept as the driver changes them,
-    so that a refresh reads the Servers it changed rather than every Workflow's; read
-    afresh from every Servers at first and every :data:`REREAD_S`."""
-
-    by_rabbit: dict[str, dict[str, int]] = field(default_factory=dict)  # rabbit → name → bytes
-    read_at: float = -math.inf
-
-
-#: How often the held space is read afresh from every Servers (s): what the driver did
-#: not change itself (an object deleted through the API) counts after at most this long.
-REREAD_S = 30.0
-#: Each API server's (its DWS client's): a process may run several.
-_HELD: weakref.WeakKeyDictionary[DwsClient, _Held] = weakref.WeakKeyDictionary()
-
-
-def _held_by(server: dict[str, Any]) -> dict[str, int]:
-    """Bytes a Servers holds on each rabbit: an allocation counts while its status shows
-    a size on that rabbit."""
-    allocated = {
-        s.get("label"): s.get("storage") or {}
-        for s in (server.get("status") or {}).get("allocationSets") or []
-    }
-    held: dict[str, int] = {}
-    for aset in (server.get("spec") or {}).get("allocationSets") or []:
-        size = int(aset.get("allocationSize") or 0)
-        for entry in aset.get("storage") or []:
-            rabbit = str(entry.get("name"))
-            shown = allocated.get(aset.get("label"), {}).get(rabbit) or {}
-            if int(shown.get("allocationSize") or 0) > 0:
-                count = int(entry.get("allocationCount") or 1)
-                held[rabbit] = held.get(rabbit, 0) + size * count
-    return held
-
-
-def _note_held(index: _Held, name: str, held: dict[str, int]) -> None:
-    for holders in index.by_rabbit.values():
-        holders.pop(name, None)
-    for rabbit, amount in held.items():
-        index.by_rabbit.setdefault(rabbit, {})[name] = amount
-
-
-def refresh_free(dws: DwsClient, rabbits: Iterable[str], changed: Iterable[str] = ()) -> None:
-    """Set each rabbit's ``status.capacity`` to its free space, as nnf-sos keeps it: its
-    drives' total less what the Servers of every Workflow hold there. ``changed``: the
-    Servers the caller changed (or deleted), read again first."""
-    with _FREE_LOCK:
-        index = _HELD.setdefault(dws, _Held())
-        if time.monotonic() - index.read_at > REREAD_S:
-            servers, _ = dws.list_objects("servers")
-            index.by_rabbit.clear()
-            for server in servers:
-                _note_held(index, server["metadata"]["name"], _held_by(server))
-            index.read_at = time.monotonic()
-        else:
-            for name in changed:
-                try:
-                    _note_held(index, name, _held_by(dws.get("servers", name)))
-                except NotFound:
-                    _note_held(index, name, {})
-        for rabbit in sorted(set(rabbits)):
-            try:
-                storage = dws.get("storages", rabbit)
-            except NotFound:
-                continue
-            devices = (storage.get("status") or {}).get("devices") or []
-            total = sum(int(d.get("capacity") or 0) for d in devices)
-            if not total:
-                continue
-            free = max(total - sum(index.by_rabbit.get(rabbit, {}).values()), 0)
-            if int((storage.get("status") or {}).get("capacity") or 0) != free:
-                dws.patch("storages", rabbit, {"status": {"capacity": free}}, status=True)
-
-
 def _teardown(ctx: Context, index: int, d: Directive) -> None:
     release_mounts(ctx, index)
-    if isinstance(d, CreatePersistent) and _ran_through(ctx):
+    if isinstance(d, CreatePersistent) and ran_through(ctx):
         release_ownership(ctx.dws, d.name)
     if isinstance(d, Copy):
         delete_datamovements(ctx)
@@ -531,7 +403,6 @@ __all__ = [
     "Failed",
     "Faults",
     "Waiting",
-    "delete_owned",
     "env_for",
     "error_fields",
     "micro_time",

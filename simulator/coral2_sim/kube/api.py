@@ -29,20 +29,11 @@ from coral2_sim.kube.discovery import discovery, table, unknown_fields, wants_ta
 from coral2_sim.kube.rbac import Authorizer
 from coral2_sim.kube.resources import ApiError
 from coral2_sim.kube.routes import Fault, RandomFaults, Route, Routes, apply
+from coral2_sim.kube.sim_paths import (
+    answer_sim_path,
+)
 from coral2_sim.kube.store import KubeStore
 
-#: GET here answers how many requests each User-Agent made (not a Kubernetes path).
-REQUESTS_PATH = "/sim/requests-by-agent"
-#: PUT ``{"rate": 0}`` here ends the faults at random (a harness's faults are over)
-FAULTS_PATH = "/sim/faults"
-#: The DWS side's faults a PUT of FAULTS_PATH may set while it runs.
-DWS_FAULTS = ("slow_rabbits", "never_mount", "never_unmount", "failed_copies")
-#: PUT ``{"down_s": 3}`` here restarts the server (:meth:`KubeApiServer.restart`), at once;
-#: GET answers ``{"restarts": N}``, how many restarts it has come back from
-RESTART_PATH = "/sim/restart"
-#: GET here answers what RBAC allowed each user so far, ``{"used": {user: [[api group,
-#: resource, verb], ...]}}``, and the message of each request it refused (``"refused"``)
-RBAC_PATH = "/sim/rbac"
 #: The largest body kube-apiserver decodes for a write (twice etcd's limit: JSON is
 #: larger than the protobuf it stores).
 MAX_REQUEST_BYTES = 3 * 1024 * 1024
@@ -155,51 +146,9 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):  # the client left (timed out): so do we
             self.close_connection = True
 
-    def _dws(self, body: dict[str, Any]) -> dict[str, list[str]]:
-        """Set the DWS side's faults that ``body`` names (each a list, replacing the set
-        whole, so that no controller thread sees it change while it reads it); return
-        them as they are now."""
-        faults = self.server.dws_faults
-        if faults is None:
-            return {}
-        for name in DWS_FAULTS:
-            if name in body:
-                setattr(faults, name, {str(v) for v in body[name]})
-        return {name: sorted(getattr(faults, name)) for name in DWS_FAULTS}
-
     def _answer(self, method: str, raw: bytes) -> None:
         routes = self.server.routes
-        if method == "GET" and self.path == REQUESTS_PATH:  # the simulator's own counter
-            with self.server._agents_lock:
-                self._send(200, dict(self.server.agents))
-            return
-        if method == "PUT" and self.path == FAULTS_PATH:
-            body = json.loads(raw or b"{}")
-            chaos = self.server.chaos
-            if chaos is not None and "rate" in body:
-                chaos.rate = float(body["rate"])
-            self._send(200, {"drawn": {} if chaos is None else chaos.drawn, **self._dws(body)})
-            return
-        if method == "GET" and self.path == RBAC_PATH:
-            authorizer = self.server.authorizer
-            used = {} if authorizer is None else authorizer.used_by_user()
-            self._send(
-                200,
-                {
-                    "used": {user: sorted(map(list, rules)) for user, rules in used.items()},
-                    "refused": [] if authorizer is None else authorizer.refused(),
-                },
-            )
-            return
-        if method == "GET" and self.path == RESTART_PATH:
-            self._send(200, {"restarts": self.server.restarts})
-            return
-        if method == "PUT" and self.path == RESTART_PATH and self.server.restart is not None:
-            down_s = float(json.loads(raw or b"{}").get("down_s", 1.0))
-            self._send(202, {"down_s": down_s, "restarts": self.server.restarts})
-            self.close_connection = True
-            restart = self.server.restart
-            threading.Thread(target=restart, args=(down_s,), name="kube-restart").start()
+        if self.path.startswith("/sim/") and answer_sim_path(self, method, raw):
             return
         try:
             parts = urlsplit(self.path)

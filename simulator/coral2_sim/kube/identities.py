@@ -33,9 +33,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from kubernetes import client
 
-from coral2_sim.kube.api import RBAC_PATH
 from coral2_sim.kube.discovery import kubeconfig
 from coral2_sim.kube.rbac import MASTERS
+from coral2_sim.kube.sim_paths import RBAC_PATH
 from pipeline.clients.kube import api_client
 from pipeline.platform.pki import write_private
 

@@ -12,8 +12,9 @@ import urllib.request
 from collections.abc import Iterator
 
 import pytest
-from coral2_sim.kube.api import RESTART_PATH, KubeApiServer
+from coral2_sim.kube.api import KubeApiServer
 from coral2_sim.kube.local import local_dws_client
+from coral2_sim.kube.sim_paths import RESTART_PATH
 from kubernetes import client, watch
 
 from pipeline.clients.k8s import DwsClient
