@@ -96,10 +96,5 @@ class LeaseMirror:
         body = {"metadata": {"name": self.name, "resourceVersion": version}, "spec": spec}
         self._call(self.leases.replace_namespaced_lease, self.name, self.namespace, body)
 
-    def holder(self) -> tuple[str | None, str | None]:
-        """The holder the Lease names and its ``renewTime`` (None, None: no Lease)."""
-        spec = (self._read() or {}).get("spec") or {}
-        return spec.get("holderIdentity"), spec.get("renewTime")
-
 
 __all__ = ["WATCHER_LEASE", "LeaseMirror", "micro_time"]

@@ -159,8 +159,11 @@ def mapping_drift(
     """Where the rabbitmapping (``mapped``: compute → rabbit) disagrees with ``rabbit``'s
     Storage: each compute the Storage lists that the mapping puts behind another rabbit
     (or none), with the mapping's rabbit (``""`` for none); each compute the mapping puts
-    behind ``rabbit`` that the Storage does not list, with ``"-"``. Empty: they agree."""
+    behind ``rabbit`` that the Storage does not list, with ``"-"``. Empty: they agree, or
+    the Storage lists no compute yet (its status not filled in: nothing to compare)."""
     listed = listed_computes(storage)
+    if not listed:
+        return {}
     drift = {c: mapped.get(c, "") for c in listed if mapped.get(c) != rabbit}
     seen = set(listed)
     drift.update({c: "-" for c, r in mapped.items() if r == rabbit and c not in seen})
