@@ -23,6 +23,7 @@ from typing import Any
 from coral2_sim.demo.batch import DemoJob
 from coral2_sim.dws.fixtures import move_compute
 from coral2_sim.system import SimulatedSystem
+from pipeline.errors import KubeError
 from pipeline.model.hostlist import encode_hostlist
 from pipeline.states.hooks import NOT_YOURS
 
@@ -120,7 +121,7 @@ def _workflow(system: SimulatedSystem, jobid: int) -> dict[str, Any]:
         return {}
     try:
         return system.dws.get_workflow(record.workflow)
-    except Exception:  # gone, or not made yet: not waiting where expected
+    except KubeError:  # gone, or not made yet: not waiting where expected
         return {}
 
 
