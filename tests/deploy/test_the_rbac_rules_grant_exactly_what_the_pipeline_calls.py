@@ -66,7 +66,7 @@ def run() -> Run:
     mapping = RabbitMapping.load(sample_path("sample-rabbitmapping.json"))
     with demo_system(mapping, config=str(sample_path("sample-cluster.toml"))) as system:
         assert system.kube is not None
-        report = run_batch(system, Console(file=io.StringIO(), width=200))
+        report = run_batch(system, Console(file=io.StringIO(), width=200), cases=False)
         kubeconfig = system.kube.pipeline_kubeconfig
         env = {k: v for k, v in os.environ.items() if not k.startswith("CORAL2_")}
         rabbitmapping = subprocess.run(
