@@ -12,7 +12,6 @@ manager) ends every process it started.
 
 from __future__ import annotations
 
-import functools
 import gc
 import os
 import sys
@@ -27,31 +26,25 @@ from celery import Celery
 
 from coral2_sim import procstat
 from coral2_sim.fabric import FabricManagerSim
-from coral2_sim.flux import libfabric
 from coral2_sim.flux.delivery import DeliveryThread
-from coral2_sim.flux.hold import StoreHold
 from coral2_sim.flux.jobmanager import JobManager
+from coral2_sim.flux_side import CLUSTER, start_flux
 from coral2_sim.keys import cached_signers, demo_signers
-from coral2_sim.kube.identities import KubeEndpoint, with_identities
+from coral2_sim.kube.identities import KubeEndpoint
 from coral2_sim.kube.sim_paths import FAULTS_PATH
+from coral2_sim.kube_process import start_kube_api
 from coral2_sim.node_side import emulator_times, start_node_side
 from coral2_sim.processes import Processes
-from coral2_sim.redis_server import RedisServer, free_port
+from coral2_sim.redis_server import RedisServer
 from coral2_sim.users import DemoUsers
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import ConfigError
-from pipeline.model.jgf import containment_path
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.platform.sealing import seal_of
 from pipeline.platform.sending import settings_of
-from pipeline.services.bridge import service as bridge_service
-from pipeline.services.bridge.journal import JobStates
 from pipeline.services.hooks import Hooks
-from pipeline.settings import Settings, load_settings
+from pipeline.settings import load_settings
 from pipeline.store import Store
-
-#: The cluster name of the simulated resource graph (dws2jgf --cluster-name).
-CLUSTER = "demo"
 
 
 @dataclass
@@ -244,7 +237,7 @@ class SimulatedSystem:
         self._start_redis()
         if self.hwcoll_min_nodes is not None:
             self._start_fabric()
-        self._start_kube()
+        self.kube = start_kube_api(self)
         assert self.kube is not None
         self.dws = DwsClient(self.kube.api())
         celery = [sys.executable, "-m", "celery", "-A", "pipeline.app"]
@@ -290,43 +283,13 @@ class SimulatedSystem:
         self.spawn("watcher", argv)
         self.wait_for_watcher()
         if self.with_flux:
-            self._start_flux(settings)
+            start_flux(self, settings)
         return self
 
     def _start_fabric(self) -> None:
         """The simulated fabric manager, and the settings that send the workers to it."""
         fabric = self.fabric = FabricManagerSim().start()
         self.extra_env.update(fabric.pipeline_env(self.workdir / "fm", self.hwcoll_min_nodes))
-
-    def _start_kube(self) -> None:
-        """The API server and the DWS controller, in their own process; wait until it serves."""
-        port = free_port()
-        argv = [sys.executable, "-m", "pipeline.cli", "sim", "kube-api", "--with-dws"]
-        argv += ["--port", str(port), "--mapping", str(self.workdir / "rabbitmapping.json")]
-        argv += ["--latency", str(self.latency_s), "--reconcilers", str(self.reconcilers)]
-        argv += ["--mount-timeout", str(self.mount_timeout_s)]
-        if self.node_workers:
-            argv.append("--no-mount-agent")
-        argv += ["--api-fault-rate", str(self.api_fault_rate), "--fault-seed", str(self.fault_seed)]
-        argv += ["--workflow-fault-rate", str(self.workflow_fault_rate)]
-        if self.slow_rabbits:
-            argv += ["--slow-rabbits", ",".join(self.slow_rabbits)]
-        for path in self.failed_copies:
-            argv += ["--fail-copies", path]
-        if not self.systemstatus:
-            argv.append("--no-systemstatus")
-        kube = KubeEndpoint(f"http://127.0.0.1:{port}")
-        if self.rbac:  # as a site runs it: TLS, tokens, and our RBAC rules for our account
-            kube = with_identities(port, self.workdir / "kube")
-            argv += kube.server_args()
-        self.spawn("kube-api", argv)
-        log = self.workdir / "kube-api.log"
-        deadline = time.monotonic() + 60
-        while not log.exists() or kube.url not in log.read_text(errors="replace").splitlines():
-            if self.procs.get("kube-api").poll() is not None or time.monotonic() > deadline:
-                raise ConfigError(f"the simulated API server did not start; see {log}")
-            time.sleep(0.02)
-        self.kube = kube
 
     def dws_faults(self, **faults: list[str]) -> dict[str, list[str]]:
         """Set the simulated DWS side's faults while it runs (``slow_rabbits``,
@@ -389,41 +352,6 @@ class SimulatedSystem:
     def emulator_times(self, index: int) -> Path:
         """Where held node emulator ``index`` writes when its steps ended."""
         return emulator_times(self.workdir, index)
-
-    def _start_flux(self, settings: Settings) -> None:
-        """The simulated job manager with dws-jobtap, served by our hooks, fed by the outbox."""
-        assert self.app is not None and self.store is not None
-        from pipeline.platform.app import sender
-
-        app = self.app
-        self.hooks = Hooks(settings, sender(app), owner_uid=os.getuid())
-        # the bridge's view of every job (the events journal) and the job-manager prolog
-        # (coral2-pipeline flux-prolog) when the pipeline does node work
-        node_work = self.node_workers or self.slingshot
-        states = JobStates(self.hooks, view=self.store.flux_jobs) if node_work else None
-        self.flux = JobManager(
-            self.mapping,
-            # the dws service as the bridge serves it: an outage is an error answer
-            service=functools.partial(bridge_service.serve, self.hooks, self.store),
-            journal=states.feed if states is not None else None,
-            hold=StoreHold(self.store) if node_work else None,
-            epilog_timeout_s=self.epilog_timeout_s,
-            eventlog=self.store.resource_log,
-            # the pipeline's rabbit health brings the ssds up; a shadow run leaves them be
-            ssd_chunks=None if self.observe_only else settings.pipeline.chunks_per_nnf,
-            on_start=libfabric.on_start if self.fabric is not None else None,
-        ).start()
-        flux = self.flux
-        path_of = functools.partial(containment_path, self.mapping, CLUSTER)
-
-        def flush() -> None:
-            if states is not None and states.pending:
-                with flux.lock:  # the journal feeds it under the lock
-                    states.flush()
-
-        self.delivery = DeliveryThread(
-            self.store.outbox, flux, "sim-flux", path_of, self._stopping, flush
-        ).start()
 
     def alive(self) -> list[str]:
         """Names of the started processes that died (empty when all run)."""

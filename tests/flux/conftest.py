@@ -25,7 +25,8 @@ from typing import Any
 
 import pytest
 from coral2_sim.flux_real import RealFlux
-from coral2_sim.system import CLUSTER, SimulatedSystem
+from coral2_sim.flux_side import CLUSTER
+from coral2_sim.system import SimulatedSystem
 
 from pipeline.clients.flux_site import FluxNotFound, FluxSite, find_flux
 from pipeline.model.jobid import decode_jobid

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from coral2_sim.flux_real import RealFlux
-from coral2_sim.system import CLUSTER
+from coral2_sim.flux_side import CLUSTER
 
 from pipeline.clients.flux_site import UNKNOWN, FluxNotFound, FluxSite, find_flux
 from tests.flux.checks import (

@@ -18,7 +18,8 @@ from rich.console import Console
 from coral2_sim.flux.jobmanager import JobManager
 from coral2_sim.flux_mirror import FluxMirror
 from coral2_sim.flux_real import RealFlux
-from coral2_sim.system import CLUSTER, SimulatedSystem
+from coral2_sim.flux_side import CLUSTER
+from coral2_sim.system import SimulatedSystem
 from pipeline.clients.flux_site import FluxSite
 from pipeline.settings import load_settings
 
