@@ -80,7 +80,10 @@ def query(base: str, promql: str) -> list[dict[str, Any]]:
     try:
         answer = httpx.get(f"{base}/api/v1/query", params={"query": promql}, timeout=10)
     except httpx.HTTPError:
-        return []  # not serving yet
+        return []  # not listening yet
+    if answer.status_code == httpx.codes.SERVICE_UNAVAILABLE:
+        return []  # listening, but its storage is not open yet ("Service Unavailable")
+    answer.raise_for_status()
     result: list[dict[str, Any]] = answer.json()["data"]["result"]
     return result
 
