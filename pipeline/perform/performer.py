@@ -31,9 +31,11 @@ from pipeline.model.answers import Phase
 from pipeline.model.hwcoll import redact
 from pipeline.model.job import JobChanges, JobRecord
 from pipeline.model.node_messages import clientmount_stop
+from pipeline.model.told import Change, Told
 from pipeline.model.workflow import ready_since, state_of
 from pipeline.perform import deadlines as timeouts
 from pipeline.perform.fabric import release, reserve
+from pipeline.states import rabbits as rabbit_rules
 from pipeline.states.actions import (
     Action,
     ArmDeadline,
@@ -66,6 +68,7 @@ from pipeline.states.actions import (
     SendNodeTask,
     SendOnce,
     SendTask,
+    TellFlux,
     UpdateJob,
 )
 from pipeline.states.hooks import name_of, refused
@@ -204,7 +207,7 @@ class _Performer:
             self.one(action)
 
     def one(self, action: Action) -> None:
-        store, dws, name = self.store, self.dws, self.name
+        store, dws, name, job = self.store, self.dws, self.name, str(self.jobid)
         match action:
             case CreateRecord(record):
                 store.jobs.create(record)
@@ -263,15 +266,17 @@ class _Performer:
                 }
                 with suppress(NotFound):
                     dws.patch_storage(rabbit, body)
+            case TellFlux(rabbit, before, change):
+                store.told.replace(rabbit, before, change)
             case HoldBadRabbit(rabbit, computes):
-                store.told.hold(rabbit, computes, store.resource_log.epoch())
+                epoch = store.resource_log.epoch()
+                store.told.change(rabbit, lambda told: Change([], told.hold(computes, epoch)))
             case HoldRabbits(rabbits):
-                store.told.hold_for(self.jobid, rabbits, store.resource_log.epoch())
+                self._rabbits(rabbits, lambda told, epoch: rabbit_rules.hold(told, job, epoch))
             case RabbitDaemonDown(rabbits):
-                for rabbit in rabbits:
-                    store.told.daemon_down(rabbit, store.resource_log.epoch())
+                self._rabbits(rabbits, rabbit_rules.daemon_down)
             case FreeRabbits(rabbits):
-                store.told.free_for(self.jobid, rabbits, store.resource_log.epoch())
+                self._rabbits(rabbits, lambda told, epoch: rabbit_rules.free(told, job, epoch))
             case SendOnce(kind, payload, mark):
                 message = OutboxMessage(kind, self.jobid, payload)
                 if store.outbox.append_once(message, mark) is not None:
@@ -308,6 +313,13 @@ class _Performer:
                 self._send_nodes([(node, name, stop) for node in answered])
             case _:
                 assert_never(action)
+
+    def _rabbits(self, rabbits: Sequence[str], rule: Callable[[Told, str], Change]) -> None:
+        """Apply ``rule`` to each rabbit's record of what Flux was told, in this Flux
+        incarnation, sending what it says."""
+        epoch = self.store.resource_log.epoch()
+        for rabbit in sorted(set(rabbits)):
+            self.store.told.change(rabbit, lambda told: rule(told, epoch))
 
     def _fabric(self) -> FabricManager:
         if self.fabric is None:

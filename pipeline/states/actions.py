@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pipeline.model.answers import Phase
 from pipeline.model.job import DeadlineKind, JobChanges, JobRecord
+from pipeline.model.told import Change, Told
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,17 @@ class DisableRabbit:
     name: str
     reason: str
     date: str
+
+
+@dataclass(frozen=True)
+class TellFlux:
+    """Send Flux ``change``'s messages about ``rabbit`` and keep its record, in one step,
+    if the record is still ``before`` (the one decided on); else the task runs again
+    (:class:`~pipeline.errors.StoreConflict`) and decides on the new one."""
+
+    rabbit: str
+    before: Told
+    change: Change
 
 
 @dataclass(frozen=True)
@@ -311,6 +323,7 @@ Action = (
     | DeleteWorkflow
     | DisableComputes
     | DisableRabbit
+    | TellFlux
     | HoldBadRabbit
     | RabbitDaemonDown
     | HoldRabbits

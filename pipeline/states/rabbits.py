@@ -20,10 +20,12 @@ eventlog) starts from nothing, as coral2_dws processes every Storage at start.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pipeline.model.hostlist import unique_hostlist
+from pipeline.model.told import Change, Message, Told
+from pipeline.states.actions import Action, TellFlux
 
 #: The drain reason coral2_dws gives computes that lost their rabbit.
 PCIE_REASON = "rabbit lost PCIe connection"
@@ -39,91 +41,6 @@ class RabbitPolicy:
     soft_drain: bool = True
     #: computes that may be drained (``pipeline.drain_queues``); None: all
     drainable: frozenset[str] | None = None
-
-
-@dataclass(frozen=True)
-class Told:
-    """What Flux was last told of one rabbit, in one Flux incarnation."""
-
-    epoch: str = ""
-    ssd: str | None = None  # "up", "down", or None: nothing yet
-    badrabbit: frozenset[str] = frozenset()
-    drained: frozenset[str] = frozenset()
-    #: computes a job gave ``badrabbit``, kept until the Storage changes
-    held: frozenset[str] = frozenset()
-    #: the Storage's ``resourceVersion`` the rules last decided on
-    version: str = ""
-    #: the Storage's ``status.status`` the rules last decided on
-    status: str | None = None
-    #: the rabbit's ssd vertices, as the rules last named them
-    paths: tuple[str, ...] = ()
-    #: jobs whose epilog went before their Teardown completed: their ssds stay down
-    holders: frozenset[str] = frozenset()
-    #: the rabbit's own ClientMount never came up (its node daemon down): its ssds stay
-    #: down until its Storage next changes (the daemon, back, updates it)
-    daemon_down: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "epoch": self.epoch,
-            "ssd": self.ssd,
-            "badrabbit": sorted(self.badrabbit),
-            "drained": sorted(self.drained),
-            "held": sorted(self.held),
-            "version": self.version,
-            "status": self.status,
-            "paths": list(self.paths),
-            "holders": sorted(self.holders),
-            "daemon_down": self.daemon_down,
-        }
-
-    def hold(self, computes: Collection[str], epoch: str) -> Told:
-        """This record once a job gave ``computes`` ``badrabbit`` in Flux incarnation
-        ``epoch`` (a record of an older incarnation starts from nothing)."""
-        told = self.in_epoch(epoch)
-        return replace(told, held=told.held | (frozenset(computes) - told.badrabbit))
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Told:
-        return cls(
-            epoch=str(data.get("epoch", "")),
-            ssd=data.get("ssd"),
-            badrabbit=frozenset(data.get("badrabbit") or ()),
-            drained=frozenset(data.get("drained") or ()),
-            held=frozenset(data.get("held") or ()),
-            version=str(data.get("version", "")),
-            status=data.get("status"),
-            paths=tuple(data.get("paths") or ()),
-            holders=frozenset(data.get("holders") or ()),
-            daemon_down=bool(data.get("daemon_down", False)),
-        )
-
-    def in_epoch(self, epoch: str) -> Told:
-        """This record in Flux incarnation ``epoch``: one of an older incarnation keeps only
-        its holds and a down daemon with the Storage version it was seen in (Flux lost
-        everything else it was told)."""
-        if self.epoch == epoch:
-            return self
-        version = self.version if self.daemon_down else ""
-        return Told(
-            epoch=epoch, holders=self.holders, daemon_down=self.daemon_down, version=version
-        )
-
-
-@dataclass(frozen=True)
-class Message:
-    """One outbox message: its kind and its flux-coral2 payload."""
-
-    kind: str
-    payload: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Decision:
-    """The messages to send and what Flux then knows."""
-
-    messages: list[Message] = field(default_factory=list)
-    told: Told = Told()
 
 
 def storage_status(storage: Mapping[str, Any]) -> str | None:
@@ -179,7 +96,7 @@ def decide(
     told: Told,
     epoch: str,
     version: str = "",
-) -> Decision:
+) -> Change:
     """What to tell Flux of a rabbit whose Storage shows ``status`` and ``offline``.
 
     ``computes`` are the rabbit's computes Flux knows (mapped, not excluded);
@@ -224,7 +141,26 @@ def decide(
         status=status,
         paths=tuple(ssd_paths),
     )
-    return Decision(messages, after)
+    return Change(messages, after)
+
+
+def on_storage(
+    rabbit: str,
+    status: str | None,
+    offline: Collection[str],
+    computes: Collection[str],
+    ssd_paths: Sequence[str],
+    policy: RabbitPolicy,
+    told: Told,
+    epoch: str,
+    version: str = "",
+) -> list[Action]:
+    """What a Storage event of ``rabbit`` does (:func:`decide`): tell Flux what changed and
+    keep the new record; nothing when nothing did (a replayed event)."""
+    change = decide(status, offline, computes, ssd_paths, policy, told, epoch, version)
+    if not change.messages and change.told == told:
+        return []
+    return [TellFlux(rabbit, told, change)]
 
 
 def ssd_status(paths: Sequence[str], status: str) -> list[Message]:
@@ -232,16 +168,16 @@ def ssd_status(paths: Sequence[str], status: str) -> list[Message]:
     return [Message("set-status", {"resource_path": path, "status": status}) for path in paths]
 
 
-def hold(told: Told, jobid: str, epoch: str) -> Decision:
+def hold(told: Told, jobid: str, epoch: str) -> Change:
     """Job ``jobid`` holds the rabbit until its Teardown completes: its ssds go down."""
     told = told.in_epoch(epoch)
     after = replace(told, holders=told.holders | {jobid})
     if told.ssd != "up":  # down already, or not told yet: the first pass sees the hold
-        return Decision([], after)
-    return Decision(ssd_status(told.paths, "down"), replace(after, ssd="down"))
+        return Change([], after)
+    return Change(ssd_status(told.paths, "down"), replace(after, ssd="down"))
 
 
-def free(told: Told, jobid: str, epoch: str) -> Decision:
+def free(told: Told, jobid: str, epoch: str) -> Change:
     """Job ``jobid``'s Teardown completed: its hold goes; the ssds come up if it was the
     last and the Storage was Ready."""
     told = told.in_epoch(epoch)
@@ -253,15 +189,15 @@ def free(told: Told, jobid: str, epoch: str) -> Decision:
         or told.ssd == "up"
         or not told.paths
     ):
-        return Decision([], after)
-    return Decision(ssd_status(told.paths, "up"), replace(after, ssd="up"))
+        return Change([], after)
+    return Change(ssd_status(told.paths, "up"), replace(after, ssd="up"))
 
 
-def daemon_down(told: Told, epoch: str) -> Decision:
+def daemon_down(told: Told, epoch: str) -> Change:
     """The rabbit's own ClientMount never came up — its node daemon is down, so whatever
     it serves is not there: its ssds go down until its Storage next changes."""
     told = told.in_epoch(epoch)
     after = replace(told, daemon_down=True)
     if told.ssd != "up":  # down already, or not told yet: the first pass sees it
-        return Decision([], after)
-    return Decision(ssd_status(told.paths, "down"), replace(after, ssd="down"))
+        return Change([], after)
+    return Change(ssd_status(told.paths, "down"), replace(after, ssd="down"))

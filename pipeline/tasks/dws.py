@@ -78,6 +78,10 @@ def spread(
     return dispatch_nodes(task.app, task.store, first)
 
 
+#: The job id of actions no job owns (a rabbit's health): Flux's job ids start at 1.
+NO_JOB = 0
+
+
 def act(
     task: PipelineTask, jobid: int, actions: list[Action], workflow: dict[str, Any] | None = None
 ) -> bool:

@@ -126,9 +126,9 @@ def observe_storage(task: PipelineTask, name: str) -> dict[str, Any] | None:
         if drift := mapping_drift(name, storage, mapped):
             health["drift"] = drift
     store.watch.set_rabbit(name, health)
-    decision = tell_flux(task, name, storage)
-    if decision is not None:
-        health["told"] = [m.kind for m in decision.messages]
+    told = tell_flux(task, name, storage)
+    if told is not None:
+        health["told"] = told
     return health
 
 

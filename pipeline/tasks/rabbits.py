@@ -18,8 +18,9 @@ from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.model.resource_set import resource_set_from_config
 from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.settings import Settings
-from pipeline.states.rabbits import Decision, RabbitPolicy, decide, offline_computes, storage_status
-from pipeline.tasks.dws import mapping_of
+from pipeline.states.actions import TellFlux
+from pipeline.states.rabbits import RabbitPolicy, offline_computes, on_storage, storage_status
+from pipeline.tasks.dws import NO_JOB, act, mapping_of
 
 log = logging.getLogger("coral2_pipeline.rabbits")
 
@@ -59,8 +60,9 @@ def ssd_paths(settings: Settings, mapping: RabbitMapping, rabbit: str) -> list[s
     return [f"/{cluster}/chassis{k}/ssd{i}" for i in range(settings.pipeline.chunks_per_nnf)]
 
 
-def tell_flux(task: PipelineTask, name: str, storage: dict[str, Any]) -> Decision | None:
-    """Send Flux what changed in rabbit ``name``'s health (nothing when nothing did)."""
+def tell_flux(task: PipelineTask, name: str, storage: dict[str, Any]) -> list[str] | None:
+    """Send Flux what changed in rabbit ``name``'s health (nothing when nothing did); return
+    the kinds of messages sent (None: the health rules are off for it)."""
     settings = task.settings
     path = settings.rabbit.mapping
     if not path:
@@ -82,18 +84,19 @@ def tell_flux(task: PipelineTask, name: str, storage: dict[str, Any]) -> Decisio
     paths = ssd_paths(settings, mapping, name)
     epoch = task.store.resource_log.epoch()
     version = str((storage.get("metadata") or {}).get("resourceVersion") or "")
-    decision = task.store.told.tell(
-        name, lambda told: decide(status, offline, computes, paths, policy, told, epoch, version)
-    )
-    if decision.messages:
+    told = task.store.told.get(name)
+    actions = on_storage(name, status, offline, computes, paths, policy, told, epoch, version)
+    act(task, NO_JOB, actions)
+    kinds = sorted({m.kind for a in actions if isinstance(a, TellFlux) for m in a.change.messages})
+    if kinds:
         log.warning(
             "rabbit %s is %s (%d computes not Ready): told Flux %s",
             name,
             status or "without status",
             len(offline),
-            ", ".join(sorted({m.kind for m in decision.messages})),
+            ", ".join(kinds),
         )
-    return decision
+    return kinds
 
 
 @pipeline_task("storage.resync", queue="housekeeping", max_attempts=3)
@@ -112,6 +115,5 @@ def resync(task: PipelineTask) -> int:
         name = (storage.get("metadata") or {}).get("name")
         if not name:
             continue
-        decision = tell_flux(task, str(name), storage)
-        told += bool(decision is not None and decision.messages)
+        told += bool(tell_flux(task, str(name), storage))
     return told

@@ -4,17 +4,17 @@ Storage was Ready; and a Flux restart, which forgets what Flux was told, keeps t
 
 from __future__ import annotations
 
-from pipeline.states.rabbits import Decision, RabbitPolicy, Told, decide, free, hold
+from pipeline.states.rabbits import Change, RabbitPolicy, Told, decide, free, hold
 
 SSDS = ["/demo/chassis0/ssd0", "/demo/chassis0/ssd1"]
 POLICY = RabbitPolicy()
 
 
-def storage_pass(told: Told, status: str = "Ready", epoch: str = "1") -> Decision:
+def storage_pass(told: Told, status: str = "Ready", epoch: str = "1") -> Change:
     return decide(status, set(), ["c1"], SSDS, POLICY, told, epoch, "v1")
 
 
-def statuses(decision: Decision) -> list[str]:
+def statuses(decision: Change) -> list[str]:
     return [m.payload["status"] for m in decision.messages]
 
 

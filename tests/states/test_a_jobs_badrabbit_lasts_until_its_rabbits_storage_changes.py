@@ -5,7 +5,7 @@ rabbit's next Storage event), and a new Flux incarnation, which lost it, forgets
 
 from __future__ import annotations
 
-from pipeline.states.rabbits import Decision, Message, RabbitPolicy, Told, decide
+from pipeline.states.rabbits import Change, Message, RabbitPolicy, Told, decide
 
 COMPUTES = ["c1", "c2", "c3"]
 SSDS = ["/demo/chassis0/ssd0"]
@@ -16,7 +16,7 @@ REMOVE_C2 = Message("remove-property", {"targets": "c2", "key": "badrabbit"})
 
 def storage_pass(
     told: Told, version: str, offline: frozenset[str] | set[str] = frozenset(), **kw: object
-) -> Decision:
+) -> Change:
     policy = kw.get("policy", HARD)
     assert isinstance(policy, RabbitPolicy)
     return decide("Ready", offline, COMPUTES, SSDS, policy, told, "1", version)

@@ -9,16 +9,16 @@ from __future__ import annotations
 from pipeline.model.job import JobRecord
 from pipeline.states.actions import RabbitDaemonDown
 from pipeline.states.deadlines import prerun_timeout
-from pipeline.states.rabbits import Decision, RabbitPolicy, Told, daemon_down, decide, free, hold
+from pipeline.states.rabbits import Change, RabbitPolicy, Told, daemon_down, decide, free, hold
 
 SSDS = ["/demo/chassis0/ssd0", "/demo/chassis0/ssd1"]
 
 
-def storage_pass(told: Told, version: str, status: str = "Ready") -> Decision:
+def storage_pass(told: Told, version: str, status: str = "Ready") -> Change:
     return decide(status, set(), ["c1"], SSDS, RabbitPolicy(), told, "1", version)
 
 
-def statuses(decision: Decision) -> list[str]:
+def statuses(decision: Change) -> list[str]:
     return [m.payload["status"] for m in decision.messages]
 
 

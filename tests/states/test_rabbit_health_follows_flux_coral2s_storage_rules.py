@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pipeline.states.rabbits import (
     PCIE_REASON,
-    Decision,
+    Change,
     Message,
     RabbitPolicy,
     Told,
@@ -30,11 +30,11 @@ def run(
     policy: RabbitPolicy,
     told: Told = NOTHING,
     epoch: str = "1",
-) -> Decision:
+) -> Change:
     return decide(status, offline, COMPUTES, SSDS, policy, told, epoch)
 
 
-def kinds(decision: Decision) -> list[str]:
+def kinds(decision: Change) -> list[str]:
     return [m.kind for m in decision.messages]
 
 

@@ -4,10 +4,22 @@ wrote it — no read of its own — and the compare-and-set still loses nothing 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 
+import pytest
 import redis
+from coral2_sim.redis_server import RedisServer
 
 from pipeline.store import JobRecord, Store
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server of this file's own: the GETs counted are this file's alone (a thread another
+    test left behind may still read the session's server)."""
+    server = RedisServer(tmp_path_factory.mktemp("own-redis")).start()
+    yield server.url
+    server.stop()
 
 
 def reads(store: Store) -> int:

@@ -12,9 +12,9 @@ from kubernetes import client
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.model.job import Epilog, Teardown
+from pipeline.model.told import Change, Told
 from pipeline.perform import deadlines as arming
 from pipeline.platform.sending import settings_of
-from pipeline.states.rabbits import Decision, Told
 from pipeline.store import JobRecord, Keys, Store
 from pipeline.tasks import timeouts
 from tests.platform.results import result_of
@@ -209,7 +209,7 @@ def test_a_prerun_timeout_takes_down_the_ssds_of_a_rabbit_whose_own_mount_never_
         celery_app, kube_api, 917, {"state": "PreRun", "ready": False}, hosts=["n1"]
     )
     ssds = ["/demo/chassis0/ssd0", "/demo/chassis0/ssd1"]
-    store.told.tell("rabbit1", lambda told: Decision([], Told(ssd="up", paths=tuple(ssds))))
+    store.told.change("rabbit1", lambda told: Change([], Told(ssd="up", paths=tuple(ssds))))
     dws.create(
         "clientmounts",
         {
