@@ -13,31 +13,14 @@ to keep for the next call, its argument untouched.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.model.hostlist import expand_hostlist
 from pipeline.model.idset import decode_idset
 from pipeline.model.resource_events import event_pairs
+from pipeline.model.seen_hosts import Seen
 
 ENABLED, DISABLED = "Enabled", "Disabled"
-
-
-@dataclass
-class Seen:
-    """What the journal said so far: the instance's hosts, which are online, and the hosts
-    our drains keep Disabled."""
-
-    hosts: list[str] = field(default_factory=list)
-    online: set[str] = field(default_factory=set)
-    disabled: set[str] = field(default_factory=set)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"hosts": self.hosts, "online": sorted(self.online)}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any], disabled: Iterable[str]) -> Seen:
-        return cls(list(data.get("hosts") or []), set(data.get("online") or []), set(disabled))
 
 
 def _hosts(seen: Seen, idset: str) -> set[str]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import redis
 
-from pipeline.states.systemstatus import Seen
+from pipeline.model.seen_hosts import Seen
 from pipeline.store.connection import translated
 from pipeline.store.keys import Keys
 
