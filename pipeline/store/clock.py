@@ -15,7 +15,9 @@ A task that retries postpones its ledger resend after such a check too
 (``pipeline.platform.task``), in the round trip that releases its lock.
 
 Small moves within the grace are ordinary (sweeps a second apart, hosts a few
-milliseconds apart, calls racing each other): the clock only moves forward on them.
+milliseconds apart, calls racing each other): the clock only moves forward on them, and
+only once it is :data:`TICK_S` behind (one write a second, not one per due time written;
+a step is then seen within the grace plus that second).
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from __future__ import annotations
 #: How far the clock may move between two writes, forwards or back, before due times
 #: move with it (s). Beat sweeps every second, so a gap this long is not ordinary.
 GRACE_S = 30.0
+
+#: How far behind the kept clock may fall before an ordinary write moves it forward (s).
+TICK_S = 1.0
 
 #: A Lua function for the scripts that write due times. ``rebase(clock, sets, now,
 #: grace)``: compare ``now`` with the clock kept under key ``clock``; past the grace,
@@ -37,7 +42,7 @@ local function rebase(clock, sets, now, grace)
   end
   local gap = now - last
   if gap > -grace and gap <= grace then
-    if gap > 0 then redis.call('set', clock, tostring(now)) end
+    if gap >= TICK_S then redis.call('set', clock, tostring(now)) end
     return 0
   end
   redis.call('set', clock, tostring(now))
@@ -53,4 +58,4 @@ local function rebase(clock, sets, now, grace)
   end
   return gap
 end
-"""
+""".replace("TICK_S", repr(TICK_S))

@@ -93,6 +93,15 @@ def _sentinel(url: str, socket_timeout_s: float) -> redis.Redis:
     return client
 
 
+def eval_in(pipe: Any, script: Any, keys: list[Any], args: list[Any]) -> None:
+    """Queue ``script`` in ``pipe`` as an EVAL of its text, not an EVALSHA: redis-py checks
+    a pipeline's scripts with a SCRIPT EXISTS round trip before every execute, and an
+    EVALSHA the server does not know (a promoted replica has no script cache) would fail
+    inside a transaction whose other commands still run. Redis caches the compiled script
+    by its text's digest, so an EVAL costs only the text's bytes on the wire."""
+    pipe.eval(script.script, len(keys), *keys, *args)
+
+
 def store_errors(exc: redis.RedisError) -> Exception:
     """Translate a redis-py error into the pipeline error tree (the store's boundary)."""
     from pipeline.errors import StoreRefused, StoreUnavailable

@@ -34,7 +34,7 @@ import redis
 
 from pipeline.errors import StoreConflict
 from pipeline.model.job import JobRecord
-from pipeline.store.connection import translated
+from pipeline.store.connection import eval_in, translated
 from pipeline.store.keys import Keys
 from pipeline.store.resync import UNFINISHED_AFTER_S
 
@@ -297,10 +297,11 @@ class JobStore:
     def handled_in(self, pipe: Any, jobid: int, resource_version: str) -> None:
         """Add to ``pipe`` the note that ``jobid``'s observe of its Workflow at
         ``resource_version`` decided and acted (:meth:`handled` reads it back)."""
-        self._handled(
-            keys=[self.keys.jobs_index, self.keys.handled],
-            args=[jobid, resource_version],
-            client=pipe,
+        eval_in(
+            pipe,
+            self._handled,
+            [self.keys.jobs_index, self.keys.handled],
+            [jobid, resource_version],
         )
 
     def handled(self) -> dict[int, str]:

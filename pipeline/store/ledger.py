@@ -27,7 +27,7 @@ from typing import Any
 import redis
 
 from pipeline.store.clock import GRACE_S, REBASE
-from pipeline.store.connection import translated
+from pipeline.store.connection import eval_in, translated
 from pipeline.store.keys import Keys
 
 #: The longest wait between two sends of one task message (s), unless told otherwise.
@@ -110,14 +110,12 @@ class Ledger:
         keys = [self.keys.sweep_clock, self.keys.deadlines, self.keys.ledger_due]
         keys.append(self.keys.ledger)
         due = repr(now + resend_after_s)
-        pipe = self.client.pipeline(transaction=False)
-        for start in range(0, len(messages), NOTE_BATCH):
+        for start in range(0, len(messages), NOTE_BATCH):  # a script each: one EVALSHA
             args = [repr(now), repr(GRACE_S)]
             for task_id, name, kwargs, queue in messages[start : start + NOTE_BATCH]:
                 entry = {"name": name, "kwargs": kwargs, "queue": queue, "first_sent": now}
                 args += [due, task_id, json.dumps(entry, separators=(",", ":"))]
-            self._note(keys=keys, args=args, client=pipe)
-        pipe.execute()
+            self._note(keys=keys, args=args)
 
     def done(self, task_id: str) -> None:
         """Cross out ``task_id``: its task has an outcome (a no-op when not noted)."""
@@ -164,9 +162,7 @@ class Ledger:
             pipe.zadd(self.keys.ledger_due, {task_id: until}, xx=True)
             return
         keys = [self.keys.sweep_clock, self.keys.deadlines, self.keys.ledger_due]
-        self._postpone(
-            keys=keys, args=[repr(now), repr(GRACE_S), repr(until), task_id], client=pipe
-        )
+        eval_in(pipe, self._postpone, keys, [repr(now), repr(GRACE_S), repr(until), task_id])
 
     def due(self, now: float, limit: int = 500) -> list[Entry]:
         """The entries to send again at ``now``, oldest due first, at most ``limit``.
