@@ -2,7 +2,7 @@
 the job environment — each exactly as flux-coral2's cray-slingshot plugins compute it.
 
 * :func:`parse_universe`: the ``cray-slingshot.vni-pool`` idset, checked against the
-  VNIs a job may hold (:data:`VALID_VNIS`: 1 and 10 belong to the default CXI service).
+  VNIs a job may hold (:data:`VALID_VNIS_TEXT`: 1 and 10 belong to the default CXI service).
 * :func:`vni_request`: how many VNIs a job asks for, from its ``cray-slingshot`` shell
   option and ``vnis-per-job``, as the jobtap plugin reads it at RUN.
 * :func:`service_limits`: the resource limits of a job's CXI service on one NIC, scaled by
@@ -13,7 +13,7 @@ the job environment — each exactly as flux-coral2's cray-slingshot plugins com
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,16 @@ from pipeline.model.idset import decode_idset
 
 #: The VNIs a job may be given: 1 and 10 are the default CXI service's.
 VALID_VNIS_TEXT = "0,2-9,11-65535"
-VALID_VNIS = frozenset(decode_idset(VALID_VNIS_TEXT))
+#: The VNIs of :data:`VALID_VNIS_TEXT` that lie inside 0-65535 and are not a job's.
+DEFAULT_SERVICE_VNIS = frozenset({1, 10})
+LARGEST_VNI = 65535
+
+
+def invalid_vnis(ids: Iterable[int]) -> list[int]:
+    """Those of ``ids`` a job may not hold (not in :data:`VALID_VNIS_TEXT`), ascending."""
+    return sorted(v for v in ids if not 0 <= v <= LARGEST_VNI or v in DEFAULT_SERVICE_VNIS)
+
+
 #: The most VNIs one job may hold.
 MAX_VNIS_PER_JOB = 4
 
@@ -54,7 +63,7 @@ def parse_universe(text: str) -> tuple[tuple[int, int], ...]:
         ids = decode_idset(text)
     except IdsetError as exc:
         raise InputError(f"decode error: {exc}") from exc
-    if not VALID_VNIS.issuperset(ids):
+    if invalid_vnis(ids):
         raise InputError(f"{text} contains invalid VNIs, must be a subset of {VALID_VNIS_TEXT}")
     ranges: list[tuple[int, int]] = []
     for vni in ids:

@@ -23,7 +23,7 @@ from pipeline.model.jobid import JobId
 from pipeline.model.pydantic_errors import problems
 from pipeline.model.resource_set import ResourceSet
 from pipeline.settings import Settings
-from pipeline.states.hooks import CreateRules, check_create
+from pipeline.states.create_rules import CreateRules, check_create
 
 Enqueue = Callable[[str, dict[str, Any]], None]
 

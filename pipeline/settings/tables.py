@@ -8,16 +8,16 @@ from typing import Any
 
 from pydantic import (
     AliasChoices,
+    BaseModel,
     ConfigDict,
     Field,
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from pipeline.errors import IdsetError
 from pipeline.model.idset import decode_idset
-from pipeline.model.slingshot import VALID_VNIS, VALID_VNIS_TEXT
+from pipeline.model.slingshot import VALID_VNIS_TEXT, invalid_vnis
 from pipeline.settings.bounded import Table
 from pipeline.settings.hwcoll import HwcollSettings
 from pipeline.settings.pipeline_table import PipelineSettings
@@ -178,7 +178,7 @@ class SlingshotSettings(_Table):
             ids = decode_idset(value)
         except IdsetError as exc:
             raise ValueError(str(exc)) from exc
-        bad = sorted(set(ids) - VALID_VNIS)
+        bad = invalid_vnis(ids)
         if bad:
             raise ValueError(
                 f"vni-pool {value!r} must be a subset of {VALID_VNIS_TEXT} (1 and 10 are "
@@ -203,10 +203,14 @@ class ResourceTable(_Table):
     exclude: str = ""
 
 
-class Settings(BaseSettings):
-    """Every setting of coral2-pipeline; see ``docs/configuration.md``."""
+class Settings(BaseModel):
+    """Every setting of coral2-pipeline; see ``docs/configuration.md``.
 
-    model_config = SettingsConfigDict(extra="forbid", frozen=True)
+    A plain model of the merged TOML and environment that :func:`load_settings` reads
+    (its environment overrides are its own: they name every bad key), defaults checked
+    as strictly as values given."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
     rabbit: RabbitSettings = Field(default_factory=RabbitSettings)
     cray_slingshot: SlingshotSettings = Field(
@@ -215,18 +219,6 @@ class Settings(BaseSettings):
     pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
     resource: ResourceTable = Field(default_factory=ResourceTable)
     hwcoll: HwcollSettings = Field(default_factory=HwcollSettings)
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Only the merged TOML + environment dict given by :func:`load_settings`."""
-        return (init_settings,)
 
     @property
     def store_url(self) -> str:

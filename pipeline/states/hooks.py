@@ -19,16 +19,14 @@ from pipeline.model.directives import (
     CreatePersistent,
     DestroyPersistent,
     PersistentDW,
-    check_persistent_creation,
     parse_directives,
 )
 from pipeline.model.hostlist import encode_hostlist
 from pipeline.model.job import DeadlineKind, Epilog, JobRecord, Teardown
-from pipeline.model.jobspec import parse_resources
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.model.resource_set import ResourceSet
 from pipeline.model.workflow import workflow_body, workflow_name
-from pipeline.settings import RabbitSettings, Settings
+from pipeline.settings import RabbitSettings
 from pipeline.states.actions import (
     Action,
     ArmDeadline,
@@ -43,6 +41,7 @@ from pipeline.states.actions import (
     UpdateJob,
     exception,
 )
+from pipeline.states.create_rules import CreateRules, check_create
 from pipeline.states.data_out import move_to_teardown
 from pipeline.states.health import disable_rabbits, drain_unmounted
 from pipeline.states.snapshot import Snapshot
@@ -58,64 +57,6 @@ def refused(jobid: int, kind: str, message: str) -> list[Action]:
     """The job exception ``kind`` (severity 0) of a hook that cannot go on."""
     note = f"DWS workflow interactions failed: {message}"
     return [exception(jobid, kind, 0, note, f"exception:{kind}")]
-
-
-#: The largest user id Flux gives a job (a 32-bit uid_t, less the -1 of "none").
-MAX_UID = 2**32 - 2
-
-
-@dataclass(frozen=True)
-class CreateRules:
-    """What a ``dws.create`` must satisfy, from the settings: checked by the hook, and
-    again by the task (a message that passes signing but breaks a rule is refused)."""
-
-    owner_uid: int
-    restrict_persistent: bool
-    max_directives: int
-    max_bytes: int
-
-    @classmethod
-    def of(cls, settings: Settings, owner_uid: int) -> CreateRules:
-        """The rules under ``settings``, the instance owner being ``owner_uid``."""
-        limits = settings.pipeline.limits
-        return cls(
-            owner_uid=owner_uid,
-            restrict_persistent=settings.rabbit.restrict_persistent_creation,
-            max_directives=limits.max_directives,
-            max_bytes=limits.max_dw_bytes,
-        )
-
-
-def check_create(
-    lines: list[str],
-    userid: int,
-    resources: list[dict[str, Any]],
-    failure_tolerance: int,
-    rules: CreateRules,
-) -> None:
-    """Raise :class:`InputError` naming what a ``dws.create`` breaks: the directive
-    limits, persistent creation by a non-owner, the directives' syntax, the jobspec
-    resources, the user id or the failure tolerance."""
-    if not 0 <= userid <= MAX_UID:
-        raise InputError(f"userid {userid} is not a user id (0 to {MAX_UID})")
-    if failure_tolerance < 0:
-        raise InputError("dw_failure_tolerance must be a positive integer")  # as flux-coral2
-    if len(lines) > rules.max_directives:
-        raise InputError(
-            f"{len(lines)} #DW directives; at most {rules.max_directives} "
-            "(pipeline.limits.max_directives)"
-        )
-    size = sum(len(line.encode("utf-8", "surrogatepass")) for line in lines)
-    if size > rules.max_bytes:
-        raise InputError(
-            f"#DW directives of {size} bytes; at most {rules.max_bytes} "
-            "(pipeline.limits.max_dw_bytes)"
-        )
-    check_persistent_creation(
-        lines, userid=userid, owner_uid=rules.owner_uid, restrict=rules.restrict_persistent
-    )
-    parse_directives(lines)
-    parse_resources(resources)
 
 
 #: nnf-sos's words for another user's persistent storage (Proposal, and Teardown for a

@@ -35,6 +35,7 @@ from pipeline.platform.sending import dispatch, dispatch_nodes
 from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.states import hooks
 from pipeline.states.actions import Action
+from pipeline.states.create_rules import CreateRules
 from pipeline.store.jobs import ENDED
 from pipeline.store.marks import TEARDOWN_FENCE
 
@@ -158,7 +159,7 @@ def create(
         log.info("dws.create for job %s after its teardown began: nothing to do", jobid)
         return False
     owner = task.settings.pipeline.owner_uid
-    rules = hooks.CreateRules.of(task.settings, os.getuid() if owner is None else owner)
+    rules = CreateRules.of(task.settings, os.getuid() if owner is None else owner)
     actions = hooks.on_create(
         jobid,
         userid,
