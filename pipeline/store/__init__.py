@@ -8,12 +8,13 @@ here, at the store's boundary.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import redis
 
-from pipeline.model.job import JobRecord
 from pipeline.store.answers import NodeAnswers
 from pipeline.store.connection import connect
 from pipeline.store.deadletters import DeadLetters
@@ -21,7 +22,6 @@ from pipeline.store.deadlines import Deadline, Deadlines
 from pipeline.store.expected import ExpectedNodeWorkers
 from pipeline.store.fabric import FabricState
 from pipeline.store.fluxjobs import FluxJobs
-from pipeline.store.jobs import JobStore
 from pipeline.store.keys import Keys
 from pipeline.store.ledger import Entry, Ledger
 from pipeline.store.marks import Holding, JobLocks, Marks
@@ -32,11 +32,32 @@ from pipeline.store.resource_log import ResourceLog
 from pipeline.store.resync import ResyncDue
 from pipeline.store.runs import TaskRuns
 from pipeline.store.systemstatus import SystemStatusSync
-from pipeline.store.tally import Counted, Tally
 from pipeline.store.timeline import Timeline
-from pipeline.store.told import RabbitsTold
 from pipeline.store.vnipool import VniPool
 from pipeline.store.watch import Checkpoint, WatchState
+
+if TYPE_CHECKING:
+    from pipeline.model.job import JobRecord
+    from pipeline.store.jobs import JobStore
+    from pipeline.store.tally import Counted, Tally
+    from pipeline.store.told import RabbitsTold
+
+#: The parts whose modules build pydantic models or many dataclasses, imported when first
+#: used: a process that only sends (a hook, a prolog) never pays for them.
+_LAZY = {
+    "JobRecord": "pipeline.model.job",
+    "JobStore": "pipeline.store.jobs",
+    "Counted": "pipeline.store.tally",
+    "Tally": "pipeline.store.tally",
+    "RabbitsTold": "pipeline.store.told",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Checkpoint",
@@ -116,6 +137,8 @@ class Store:
     @cached_property
     def jobs(self) -> JobStore:
         """Job records."""
+        from pipeline.store.jobs import JobStore  # see _LAZY
+
         return JobStore(self.client, self.keys)
 
     @cached_property
@@ -151,6 +174,8 @@ class Store:
     @cached_property
     def told(self) -> RabbitsTold:
         """What Flux was last told of each rabbit."""
+        from pipeline.store.told import RabbitsTold  # see _LAZY
+
         return RabbitsTold(self.client, self.keys, self.outbox)
 
     @cached_property
@@ -191,6 +216,8 @@ class Store:
     @cached_property
     def tally(self) -> Tally:
         """Node answers, counted without the job's lock."""
+        from pipeline.store.tally import Tally  # see _LAZY
+
         return Tally(self.client, self.keys)
 
     @cached_property

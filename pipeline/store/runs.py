@@ -11,15 +11,17 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 
 from pipeline.store.connection import store_errors, translated
-from pipeline.store.jobs import JobStore
 from pipeline.store.keys import Keys
 from pipeline.store.ledger import Ledger
 from pipeline.store.marks import Holding, JobLocks
+
+if TYPE_CHECKING:
+    from pipeline.store.jobs import JobStore
 
 log = logging.getLogger("coral2_pipeline.store.runs")
 
