@@ -77,8 +77,41 @@ def api_client(
                 f"cannot use {where}: {exc}; set pipeline.kubeconfig to a readable "
                 "kubeconfig, or pipeline.api_host to the API server's URL"
             ) from None
+        hook = api.configuration.refresh_api_key_hook
+        if hook is not None:
+            api.configuration.refresh_api_key_hook = _at_most_every(REFRESH_EVERY_S, hook)
     api.user_agent = user_agent
     return api
+
+
+#: How often a kubeconfig's credentials are looked at again (s).
+REFRESH_EVERY_S = 1.0
+
+
+def _at_most_every(period_s: float, hook: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``hook`` (the kubeconfig loader's: it loads a token again once it is within five
+    minutes of its expiry, then sets the client's whole configuration again, this hook
+    included) run at most once every ``period_s`` instead of before every request (a few
+    per cent of a busy worker's CPU); a token is still renewed minutes before it expires."""
+    lock = threading.Lock()
+    inner = hook
+    next_at = 0.0
+
+    def refresh(configuration: Any) -> None:
+        nonlocal inner, next_at
+        if time.monotonic() < next_at:
+            return
+        with lock:
+            if time.monotonic() < next_at:
+                return
+            inner(configuration)
+            # the loader installs a fresh copy of its hook each time: run that one next
+            if configuration.refresh_api_key_hook not in (None, refresh):
+                inner = configuration.refresh_api_key_hook
+            configuration.refresh_api_key_hook = refresh
+            next_at = time.monotonic() + period_s
+
+    return refresh
 
 
 class _Watch(watch.Watch):
