@@ -15,7 +15,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from pipeline.clients.kube import DWS_VERSIONS, KubeClient, WatchEvent, api_client
+from pipeline.clients.kube import DWS_VERSIONS, KubeClient, WatchEvent
+from pipeline.clients.kube_auth import api_client
 from pipeline.errors import ApiVersionNotFound, Conflict, Invalid, NotFound
 from pipeline.model.workflow import DWS_GROUP, WLM_FINALIZER, WORKFLOW_LABEL
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.clients import kube
+from pipeline.clients import kube_auth as kube
 
 
 def kubeconfig(tmp_path: Path) -> str:

@@ -27,7 +27,7 @@ from kubernetes.client import ApiClient, CoreV1Api
 from rich.console import Console
 
 from pipeline.clients.k8s import DwsClient
-from pipeline.clients.kube import api_client
+from pipeline.clients.kube_auth import api_client
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.perform.reads import clientmounts_not_in_state, persistent_owners
 

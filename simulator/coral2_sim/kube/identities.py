@@ -36,7 +36,7 @@ from kubernetes import client
 from coral2_sim.kube.discovery import kubeconfig
 from coral2_sim.kube.rbac import MASTERS
 from coral2_sim.kube.sim_paths import RBAC_PATH
-from pipeline.clients.kube import api_client
+from pipeline.clients.kube_auth import api_client
 from pipeline.platform.pki import write_private
 
 #: the pipeline's ServiceAccount, as deploy/k8s/coral2-pipeline.yaml creates it
