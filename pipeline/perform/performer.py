@@ -2,7 +2,9 @@
 
 :func:`perform` dispatches the closed :data:`~pipeline.states.actions.Action`
 union with ``match``; ``assert_never`` makes mypy prove every action is
-handled. An action may end the list: a refusal by DWS (the refusal's
+handled. The actions on the job's Workflow go to the base class
+(:mod:`pipeline.perform.workflow_hands`), those on rabbits' records to one method, the
+rest are here. An action may end the list: a refusal by DWS (the refusal's
 exception is sent), a Workflow found gone (the action's ``if_gone`` is
 performed instead), or a duplicate hook that finds the Workflow moved on.
 """
@@ -11,20 +13,14 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
-from typing import Any, NoReturn, assert_never
+from typing import Any, assert_never
 
 from pipeline.clients.fabric import FabricManager
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import (
-    AlreadyExists,
-    Conflict,
-    Forbidden,
-    NotFound,
     PermanentError,
-    TemporaryError,
     VniError,
 )
 from pipeline.model.answers import Phase
@@ -32,37 +28,29 @@ from pipeline.model.hwcoll import redact
 from pipeline.model.job import JobChanges, JobRecord
 from pipeline.model.node_messages import clientmount_stop
 from pipeline.model.told import Change, Told
-from pipeline.model.workflow import ready_since, state_of
 from pipeline.perform import deadlines as timeouts
 from pipeline.perform.fabric import release, reserve
+from pipeline.perform.workflow_hands import Stop, WorkflowHands
 from pipeline.states import rabbits as rabbit_rules
 from pipeline.states.actions import (
     Action,
     ArmDeadline,
     ConfirmDestroyed,
     CreateRecord,
-    CreateWorkflow,
-    DeleteWorkflow,
-    DisableComputes,
-    DisableRabbit,
     DisarmDeadline,
     ExpectAnswers,
     FinishJob,
-    ForceReady,
     ForgetAnswers,
     FreeRabbits,
     HoldBadRabbit,
     HoldRabbits,
     MarkDone,
     MarkMounted,
-    PatchComputes,
-    PatchDesiredState,
-    PatchServers,
+    RabbitAction,
     RabbitDaemonDown,
     Release,
     ReleaseMulticast,
     ReleaseVnis,
-    RemoveFinalizer,
     ReserveMulticast,
     ReserveVnis,
     SendNodeTask,
@@ -70,8 +58,8 @@ from pipeline.states.actions import (
     SendTask,
     TellFlux,
     UpdateJob,
+    WorkflowAction,
 )
-from pipeline.states.hooks import name_of, refused
 from pipeline.states.slingshot import outcome as slingshot_outcome
 from pipeline.store import OutboxMessage, Store
 
@@ -100,15 +88,6 @@ def set_between(hook: Callable[[int, Action | None], None] | None) -> None:
     BETWEEN = hook
 
 
-class _Stop(Exception):
-    """The rest of the actions is not to be done; ``done``: nothing went wrong (a
-    duplicate found its work done), else the list failed (refused, Workflow gone)."""
-
-    def __init__(self, *, done: bool) -> None:
-        super().__init__()
-        self.done = done
-
-
 def _updater(changes: JobChanges) -> Callable[[JobRecord], JobRecord]:
     def change(record: JobRecord) -> JobRecord:
         return record.model_copy(update=dict(changes))
@@ -116,7 +95,7 @@ def _updater(changes: JobChanges) -> Callable[[JobRecord], JobRecord]:
     return change
 
 
-class _Performer:
+class _Performer(WorkflowHands):
     def __init__(
         self,
         store: Store,
@@ -129,48 +108,12 @@ class _Performer:
         send_task: SendTaskBy | None = None,
         fabric: FabricBy | None = None,
     ) -> None:
-        self.store, self.dws, self.jobid = store, dws, jobid
+        super().__init__(store, dws, jobid, workflow)
         self.fabric = fabric
         self.node_prologs = node_prologs
         self.send_node = send_node
         self.send_task = send_task
-        self.name = name_of(jobid)
-        self.known = workflow  # the copy the first Workflow change may start from
         self.retention_s = retention_s
-
-    def _current(self) -> dict[str, Any] | None:
-        current, self.known = self.known, None
-        return current
-
-    def _count_transition(self, state: str, workflow: dict[str, Any] | None) -> None:
-        """Count the time from DWS marking ``state`` ready to our move out of it, when the
-        copy the move started from shows it (the transition histogram), and put the state
-        in the job's timeline."""
-        ready = ready_since(workflow, state)
-        if ready is None or workflow is None:
-            return
-        now = time.time()
-        self.store.metrics.observe_transition(state, now - ready)
-        elapsed = (workflow.get("status") or {}).get("elapsedTimeLastState")
-        took = f" after {elapsed}" if elapsed else ""
-        line = f"{state} ready{took}; moved on {(now - ready) * 1000:.0f} ms later"
-        self.store.timeline.note(self.jobid, "dws", line, at=ready)
-
-    def _exists(self) -> bool:
-        """Whether the Workflow is there to stay: one being deleted counts as gone (its
-        children go first, so a child's 404 means the same)."""
-        try:
-            workflow = self.dws.get_workflow(self.name)
-        except NotFound:
-            return False
-        return not (workflow.get("metadata") or {}).get("deletionTimestamp")
-
-    def _instead(self, actions: Sequence[Action] | None, error: Exception) -> NoReturn:
-        """Perform ``actions`` instead of the rest (None: raise ``error``)."""
-        if actions is None:
-            raise error
-        self.run(actions)
-        raise _Stop(done=False) from error
 
     def run(self, actions: Sequence[Action]) -> None:
         """Perform the work of ``actions`` in order, then the marks that say it is done
@@ -207,7 +150,13 @@ class _Performer:
             self.one(action)
 
     def one(self, action: Action) -> None:
-        store, dws, name, job = self.store, self.dws, self.name, str(self.jobid)
+        if isinstance(action, WorkflowAction):
+            self.on_workflow(action)
+            return
+        if isinstance(action, RabbitAction):
+            self._on_rabbits(action)
+            return
+        store = self.store
         match action:
             case CreateRecord(record):
                 store.jobs.create(record)
@@ -218,65 +167,6 @@ class _Performer:
                 store.tally.forget(self.jobid)  # the prolog's: the epilog's may still come
             case ForgetAnswers(phase):
                 store.tally.forget(self.jobid, phase)
-            case CreateWorkflow(body, refused_as):
-                try:
-                    dws.create_workflow(body)
-                except AlreadyExists:
-                    pass
-                except Forbidden as exc:
-                    self._instead(refused(self.jobid, refused_as, str(exc)), exc)
-            case PatchDesiredState(expected, desired, if_moved_on, if_gone):
-                self._move(expected, desired, if_moved_on, if_gone)
-            case PatchServers(server, namespace, sets, if_gone):
-                try:
-                    dws.patch_servers(server, sets, namespace=namespace)
-                except NotFound as exc:
-                    if self._exists():
-                        raise
-                    self._instead(if_gone, exc)
-            case PatchComputes(hosts):
-                dws.patch_computes(name, [{"name": h} for h in hosts])
-            case ForceReady():
-                dws.patch("workflows", name, {"spec": {"forceReady": True}})
-            case RemoveFinalizer():
-                with suppress(NotFound):
-                    dws.remove_finalizer(name, current=self._current())
-            case DeleteWorkflow():
-                current = self._current()
-                with suppress(NotFound):
-                    current = current or dws.get_workflow(name)
-                    dws.remove_finalizer(name, current=current)
-                if dws.delete_workflow(name):
-                    self._count_transition("Teardown", current)
-            case DisableComputes(nodes):
-                store.systemstatus.disable(list(nodes))  # until the journal shows the undrain
-                try:
-                    disabled = {"data": {"nodes": dict.fromkeys(nodes, "Disabled")}}
-                    dws.patch_system_status(disabled)
-                except NotFound:  # no SystemStatus default (nnf runs without): the drains
-                    # that follow in the list still go to Flux; status says it is missing
-                    log.warning(
-                        "job %s: no SystemStatus default to disable %s in", self.jobid, nodes
-                    )
-                    store.systemstatus.note_missing(True)
-            case DisableRabbit(rabbit, reason, date):
-                body = {
-                    "metadata": {"annotations": {"disable_reason": reason, "disable_date": date}},
-                    "spec": {"state": "Disabled"},
-                }
-                with suppress(NotFound):
-                    dws.patch_storage(rabbit, body)
-            case TellFlux(rabbit, before, change):
-                store.told.replace(rabbit, before, change)
-            case HoldBadRabbit(rabbit, computes):
-                epoch = store.resource_log.epoch()
-                store.told.change(rabbit, lambda told: Change([], told.hold(computes, epoch)))
-            case HoldRabbits(rabbits):
-                self._rabbits(rabbits, lambda told, epoch: rabbit_rules.hold(told, job, epoch))
-            case RabbitDaemonDown(rabbits):
-                self._rabbits(rabbits, rabbit_rules.daemon_down)
-            case FreeRabbits(rabbits):
-                self._rabbits(rabbits, lambda told, epoch: rabbit_rules.free(told, job, epoch))
             case SendOnce(kind, payload, mark):
                 message = OutboxMessage(kind, self.jobid, payload)
                 if store.outbox.append_once(message, mark) is not None:
@@ -311,6 +201,24 @@ class _Performer:
                 answered = sorted(store.tally.flag(self.jobid, "mounted", Phase.PROLOG))
                 name, stop = clientmount_stop(self.jobid)
                 self._send_nodes([(node, name, stop) for node in answered])
+            case _:
+                assert_never(action)
+
+    def _on_rabbits(self, action: RabbitAction) -> None:
+        """What Flux is told of rabbits: each a compare-and-set of the rabbit's record."""
+        store, job = self.store, str(self.jobid)
+        match action:
+            case TellFlux(rabbit, before, change):
+                store.told.replace(rabbit, before, change)
+            case HoldBadRabbit(rabbit, computes):
+                epoch = store.resource_log.epoch()
+                store.told.change(rabbit, lambda told: Change([], told.hold(computes, epoch)))
+            case HoldRabbits(rabbits):
+                self._rabbits(rabbits, lambda told, epoch: rabbit_rules.hold(told, job, epoch))
+            case RabbitDaemonDown(rabbits):
+                self._rabbits(rabbits, rabbit_rules.daemon_down)
+            case FreeRabbits(rabbits):
+                self._rabbits(rabbits, lambda told, epoch: rabbit_rules.free(told, job, epoch))
             case _:
                 assert_never(action)
 
@@ -354,34 +262,6 @@ class _Performer:
             node, task_name, _ = sends[0]
             raise PermanentError(f"job {self.jobid}: no way to send {task_name} to {node}")
         self.send_node([(node, name, {"hostname": node, **kwargs}) for node, name, kwargs in sends])
-
-    def _move(
-        self,
-        expected: str | None,
-        desired: str,
-        if_moved_on: str,
-        if_gone: tuple[Action, ...] | None,
-    ) -> None:
-        try:
-            moved, now = self.dws.move_desired_state(
-                self.name, desired, expected_state=expected, current=self._current()
-            )
-            if now:  # the answer still shows the state it moved out of, ready
-                self._count_transition(expected or state_of(moved), moved)
-        except NotFound as exc:
-            self._instead(if_gone, exc)
-        except Conflict as exc:
-            if if_moved_on == "continue":
-                log.info("job %s: %s (the workflow moved on)", self.jobid, exc)
-                return
-            try:
-                asked = (self.dws.get_workflow(self.name).get("spec") or {}).get("desiredState")
-            except NotFound as gone:
-                self._instead(if_gone, gone)
-            if asked != expected:
-                raise _Stop(done=True) from exc  # a duplicate: the Workflow has moved on
-            # still asked for ``expected``: it kept changing under the patch; try again later
-            raise TemporaryError(f"job {self.jobid}: {exc}") from exc
 
 
 def sent_line(message: OutboxMessage) -> str:
@@ -429,6 +309,6 @@ def perform(
             fabric,
         )
         performer.run(actions)
-    except _Stop as stop:
+    except Stop as stop:
         return stop.done
     return True

@@ -362,3 +362,20 @@ def timing(jobid: int, state: str, workflow: dict[str, Any]) -> list[Action]:
     if elapsed is None:
         return []
     return [kvs_put(jobid, f"rabbit_{state.lower()}_timing", elapsed)]
+
+
+#: The actions on the job's Workflow and on what DWS is told of drains
+#: (:class:`~pipeline.perform.workflow_hands.WorkflowHands`).
+WorkflowAction = (
+    CreateWorkflow
+    | PatchDesiredState
+    | PatchServers
+    | PatchComputes
+    | ForceReady
+    | RemoveFinalizer
+    | DeleteWorkflow
+    | DisableComputes
+    | DisableRabbit
+)
+#: The actions on what Flux was told of rabbits (each a compare-and-set of a rabbit's record).
+RabbitAction = TellFlux | HoldBadRabbit | HoldRabbits | RabbitDaemonDown | FreeRabbits
