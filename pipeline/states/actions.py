@@ -308,13 +308,10 @@ class MarkMounted:
     every node that has answered its prolog to stop the clientmount service."""
 
 
-Action = (
-    CreateRecord
-    | UpdateJob
-    | MarkDone
-    | FinishJob
-    | ForgetAnswers
-    | CreateWorkflow
+#: The actions on the job's Workflow and on what DWS is told of drains
+#: (:class:`~pipeline.perform.workflow_hands.WorkflowHands`).
+WorkflowAction = (
+    CreateWorkflow
     | PatchDesiredState
     | PatchServers
     | PatchComputes
@@ -323,11 +320,18 @@ Action = (
     | DeleteWorkflow
     | DisableComputes
     | DisableRabbit
-    | TellFlux
-    | HoldBadRabbit
-    | RabbitDaemonDown
-    | HoldRabbits
-    | FreeRabbits
+)
+#: The actions on what Flux was told of rabbits (each a compare-and-set of a rabbit's record).
+RabbitAction = TellFlux | HoldBadRabbit | HoldRabbits | RabbitDaemonDown | FreeRabbits
+
+Action = (
+    CreateRecord
+    | UpdateJob
+    | MarkDone
+    | FinishJob
+    | ForgetAnswers
+    | WorkflowAction
+    | RabbitAction
     | SendOnce
     | ArmDeadline
     | DisarmDeadline
@@ -362,20 +366,3 @@ def timing(jobid: int, state: str, workflow: dict[str, Any]) -> list[Action]:
     if elapsed is None:
         return []
     return [kvs_put(jobid, f"rabbit_{state.lower()}_timing", elapsed)]
-
-
-#: The actions on the job's Workflow and on what DWS is told of drains
-#: (:class:`~pipeline.perform.workflow_hands.WorkflowHands`).
-WorkflowAction = (
-    CreateWorkflow
-    | PatchDesiredState
-    | PatchServers
-    | PatchComputes
-    | ForceReady
-    | RemoveFinalizer
-    | DeleteWorkflow
-    | DisableComputes
-    | DisableRabbit
-)
-#: The actions on what Flux was told of rabbits (each a compare-and-set of a rabbit's record).
-RabbitAction = TellFlux | HoldBadRabbit | HoldRabbits | RabbitDaemonDown | FreeRabbits

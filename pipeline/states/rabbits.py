@@ -144,20 +144,10 @@ def decide(
     return Change(messages, after)
 
 
-def on_storage(
-    rabbit: str,
-    status: str | None,
-    offline: Collection[str],
-    computes: Collection[str],
-    ssd_paths: Sequence[str],
-    policy: RabbitPolicy,
-    told: Told,
-    epoch: str,
-    version: str = "",
-) -> list[Action]:
-    """What a Storage event of ``rabbit`` does (:func:`decide`): tell Flux what changed and
-    keep the new record; nothing when nothing did (a replayed event)."""
-    change = decide(status, offline, computes, ssd_paths, policy, told, epoch, version)
+def on_storage(rabbit: str, told: Told, change: Change) -> list[Action]:
+    """The actions of ``change``, decided (:func:`decide`) on ``rabbit``'s record ``told``:
+    tell Flux what changed and keep the new record, written only onto ``told``; nothing
+    when nothing changed (a replayed event)."""
     if not change.messages and change.told == told:
         return []
     return [TellFlux(rabbit, told, change)]

@@ -19,7 +19,13 @@ from pipeline.model.resource_set import resource_set_from_config
 from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.settings import Settings
 from pipeline.states.actions import TellFlux
-from pipeline.states.rabbits import RabbitPolicy, offline_computes, on_storage, storage_status
+from pipeline.states.rabbits import (
+    RabbitPolicy,
+    decide,
+    offline_computes,
+    on_storage,
+    storage_status,
+)
 from pipeline.tasks.dws import NO_JOB, act, mapping_of
 
 log = logging.getLogger("coral2_pipeline.rabbits")
@@ -85,7 +91,8 @@ def tell_flux(task: PipelineTask, name: str, storage: dict[str, Any]) -> list[st
     epoch = task.store.resource_log.epoch()
     version = str((storage.get("metadata") or {}).get("resourceVersion") or "")
     told = task.store.told.get(name)
-    actions = on_storage(name, status, offline, computes, paths, policy, told, epoch, version)
+    change = decide(status, offline, computes, paths, policy, told, epoch, version)
+    actions = on_storage(name, told, change)
     act(task, NO_JOB, actions)
     kinds = sorted({m.kind for a in actions if isinstance(a, TellFlux) for m in a.change.messages})
     if kinds:

@@ -4,7 +4,8 @@ wrote it — no read of its own — and the compare-and-set still loses nothing 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 
 import pytest
 import redis
@@ -15,22 +16,28 @@ from pipeline.store import JobRecord, Store
 
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A server of this file's own: the GETs counted are this file's alone (a thread another
-    test left behind may still read the session's server)."""
+    """A server of this file's own, whose MONITOR shows this file's commands alone."""
     server = RedisServer(tmp_path_factory.mktemp("own-redis")).start()
     yield server.url
     server.stop()
 
 
-def reads(store: Store) -> int:
-    """How many GETs clients have sent so far: the server's count, less the one inside
-    each compare-and-set script."""
-    stats = store.client.info("commandstats")
-
-    def calls(command: str) -> int:
-        return int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
-
-    return calls("get") - calls("evalsha") - calls("eval")
+def reads(store: Store, jobid: int, action: Callable[[], object]) -> int:
+    """How many GETs of ``jobid``'s record clients send while ``action`` runs, as the
+    server's MONITOR shows them (a script's own GET is the script's, not a client's)."""
+    key = store.keys.job(jobid)
+    marker = f"done-{uuid.uuid4().hex}"
+    with store.client.monitor() as monitor:
+        store.client.echo("monitoring")  # the monitor is listening from here on
+        while "monitoring" not in monitor.next_command()["command"]:
+            pass
+        action()
+        store.client.echo(marker)
+        seen = 0
+        while marker not in (command := monitor.next_command())["command"]:
+            if command["client_type"] != "lua" and command["command"] == f"GET {key}":
+                seen += 1
+    return seen
 
 
 def note(state: str) -> object:
@@ -40,11 +47,11 @@ def note(state: str) -> object:
 def test_an_update_after_this_threads_own_write_reads_nothing(store: Store) -> None:
     store.jobs.create(JobRecord(jobid=1))
     store.jobs.update(1, note("Proposal"))
-    before = reads(store)
-    updated = store.jobs.update(1, note("Setup"))
-    assert reads(store) == before
-    assert updated is not None and updated.state == "Setup"
-    assert store.jobs.get(1) == updated
+    updated: list[JobRecord | None] = []
+    assert reads(store, 1, lambda: updated.append(store.jobs.update(1, note("Setup")))) == 0
+    (updated_record,) = updated
+    assert updated_record is not None and updated_record.state == "Setup"
+    assert store.jobs.get(1) == updated_record
 
 
 def test_a_change_someone_else_made_meanwhile_is_kept(store: Store, redis_url: str) -> None:
@@ -90,9 +97,7 @@ def test_another_thread_reads_for_itself(store: Store) -> None:
     counts: list[int] = []
 
     def elsewhere() -> None:
-        before = reads(store)
-        store.jobs.update(5, note("Setup"))
-        counts.append(reads(store) - before)
+        counts.append(reads(store, 5, lambda: store.jobs.update(5, note("Setup"))))
 
     thread = threading.Thread(target=elsewhere)
     thread.start()
@@ -103,9 +108,7 @@ def test_another_thread_reads_for_itself(store: Store) -> None:
 def test_starting_afresh_forgets_what_the_thread_knew(store: Store) -> None:
     store.jobs.create(JobRecord(jobid=6))
     store.jobs.start_known()
-    before = reads(store)
-    store.jobs.update(6, note("Setup"))
-    assert reads(store) == before + 1
+    assert reads(store, 6, lambda: store.jobs.update(6, note("Setup"))) == 1
 
 
 def test_the_latest_record_is_the_one_the_task_read_with_its_lock_without_a_read(
@@ -114,18 +117,16 @@ def test_the_latest_record_is_the_one_the_task_read_with_its_lock_without_a_read
     store.jobs.create(JobRecord(jobid=7, state="PreRun:ready"))
     raw = store.client.get(store.keys.job(7))  # as a task's start reads it with the lock
     store.jobs.start_known(7, raw)
-    before = reads(store)
-    latest = store.jobs.latest(7)
-    assert reads(store) == before
-    assert latest is not None and latest.state == "PreRun:ready"
+    found: list[JobRecord | None] = []
+    assert reads(store, 7, lambda: found.append(store.jobs.latest(7))) == 0
+    assert found[0] is not None and found[0].state == "PreRun:ready"
 
 
 def test_the_latest_record_of_a_job_this_thread_does_not_know_is_read(store: Store) -> None:
     store.jobs.create(JobRecord(jobid=8, state="Setup:ready"))
     store.jobs.start_known()  # a new task: it knows nothing yet
-    before = reads(store)
-    latest = store.jobs.latest(8)
-    assert reads(store) == before + 1
-    assert latest is not None and latest.state == "Setup:ready"
+    found: list[JobRecord | None] = []
+    assert reads(store, 8, lambda: found.append(store.jobs.latest(8))) == 1
+    assert found[0] is not None and found[0].state == "Setup:ready"
     store.jobs.start_known()
     assert store.jobs.latest(9) is None  # no record: read, and None
