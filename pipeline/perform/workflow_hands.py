@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from contextlib import suppress
 from typing import Any, NoReturn, assert_never
@@ -43,7 +44,7 @@ class Stop(Exception):
         self.done = done
 
 
-class WorkflowHands:
+class WorkflowHands(ABC):
     """The job's Workflow, changed as its actions say."""
 
     def __init__(self, store: Store, dws: DwsClient, jobid: int, workflow: dict[str, Any] | None):
@@ -51,9 +52,10 @@ class WorkflowHands:
         self.name = name_of(jobid)
         self.known = workflow  # the copy the first Workflow change may start from
 
+    @abstractmethod
     def run(self, actions: Sequence[Action]) -> None:
-        """Perform ``actions`` (the performer's)."""
-        raise NotImplementedError
+        """Perform ``actions``: the performer's, which a refusal or a Workflow found gone
+        hands the actions to perform instead (:meth:`_instead`)."""
 
     def _instead(self, actions: Sequence[Action] | None, error: Exception) -> NoReturn:
         """Perform ``actions`` instead of the rest (None: raise ``error``)."""
