@@ -2,11 +2,11 @@
 tell it.
 
 ``<prefix>:rabbits-told`` maps a rabbit to its :class:`~pipeline.model.told.Told`.
-:meth:`RabbitsTold.change` reads it under WATCH, applies a pure change of the record
-(a pure function of the record: the rabbit-health rules'), then appends the change's outbox messages
-and writes the new record in one transaction: a crash sends all of them or none, a
-replayed Storage event finds nothing new to say, and two observes of one rabbit at
-once cannot both send. :meth:`RabbitsTold.replace` writes a change decided on a record
+:meth:`RabbitsTold.change` reads it under WATCH, applies a pure function of the record
+(one of the rabbit-health rules), then appends the change's outbox messages and writes
+the new record in one transaction: a crash sends all of them or none, a replayed
+Storage event finds nothing new to say, and two observes of one rabbit at once cannot
+both send. :meth:`RabbitsTold.replace` writes a change decided on a record
 read before, only if the record is still that one.
 """
 
