@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,7 +11,9 @@ from coral2_sim.demo.model import sample_path
 from coral2_sim.flux.job import FluxJob
 from coral2_sim.system import SimulatedSystem
 
+from pipeline.model.job import DeadlineKind
 from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.store.deadlines import Deadline
 
 MAPPING = RabbitMapping.load(sample_path("sample-rabbitmapping.json"))
 CONFIG = str(sample_path("sample-cluster.toml"))
@@ -86,3 +89,19 @@ def event_names(job: FluxJob) -> list[str]:
         description = (e.context or {}).get("description")
         out.append(f"{e.name} {description}" if description else e.name)
     return out
+
+
+def bring_due(system: SimulatedSystem, jobid: int, kind: DeadlineKind) -> Deadline:
+    """Wait until the job's deadline ``kind`` is armed, then make it due now, as a clock
+    reaching it would: a test of what a deadline decides arms it far away and fires it
+    when the state it is about is there, not when a busy machine happens to get there."""
+    assert system.store is not None
+    wait = time.monotonic() + 120
+    while time.monotonic() < wait:
+        for armed in system.store.deadlines.pending():
+            if (armed.jobid, armed.kind) == (jobid, kind.value):
+                now = time.time()
+                system.store.deadlines.add(Deadline(jobid, armed.kind, armed.token, now), now=now)
+                return armed
+        time.sleep(0.1)
+    raise AssertionError(f"job {jobid} never had its {kind.value} deadline armed")

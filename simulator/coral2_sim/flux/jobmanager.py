@@ -155,6 +155,16 @@ class JobManager:
             self._wake(job)
             self._advance(job)
 
+    def tasks_exit(self, jobid: int) -> None:
+        """The running job's tasks exit now: a killed job's tasks that were slow to die
+        (``raise_exception(..., finish_after_s=...)``) are gone at last."""
+        with self.lock:
+            job = self._job(jobid, unknown="unknown job id")
+            if job.state == "RUN" and job.started and job.run_until is not None:
+                job.run_until = time.monotonic()
+                self._wake(job)
+                self._advance(job)
+
     def _exception(
         self, job: FluxJob, type_: str, severity: int, note: str, finish_after_s: float = 0.0
     ) -> None:
