@@ -6,15 +6,15 @@ names the process in ``CLIENT LIST`` and ``ACL LOG``, and each can be
 rotated or switched off alone:
 
 * ``management`` — Celery workers, beat, the command line, the hooks: the pipeline's
-  keys alone (the job store, every queue of the pipeline's and its unacked
-  bookkeeping, kombu's bindings, the tasks' results, remote control's replies) and
+  keys alone (the job store, every queue of the pipeline's, kombu's bindings, the
+  tasks' results, remote control's replies) and
   Celery's channels (events, remote control, results); no other key a Redis shared
   with another application holds, no administrative or dangerous command.
 * ``watcher`` and ``bridge`` — the job store (``<prefix>:*``), the lifecycle and
   housekeeping queues they send to and kombu's binding tables (a send declares its
-  queue): no channel, no timeouts or node queue, no unacked bookkeeping, no result.
-* ``node-<host>`` — one user per node worker: its own queue and its own
-  unacked bookkeeping, an append-only right on its own answers stream (its answers and
+  queue): no channel, no timeouts or node queue, no result.
+* ``node-<host>`` — one user per node worker: its own queue, an append-only right on
+  its own answers stream (its answers and
   its dead letters), the verdicts on its own jobs, results; no job store, no other
   queue or node's key, nothing shared it can write, no kombu binding, no script.
 * ``monitoring`` — ``coral2-pipeline status`` and ``deadletters``, a Redis
@@ -73,14 +73,12 @@ NO_ADMIN = "+@all -@admin -@dangerous +info +client|setname +client|id +client|l
 #: What every client needs to log in and speak the protocol.
 CONNECTION = "+hello +auth +ping +select +client|setname +client|id"
 
-#: The commands kombu and Celery send for a node worker: its blocking read, its own
-#: unacked bookkeeping (and the restore of what it left there), its answers' and dead
-#: letters' XADD, the result of an operator's node task; and the wait of a per-rank
-#: prolog for its job's verdict (GET, BLPOP, and the RPUSH that passes the wake-up on).
-NODE_COMMANDS = (
-    "+brpop +blpop +lpush +rpush +multi +exec +discard +watch +unwatch "
-    "+hset +hget +hdel +zadd +zrem +zrange +set +get +setex +publish +xadd"
-)
+#: The commands kombu and Celery send for a node worker: its blocking read (and the
+#: LPUSH that puts back, at shutdown, what it took and did not run), its answers' and
+#: dead letters' XADD, the result of an operator's node task (a transaction of SET and
+#: PUBLISH); and the wait of a per-rank prolog for its job's verdict (GET, BLPOP, and the
+#: RPUSH that passes the wake-up on).
+NODE_COMMANDS = "+brpop +blpop +lpush +rpush +multi +exec +discard +set +get +setex +publish +xadd"
 
 
 def broker_db(url: str) -> int:
@@ -101,10 +99,9 @@ def node_keys(settings: Settings, hosts: Iterable[str]) -> str:
     own = []
     for host in hosts:
         queue = f"{queues.node_prefix}{host}"
-        # its queue, and its own unacked hash, index and mutex (no kombu binding: nobody
-        # declares a node queue, and messages reach it through the anonymous exchange)
-        own += [f"~{queue}", f"~{queue}:unacked", f"~{queue}:unacked_index"]
-        own.append(f"~{queue}:unacked_mutex")
+        # its queue (no kombu binding: nobody declares a node queue, and messages reach
+        # it through the anonymous exchange)
+        own.append(f"~{queue}")
         # its answers and its dead letters: appended to its own stream, never read; what
         # XADD's arguments can do there (an ID at the end, MAXLEN 0) it does to itself
         own.append(f"%W~{p.key_prefix}:answers:{host}")
@@ -133,9 +130,8 @@ def sender_keys(settings: Settings) -> str:
 def management_keys(settings: Settings) -> str:
     """The keys and channels of the management side (Celery workers, beat, the command
     line, the hooks): the job store, the pipeline's queues (nodes' included) with their
-    priority lists, kombu's shared unacked hash, index and mutex and its binding
-    tables, the tasks' results, and remote control's reply queues; Celery's channels
-    for events, remote control and results."""
+    priority lists, kombu's binding tables, the tasks' results, and remote control's
+    reply queues; Celery's channels for events, remote control and results."""
     p = settings.pipeline
     queues = p.queues
     db = broker_db(p.broker_url)
@@ -143,7 +139,7 @@ def management_keys(settings: Settings) -> str:
         f"~{p.key_prefix}:*",
         *(f"~{name}*" for name in (queues.lifecycle, queues.timeouts, queues.housekeeping)),
         f"~{queues.node_prefix}*",
-        "~unacked ~unacked_index ~unacked_mutex ~_kombu.binding*",
+        "~_kombu.binding*",
         # the results; each worker's remote-control mailbox and each caller's reply
         # queue (kombu sizes them: LLEN); an event receiver's queue
         "~celery-task-meta-* ~*.celery.pidbox* ~celeryev.*",
@@ -165,7 +161,7 @@ def rules(role: str, settings: Settings, hosts: Iterable[str] = ()) -> str:
         return f"{management_keys(settings)} {NO_ADMIN}"
     if role in ("watcher", "bridge"):
         # no channel (they neither receive events nor control workers), no timeouts or
-        # node queue, no unacked bookkeeping, no result
+        # node queue, no result
         return f"resetchannels {sender_keys(settings)} {NO_ADMIN}"
     if role == "node":
         hosts = list(hosts)

@@ -2,8 +2,7 @@
 
 Kombu 5.7's Redis channel builds a new ``redis.Redis`` for every command it
 sends outside its polling connection (``Channel.conn_or_acquire``): each
-delivery's unacked bookkeeping, each ack, each publish — task events
-included. Building one fills a dictionary of ~170 response callbacks, and
+publish, task events included. Building one fills a dictionary of ~170 response callbacks, and
 in a worker that cost lands on the consumer thread, the one that feeds
 every task thread; ``make bench`` prints the client CPU of one message
 put, got and acked through each transport. The clients all share the
@@ -13,8 +12,7 @@ channels keep one and use it for every command.
 
 The client follows the pool: when kombu drops its pool (a lost connection,
 a fork), the next command builds a client for the new one. Everything else
-— the unacked index, visibility timeout, restore at shutdown, Sentinel
-failover — is kombu's, unchanged.
+— restore at shutdown, Sentinel failover — is kombu's, unchanged.
 
 The channels also read every message defensively (:class:`_SetAside`): an
 item on a queue that is not a kombu message — not JSON, not its envelope —
@@ -29,7 +27,6 @@ lose.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from queue import Empty
@@ -128,8 +125,8 @@ class _OneConnection:
     def _get_pool(self, asynchronous: bool = False) -> Any:
         if self.connection is None or self.connection.client is None:
             # Celery closes the consumer's connection after Redis went away, and the
-            # channel, closing, would put its unacknowledged messages back: they stay in
-            # the unacked hash, restored later, as after a crash
+            # channel, closing, would put the messages it took back: with no connection
+            # they are left to the ledger, as after a crash
             raise kombu_redis.redis.ConnectionError("the broker connection is closed")  # type: ignore[attr-defined]
         if asynchronous or not self._one_connection():
             return super()._get_pool(asynchronous)  # type: ignore[misc]
@@ -217,54 +214,12 @@ class _SetAside:
             raise Empty()
 
 
-#: The transport option of a consumer whose unacked hash and index are its own (a node
-#: worker's, ``node.<host>:unacked``): nobody else writes them, so it sweeps them without
-#: kombu's mutex (whose release is a Lua script, which a node's Redis user may not run).
-OWN_UNACKED_OPTION = "coral2_own_unacked"
-
-
-class _QoS(kombu_redis.QoS):
-    """Kombu's QoS; with :data:`OWN_UNACKED_OPTION`, the sweep of abandoned messages
-    (``restore_visible``) reads this consumer's own unacked keys with no shared mutex.
-
-    Every other consumer shares kombu's ``unacked`` hash, which only the management
-    side's Redis users may write: an entry there is restored onto the queue it names,
-    so no node may write one (docs/security.md)."""
-
-    def restore_visible(self, start: int = 0, num: int = 10, interval: int = 10) -> None:
-        options = self.channel.connection.client.transport_options
-        if not options.get(OWN_UNACKED_OPTION):
-            super().restore_visible(start, num, interval)  # type: ignore[no-untyped-call]
-            return
-        self._vrestore_count += 1
-        if (self._vrestore_count - 1) % (interval or 1):
-            return
-        with self.channel.conn_or_acquire() as client:
-            ceil = time.time() - self.visibility_timeout
-            visible = client.zrange(
-                self.unacked_index_key,
-                ceil,
-                0,
-                desc=True,
-                byscore=True,
-                offset=num and start,
-                num=num,
-                withscores=True,
-            )
-            for tag, _score in visible or []:
-                self.restore_by_tag(tag, client)  # type: ignore[no-untyped-call]
-
-
 class RedisChannel(_SetAside, _OneConnection, _SharedClient, kombu_redis.Channel):
     """Kombu's Redis channel sharing one client, setting bad items aside (module docstring)."""
-
-    QoS = _QoS
 
 
 class SentinelChannel(_SetAside, _SharedClient, kombu_redis.SentinelChannel):
     """Kombu's Sentinel channel sharing one client, setting bad items aside."""
-
-    QoS = _QoS
 
 
 class RedisTransport(kombu_redis.Transport):

@@ -8,15 +8,14 @@ from urllib.parse import urlparse
 from kombu.entity import Exchange, Queue
 
 from pipeline.model.node_client import client_name
-from pipeline.platform.broker import OWN_UNACKED_OPTION, PREFIX_OPTION, transport_for
+from pipeline.platform.broker import PREFIX_OPTION, transport_for
 from pipeline.platform.onepool import ONE_CONNECTION_OPTION
 from pipeline.platform.routing import QueueRouter
 from pipeline.platform.signing import signing_config
 from pipeline.settings import Settings
 
-#: Hard time limit of a task (s); the broker's visibility timeout must exceed it.
+#: Hard time limit of a task (s).
 TASK_TIME_LIMIT_S = 300
-VISIBILITY_TIMEOUT_S = 3600  # the default of ``pipeline.visibility_timeout``
 
 #: A node worker's blocking read waits this long for a message before it asks again (s).
 #: Also how long the worker takes to stop: kombu waits for the read in flight to
@@ -27,11 +26,16 @@ NODE_BRPOP_S = 5
 def celery_config(settings: Settings) -> dict[str, Any]:
     """Return the Celery settings for ``settings``."""
     queues = settings.pipeline.queues
-    visibility = settings.pipeline.visibility_timeout
     transport: dict[str, Any] = {
-        "visibility_timeout": visibility,
-        "unacked_restore_interval": 10,
-        "unacked_restore_throttle": 1,
+        # One delivery guarantee, the ledger's (pipeline.store.ledger): every message is
+        # noted before it is sent and sent again until its task has an outcome. Kombu's
+        # ack emulation — each delivery written to an unacked hash and index in one
+        # transaction, cleared in another at the ack, swept for a dead worker's — would
+        # be a second, slower one (its visibility timeout) costing two transactions a
+        # task, and a shared hash whose entries are restored onto any queue. Without it a
+        # worker keeps what it took in memory until the ack, and at shutdown puts back
+        # what it did not run; a worker killed outright leaves that to the ledger.
+        "ack_emulation": False,
     }
     if settings.pipeline.sentinel_master:
         transport["master_name"] = settings.pipeline.sentinel_master
@@ -47,15 +51,13 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # beat fires only while it holds the beat lease: run a standby (platform/beat.py)
         "beat_scheduler": "pipeline.platform.beat:LeaderScheduler",
         "result_backend_transport_options": dict(transport),
-        "visibility_timeout": visibility,
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
         # Two messages reserved per pool thread: when a thread ends a task, its next one
-        # is already in the pool, instead of waiting for the ack, a new fetch and the
-        # unacked bookkeeping — three round trips on the consumer thread, the one that
-        # bounds a busy worker (benchmarks.lifecycle shows the difference; 4 is no
-        # better than 2). Tasks last milliseconds, so a reserved message waits
-        # milliseconds; one reserved by a worker that dies is restored like one it runs.
+        # is already in the pool, instead of waiting for a new fetch on the consumer
+        # thread, the one that bounds a busy worker (benchmarks.lifecycle shows the
+        # difference). Tasks last milliseconds, so a reserved message waits
+        # milliseconds; one reserved by a worker that stops is put back like one it runs.
         "worker_prefetch_multiplier": 2,
         "task_time_limit": TASK_TIME_LIMIT_S,
         "task_serializer": "json",
@@ -100,13 +102,6 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     }
 
 
-def unacked_keys(settings: Settings, hosts: list[str]) -> tuple[str, str, str]:
-    """The unacked hash, index and mutex of the node worker serving ``hosts`` (named after
-    the first): ``node.<host>:unacked``, ``:unacked_index``, ``:unacked_mutex``."""
-    base = settings.pipeline.queues.node_prefix + hosts[0]
-    return f"{base}:unacked", f"{base}:unacked_index", f"{base}:unacked_mutex"
-
-
 def node_worker_config(settings: Settings, hosts: list[str]) -> dict[str, Any]:
     """The Celery settings of a node worker: :func:`celery_config`, made lean for a
     process that runs on every compute — two Redis connections (its blocking read and
@@ -120,16 +115,9 @@ def node_worker_config(settings: Settings, hosts: list[str]) -> dict[str, Any]:
             ONE_CONNECTION_OPTION: True,
             # one read per NODE_BRPOP_S when idle, not one a second
             "polling_interval": NODE_BRPOP_S,
-            # its delivered messages are kept in unacked keys of its own, which its
-            # Redis user alone may write, and swept by itself: never in kombu's shared
-            # hash, whose entries the management workers restore onto any queue
-            OWN_UNACKED_OPTION: True,
             # its connections named for the nodes it serves: status finds the node
             # workers connected in CLIENT LIST, with no heartbeat of theirs
             "client_name": client_name(hosts),
-            "unacked_key": unacked_keys(settings, hosts)[0],
-            "unacked_index_key": unacked_keys(settings, hosts)[1],
-            "unacked_mutex_key": unacked_keys(settings, hosts)[2],
             # one list per queue, not one per priority: nothing sends node work with a
             # priority, and its Redis user may reach its queue's own key only
             "priority_steps": [0],

@@ -92,8 +92,9 @@ class PipelineSettings(_Table):
         default=3600.0,
         gt=0,
         description=(
-            "seconds before the broker hands a dead worker's unacknowledged task to another "
-            "worker; keep it above the task time limit (300 s) in production"
+            "ignored, and may be removed: the broker keeps no unacknowledged set any more; "
+            "a dead worker's tasks are sent again by housekeeping.redeliver (resend_after). "
+            "Accepted so that a configuration written for an older release still loads"
         ),
     )
     task_events: bool = Field(
@@ -110,8 +111,7 @@ class PipelineSettings(_Table):
         description=(
             "seconds a sent task may go without an outcome before housekeeping.redeliver "
             "sends it again (then after its age, so the sends double apart, at most "
-            "resend_cap apart): the broker loses a message whose worker is killed between "
-            "taking it and recording it"
+            "resend_cap apart): how soon the tasks a killed worker had taken run again"
         ),
     )
     resend_cap: float = Field(

@@ -13,14 +13,8 @@ from tests.e2e.conftest import nodes, rpcs, start_system
 
 @pytest.fixture(scope="module")
 def system() -> Iterator[SimulatedSystem]:
-    # a short visibility timeout, so the dead worker's unacknowledged tasks come back soon,
-    # and a short resend_after, so a message it took but never recorded is sent again soon
-    sim = start_system(
-        extra_env={
-            "CORAL2_PIPELINE_PIPELINE__VISIBILITY_TIMEOUT": "3",
-            "CORAL2_PIPELINE_PIPELINE__RESEND_AFTER": "5",
-        }
-    )
+    # a short resend_after, so the messages the dead worker took are sent again soon
+    sim = start_system(extra_env={"CORAL2_PIPELINE_PIPELINE__RESEND_AFTER": "5"})
     yield sim
     sim.stop()
 

@@ -1,7 +1,7 @@
 """Redis restarts while the worker runs tasks: Celery's consumer closes its connection, and
-the channel, closing, tries to put its unacknowledged messages back — after the
-transport dropped its client. That must end as a connection error, which kombu ignores
-while closing (the messages wait in Redis's unacked hash to be restored), not as an
+the channel, closing, tries to put the messages it took and did not acknowledge back —
+after the transport dropped its client. That must end as a connection error, which
+kombu ignores while closing (the ledger sends those messages again), not as an
 AttributeError that stops the worker ("Unrecoverable error")."""
 
 from __future__ import annotations
@@ -12,12 +12,15 @@ from typing import Any
 from kombu import Connection
 
 from pipeline.platform.broker import RedisTransport
+from pipeline.platform.config import celery_config
+from pipeline.settings import load_settings
 
 
 def test_closing_restores_nothing_and_raises_nothing_kombu_does_not_ignore(
     redis_url: str,
 ) -> None:
-    with Connection(redis_url, transport=RedisTransport) as conn:
+    options = celery_config(load_settings(env={}))["broker_transport_options"]
+    with Connection(redis_url, transport=RedisTransport, transport_options=options) as conn:
         queue = conn.SimpleQueue(f"gone-{uuid.uuid4().hex[:8]}")
         queue.put({"n": 1})
         message: Any = queue.get(timeout=10)  # delivered, not acknowledged

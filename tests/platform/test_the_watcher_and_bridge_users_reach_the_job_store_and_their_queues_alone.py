@@ -1,7 +1,7 @@
 """The watcher's and the bridge's Redis users reach what their work needs — the job store,
 the lifecycle and housekeeping queues they send to, kombu's binding tables a send
-declares — and nothing else of Celery's: not the timeouts queue, a node's queue, kombu's
-shared unacked bookkeeping, a task's result, or a channel."""
+declares — and nothing else of Celery's: not the timeouts queue, a node's queue, another
+application's kombu bookkeeping, a task's result, or a channel."""
 
 from __future__ import annotations
 
