@@ -118,8 +118,10 @@ class Ledger:
             self._note(keys=keys, args=args)
 
     def done(self, task_id: str) -> None:
-        """Cross out ``task_id``: its task has an outcome (a no-op when not noted)."""
-        pipe = self.client.pipeline()
+        """Cross out ``task_id``: its task has an outcome (a no-op when not noted). No
+        transaction: the entry goes first, and a due time left without one (a connection
+        lost between the two) is crossed out when it comes due (:meth:`due`)."""
+        pipe = self.client.pipeline(transaction=False)
         self.done_in(pipe, task_id)
         pipe.execute()
 
@@ -127,7 +129,7 @@ class Ledger:
         """:meth:`done` for each of ``task_ids``, in one round trip."""
         if not task_ids:
             return
-        pipe = self.client.pipeline()
+        pipe = self.client.pipeline(transaction=False)
         pipe.hdel(self.keys.ledger, *task_ids)
         pipe.zrem(self.keys.ledger_due, *task_ids)
         pipe.execute()

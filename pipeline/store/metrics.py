@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,10 @@ log = logging.getLogger("coral2_pipeline.metrics")
 TRANSITION_BUCKETS: tuple[float, ...] = (
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
 )  # fmt: skip
+
+#: How long a process takes a state it added to the index of states as still there (s):
+#: it adds it again after that, should the index have been lost (a restored backup).
+INDEXED_S = 3600.0
 
 
 @dataclass(frozen=True)
@@ -44,20 +49,30 @@ class Metrics:
 
     def __init__(self, client: redis.Redis, keys: Keys) -> None:
         self.client, self.keys = client, keys
+        self._indexed: dict[str, float] = {}  # state → when this process last indexed it
 
     def observe_transition(self, state: str, seconds: float) -> None:
         """Count one transition out of ``state`` that took ``seconds``. A metric is not
-        worth failing a task for: a Redis error is logged and the sample dropped."""
+        worth failing a task for: a Redis error is logged and the sample dropped. The
+        state joins the index of states once per :data:`INDEXED_S` a process (the
+        states are a handful; the index is read by the exporter)."""
         index = bisect.bisect_left(TRANSITION_BUCKETS, max(seconds, 0.0))
         key = self.keys.transitions(state)
+        now = time.monotonic()
+        indexed = self._indexed.get(state)
+        adds = indexed is None or now - indexed >= INDEXED_S
         try:
             with self.client.pipeline(transaction=False) as pipe:
                 pipe.hincrby(key, str(index), 1)
                 pipe.hincrbyfloat(key, "sum", max(seconds, 0.0))
-                pipe.sadd(self.keys.transition_states, state)
+                if adds:
+                    pipe.sadd(self.keys.transition_states, state)
                 pipe.execute()
         except redis.RedisError as exc:
             log.warning("transition of %s not counted: %s", state, store_errors(exc))
+            return
+        if adds:
+            self._indexed[state] = now
 
     def transitions(self) -> dict[str, Histogram]:
         """Every state's histogram."""

@@ -22,6 +22,14 @@ from pipeline.store.resync import LOST_AFTER_S
 #: A watch position to save: (its key, resourceVersion).
 Checkpoint = tuple[str, str]
 
+#: How far ahead of an event a job's resync due time must still be (s) for the watcher to
+#: take it as standing, unwritten: ``dws.resync`` moves a due time only once it is due,
+#: and management hosts keep their clocks far closer than this.
+STANDING_S = 1.0
+
+#: How many jobs' due times the watcher remembers before it forgets the passed ones.
+REMEMBER_JOBS = 10_000
+
 #: KEYS: workflow-seen, resync-due. ARGV: jobid, the note as read before ("" = none), the
 #: new note, when ``dws.resync`` looks at it. Replaces the job's note only if it is still as
 #: read: a newer event the watcher noted since is never overwritten by an older version
@@ -43,6 +51,8 @@ class WatchState:
         self.keys = keys
         self.lease = Lease(client, keys.watcher_leader)
         self._note_if_unchanged = client.register_script(_NOTE_IF_UNCHANGED)
+        #: jobid → the resync due time this process last wrote for it (epoch s)
+        self._due: dict[int, float] = {}
 
     def _do(self, command: str, *args: Any, **kwargs: Any) -> Any:
         return getattr(self.client, command)(*args, **kwargs)
@@ -86,16 +96,30 @@ class WatchState:
         """In one round trip: save ``checkpoint``, note the job's latest event ``seen``
         (seen at ``at``, epoch s), for ``dws.resync`` to look at unless observed by then,
         and, if ``wanted``, set its observe-pending mark. Return whether the mark was set
-        by this call (no observe was pending: one must be sent)."""
+        by this call (no observe was pending: one must be sent).
+
+        The due time is written only when it would move: every writer lowers it alone
+        (``ZADD LT``) and ``dws.resync`` moves it only once it is due, so one this process
+        wrote that is still :data:`STANDING_S` ahead stands, earlier than this event's."""
         pipe = self.client.pipeline(transaction=False)
         if checkpoint is not None:
             pipe.set(*checkpoint)
         pipe.hset(self.keys.workflow_seen, str(jobid), seen)
-        pipe.zadd(self.keys.resync_due, {str(jobid): at + LOST_AFTER_S}, lt=True)
+        standing = self._due.get(jobid)
+        moves = standing is None or standing - STANDING_S <= at
+        if moves:
+            pipe.zadd(self.keys.resync_due, {str(jobid): at + LOST_AFTER_S}, lt=True)
         if wanted:
             pipe.set(self.keys.observe_pending(jobid), "1", nx=True, ex=PENDING_TTL_S)
         replies = pipe.execute()
+        if moves:  # written: remembered only now
+            self._remember(jobid, at + LOST_AFTER_S, at)
         return wanted and bool(replies[-1])
+
+    def _remember(self, jobid: int, due: float, now: float) -> None:
+        if len(self._due) >= REMEMBER_JOBS:
+            self._due = {j: d for j, d in self._due.items() if d - STANDING_S > now}
+        self._due[jobid] = due
 
     def note_missed(self, notes: list[tuple[int, bytes, str]], at: float) -> int:
         """Note Workflow versions the watcher missed, found by a list at ``at`` (epoch s):
