@@ -51,9 +51,9 @@ def test_an_event_once_the_due_time_came_writes_it_again(store: Store) -> None:
     watch = WatchState(store.client, store.keys)
     note(watch, 42, "1", T)
     # dws.resync at the due time: that event was observed, nothing more can come due
-    seen = store.client.hget(store.keys.workflow_seen, "42")
-    assert seen is not None
-    assert store.resync.settle([(42, Notes(True, seen.decode(), "", ""), None)]) == 1
+    seen = store.resync.notes([42])[42].seen
+    assert seen
+    assert store.resync.settle([(42, Notes(True, seen, "", ""), None)]) == 1
     assert store.client.zscore(store.keys.resync_due, "42") is None
     note(watch, 42, "2", T + LOST_AFTER_S + 1)
     assert store.client.zscore(store.keys.resync_due, "42") == T + 2 * LOST_AFTER_S + 1
