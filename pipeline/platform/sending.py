@@ -116,12 +116,16 @@ def send(
     producer: Any = None,
     *,
     first_sent: float,
+    resent: bool = False,
 ) -> None:
     """Send one message: through the registered task's own ``apply_async`` (its queue and
     options), or by name for a node task, which only the node workers register.
-    ``first_sent``: when its ledger entry was first sent (:data:`backlog.SENT_HEADER`)."""
+    ``first_sent``: when its ledger entry was first sent (:data:`backlog.SENT_HEADER`);
+    ``resent``: the ledger sends it again (:data:`backlog.RESENT_HEADER`)."""
     options: dict[str, Any] = {"queue": queue} if queue else {}
     options["headers"] = {backlog.SENT_HEADER: first_sent}
+    if resent:
+        options["headers"][backlog.RESENT_HEADER] = True
     if producer is not None:
         options["producer"] = producer
     if name in app.tasks:

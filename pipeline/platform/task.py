@@ -48,6 +48,7 @@ from pipeline.platform.routing import NODE_QUEUE_PREFIX, QueueRouter, node_queue
 from pipeline.platform.sending import dispatch, settings_of, store_of
 from pipeline.settings import Settings
 from pipeline.store import Holding, Keys, Store
+from pipeline.store.backlog import RESENT_HEADER
 
 log = logging.getLogger("coral2_pipeline.tasks")
 
@@ -167,7 +168,12 @@ class PipelineTask(Task):  # type: ignore[misc]
             self.clears(self.store.keys, int(jobid)) if self.clears and jobid is not None else None
         )
         attempt, token = self.store.runs.begin(
-            self.request.id or "eager", lock_jobid=lock_jobid, lock_ttl_s=LOCK_TTL_S, clears=clears
+            self.request.id or "eager",
+            lock_jobid=lock_jobid,
+            lock_ttl_s=LOCK_TTL_S,
+            clears=clears,
+            # a failed run is acknowledged and its entry kept: only a resend brings it back
+            may_have_failed=bool(self.request.get(RESENT_HEADER)) or not self.request.id,
         )
         extra = {"jobid": jobid, "task": self.name, "attempt": attempt}
         if attempt > self.max_attempts:

@@ -27,6 +27,12 @@ from pipeline.store.connection import store_errors
 #: (seconds since the epoch, by the sender's clock).
 SENT_HEADER = "coral2_first_sent"
 
+#: The header of a message ``housekeeping.redeliver`` sends again (true): the only way a
+#: message whose run failed comes back (a failed run is acknowledged, its ledger entry
+#: kept), so the only kind whose failed runs a worker reads before running it
+#: (``pipeline.store.runs``).
+RESENT_HEADER = "coral2_resent"
+
 
 def first_sent_of(raw: Any) -> float | None:
     """The :data:`SENT_HEADER` of a message as kombu's Redis transport stores it (JSON);

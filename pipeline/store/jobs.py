@@ -44,13 +44,14 @@ MAX_ATTEMPTS = 50
 KNOWN_MAX = 64
 
 #: KEYS: record, index, observed, marks, resync-due. ARGV: the record as read ("" = absent),
-#: the new record, jobid, the new record's observed entry, when ``dws.resync`` looks at a
-#: new read ("" = no new read). Stores the new record (keeping its expiry) only if the
-#: stored one is still as read; a record created here joins the index, unless the job has
-#: ended (a late task never makes a finished job tracked again). A tracked job's entry in
-#: the observed hash follows its record (a finished job's stays gone), and a new read of
-#: its Workflow is looked at again unless finished with by then (:mod:`.resync`). Returns 1
-#: if it stored, 0 if the record moved.
+#: the new record, jobid, the new record's observed entry ("" = the same as the stored
+#: record's, which the hash holds already), when ``dws.resync`` looks at a new read ("" =
+#: no new read). Stores the new record (keeping its expiry) only if the stored one is
+#: still as read; a record created here joins the index, unless the job has ended (a late
+#: task never makes a finished job tracked again). A tracked job's entry in the observed
+#: hash follows its record (a finished job's stays gone), and a new read of its Workflow
+#: is looked at again unless finished with by then (:mod:`.resync`). Returns 1 if it
+#: stored, 0 if the record moved.
 _COMPARE_AND_SET = """
 local current = redis.call('get', KEYS[1])
 if (current or '') ~= ARGV[1] then return 0 end
@@ -58,7 +59,7 @@ redis.call('set', KEYS[1], ARGV[2], 'KEEPTTL')
 if not current and redis.call('hexists', KEYS[4], 'ended') == 0 then
   redis.call('sadd', KEYS[2], ARGV[3])
 end
-if redis.call('sismember', KEYS[2], ARGV[3]) == 1 then
+if (ARGV[4] ~= '' or not current) and redis.call('sismember', KEYS[2], ARGV[3]) == 1 then
   redis.call('hset', KEYS[3], ARGV[3], ARGV[4])
   if ARGV[5] ~= '' then redis.call('zadd', KEYS[5], 'LT', ARGV[5], ARGV[3]) end
 end
@@ -86,13 +87,15 @@ def observed_entry(record: JobRecord) -> str:
     return f"{record.observed_rv} {record.observed_at!r}"
 
 
+def new_read(record: JobRecord, before: JobRecord) -> bool:
+    """Whether ``record`` holds another read of its Workflow than ``before``."""
+    return (before.observed_rv, before.observed_at) != (record.observed_rv, record.observed_at)
+
+
 def look_at(record: JobRecord, before: JobRecord | None) -> str:
     """When ``dws.resync`` looks at ``record``'s read of its Workflow, if that read is new
     since ``before`` (else ""): once the observe that read it should have finished."""
-    if record.observed_at <= 0 or (
-        before is not None
-        and (before.observed_rv, before.observed_at) == (record.observed_rv, record.observed_at)
-    ):
+    if record.observed_at <= 0 or (before is not None and not new_read(record, before)):
         return ""
     return repr(record.observed_at + UNFINISHED_AFTER_S)
 
@@ -239,7 +242,7 @@ class JobStore:
                     b"" if raw is None else raw,
                     written,
                     jobid,
-                    observed_entry(new),
+                    observed_entry(new) if raw is None or new_read(new, current) else "",
                     look_at(new, None if raw is None else current),
                 ],
             )

@@ -51,18 +51,25 @@ class TaskRuns:
         self.ledger = ledger
 
     def begin(
-        self, task_id: str, *, lock_jobid: int | None, lock_ttl_s: float, clears: str | None
+        self,
+        task_id: str,
+        *,
+        lock_jobid: int | None,
+        lock_ttl_s: float,
+        clears: str | None,
+        may_have_failed: bool = True,
     ) -> tuple[int, str | None]:
-        """Start a run of message ``task_id``: read how many of its runs failed, delete key
+        """Start a run of message ``task_id``: read how many of its runs failed (only if it
+        ``may_have_failed``: a message sent for the first time has not), delete key
         ``clears``, and for ``lock_jobid`` try its lock and read its record (the task's
         first update of it then needs no read of its own: ``JobStore.start_known``).
         Return this run's attempt (failed runs + 1) and the lock's token (None: not taken).
 
         Only failures count (:meth:`failed`): a message redelivered because its worker
         was killed, or retried because its job's lock was busy, is never taken for poison."""
-        key = self.keys.attempts(task_id)
         pipe = self.client.pipeline(transaction=False)
-        pipe.get(key)
+        if may_have_failed:
+            pipe.get(self.keys.attempts(task_id))
         token = None
         if lock_jobid is not None:
             token = self.locks.acquire_in(pipe, lock_jobid, ttl_s=lock_ttl_s)
@@ -70,9 +77,10 @@ class TaskRuns:
         if clears is not None:
             pipe.delete(clears)
         replies = pipe.execute()
-        taken = token if token and replies[1] else None
-        self.jobs.start_known(lock_jobid, replies[2] if taken else None)
-        return int(replies[0] or 0) + 1, taken
+        failures = replies.pop(0) if may_have_failed else 0
+        taken = token if token and replies[0] else None
+        self.jobs.start_known(lock_jobid, replies[1] if taken else None)
+        return int(failures or 0) + 1, taken
 
     def failed(self, task_id: str) -> None:
         """Count a failed run of message ``task_id`` (a bug's exception, a permanent error)."""

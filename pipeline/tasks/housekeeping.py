@@ -78,6 +78,7 @@ def redeliver(task: PipelineTask) -> int:
             entry.task_id,
             entry.queue,
             first_sent=entry.first_sent,
+            resent=True,
         )
         log.warning(
             "%s (task %s) has no outcome %.0f s after it was sent; sent again",

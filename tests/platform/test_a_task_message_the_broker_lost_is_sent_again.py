@@ -44,3 +44,19 @@ def test_a_message_not_yet_due_is_not_sent_again(celery_app: Celery, worker: Non
     assert store.client.get(key) is None
     assert store.client.hget(store.keys.ledger, task_id) is not None
     store.ledger.done(task_id)
+
+
+def test_a_message_sent_again_after_failing_for_good_is_dropped_as_poison(
+    celery_app: Celery, worker: None
+) -> None:
+    store = store_of(celery_app)
+    key = f"poison:{uuid.uuid4().hex}"
+    task_id = uuid.uuid4().hex
+    # what twenty failed runs leave: the entry kept (each failure acknowledged), counted
+    sent = time.time() - 300
+    store.ledger.note(task_id, "probe.broken", {"key": key}, now=sent, resend_after_s=1)
+    store.client.set(store.keys.attempts(task_id), 20)
+    assert result_of(redeliver) >= 1
+    wait_for(lambda: store.client.hget(store.keys.failures, task_id), "the message dropped")
+    assert store.client.get(key) is None  # the copy ran nothing
+    wait_for(lambda: store.client.hget(store.keys.ledger, task_id) is None, "its outcome")

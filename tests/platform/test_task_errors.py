@@ -1,4 +1,7 @@
-"""Temporary errors retry with backoff; permanent errors and poison messages are recorded."""
+"""Temporary errors retry with backoff; permanent errors and poison messages are recorded.
+
+A failed run is acknowledged and its ledger entry kept, so the message comes back only as
+``housekeeping.redeliver`` sends it again, marked resent: the tests send such copies."""
 
 from __future__ import annotations
 
@@ -10,7 +13,11 @@ from collections.abc import Callable
 import redis
 from celery import Celery
 
+from pipeline.store.backlog import RESENT_HEADER
 from tests.platform.probe_tasks import broken, flaky, locked, permanent
+
+#: The header of a copy the ledger sends again.
+RESENT = {RESENT_HEADER: True}
 
 
 def client_of(app: Celery) -> redis.Redis:
@@ -39,7 +46,7 @@ def test_a_poison_message_is_dropped_after_max_attempts(celery_app: Celery, work
     task_id = uuid.uuid4().hex
     client_of(celery_app).set(f"celerytest:attempts:{task_id}", 20)
     key = f"poison:{task_id}"
-    result = flaky.apply_async((key, 0), task_id=task_id)
+    result = flaky.apply_async((key, 0), task_id=task_id, headers=RESENT)
     assert result.get(timeout=30) is None
     assert client_of(celery_app).get(key) is None
     entry = json.loads(client_of(celery_app).hget("celerytest:failures", task_id) or "{}")
@@ -72,9 +79,9 @@ def test_each_failed_run_is_counted_and_the_twenty_first_start_drops_it(
     task_id = uuid.uuid4().hex
     key = f"bug:{task_id}"
     for run in range(1, 21):  # one at a time: the next is sent once this one has failed
-        broken.apply_async((key,), task_id=task_id)
+        broken.apply_async((key,), task_id=task_id, headers=RESENT)
         wait_for(lambda run=run: int(client.get(f"celerytest:attempts:{task_id}") or 0) == run)
-    broken.apply_async((key,), task_id=task_id)
+    broken.apply_async((key,), task_id=task_id, headers=RESENT)
     wait_for(lambda: client.hget("celerytest:failures", task_id) is not None)
     assert client.get(key) == b"20"  # the 21st start ran nothing
     entry = json.loads(client.hget("celerytest:failures", task_id) or "{}")
