@@ -193,8 +193,10 @@ class PipelineTask(Task):  # type: ignore[misc]
         try:
             with guard as holding:
                 result = self.run(*args, **kwargs)
-                # lock release, ledger and the body's marks in one round trip
-                self._settle(holding, after=_AFTER.writes)
+                # lock release, ledger, the body's marks and the timeline's line in one
+                # round trip
+                done = f"{self.name} run {attempt}: done"
+                self._settle(holding, after=[*_AFTER.writes, *self._timeline_in(jobid, done)])
         except TemporaryError as exc:
             retries = self.request.retries
             # equal jitter: half the backoff, plus up to as much again at random, so tasks
@@ -222,12 +224,18 @@ class PipelineTask(Task):  # type: ignore[misc]
             raise
         finally:
             _AFTER.writes = outer
-        self._timeline(jobid, f"{self.name} run {attempt}: done")
         return result
 
     def _timeline(self, jobid: Any, what: str) -> None:
         if isinstance(jobid, int) and self.name not in QUIET_TASKS:
             self.store.timeline.note(jobid, "task", what)
+
+    def _timeline_in(self, jobid: Any, what: str) -> list[Callable[[Any], None]]:
+        """:meth:`_timeline` as a write for the run's closing round trip (none if quiet)."""
+        if not isinstance(jobid, int) or self.name in QUIET_TASKS:
+            return []
+        timeline = self.store.timeline
+        return [lambda pipe: timeline.note_in(pipe, jobid, "task", what)]
 
 
 def pipeline_task(

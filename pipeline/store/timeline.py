@@ -69,6 +69,15 @@ class Timeline:
             self._expiry_set.popitem(last=False)
         return True
 
+    def note_in(self, pipe: Any, jobid: int, source: str, what: str) -> None:
+        """Queue an entry for ``jobid``'s timeline in ``pipe`` (with a task's other closing
+        writes: one round trip for them all)."""
+        key = self.keys.timeline(jobid)
+        fields = {"at": f"{time.time():.6f}", "source": source, "what": what}
+        pipe.xadd(key, fields, maxlen=MAX_ENTRIES, approximate=True)
+        if self._expiry_due(jobid, time.monotonic()):
+            pipe.expire(key, int(self.retention_s))
+
     def note(self, jobid: int, source: str, what: str, at: float | None = None) -> None:
         """Add an entry to ``jobid``'s timeline (best effort, see the module docstring)."""
         key = self.keys.timeline(jobid)
