@@ -26,14 +26,23 @@ G, V = "dataworkflowservices.github.io", "v1alpha7"
 
 def broker_message_cpu(messages: int = 3000) -> dict[str, float]:
     """CPU µs of one put + get + ack through kombu's Redis transport and through ours
-    (pipeline/platform/broker.py: one Redis client per channel instead of one per command)."""
+    (pipeline/platform/broker.py: one Redis client per channel instead of one per command),
+    both with kombu's ack emulation; and through ours as the pipeline configures it
+    (``configured``: no ack emulation, pipeline/platform/config.py)."""
     from kombu import Connection
 
     from pipeline.platform.broker import RedisTransport
+    from pipeline.platform.config import celery_config
+    from pipeline.settings import load_settings
 
+    configured = celery_config(load_settings(env={}))["broker_transport_options"]
     out: dict[str, float] = {}
     with redis_server() as url:
-        for label, options in (("kombu", {}), ("ours", {"transport": RedisTransport})):
+        for label, options in (
+            ("kombu", {}),
+            ("ours", {"transport": RedisTransport}),
+            ("configured", {"transport": RedisTransport, "transport_options": configured}),
+        ):
             with Connection(url, **options) as conn:
                 queue = conn.SimpleQueue(f"bench-{uuid.uuid4().hex[:8]}")
                 for rounds, keep in ((200, False), (messages, True)):  # warm up, then measure

@@ -4,8 +4,9 @@ lifecycle benchmark's set-up) — and the totals they give for 5,000 jobs in fli
 11,136 nodes.
 
 * **commands per job**: ``INFO commandstats`` before and after ``--jobs`` jobs run
-  through (at most ``--in-flight`` at once), divided by the jobs; the Celery traffic
-  (queues, unacked bookkeeping, results) included.
+  through (at most ``--in-flight`` at once), divided by the jobs, once the system's
+  start (every rabbit's ssds told to Flux) is behind it; the Celery traffic (queues,
+  results) included.
 * **memory per job in flight**: ``used_memory`` once ``--hold`` jobs are all running
   (each runs ``--runtime`` s, long enough to be measured in RUN), less before, divided
   by the jobs.
@@ -24,6 +25,7 @@ import redis
 from coral2_sim.system import SimulatedSystem
 
 from benchmarks.lifecycle import RESOURCES, _run, mapping
+from pipeline.store.keys import Keys
 
 #: El Capitan's compute nodes, and the jobs in flight the target names.
 NODES = 11_136
@@ -44,13 +46,25 @@ def _used(client: redis.Redis) -> int:
     return int(info["used_memory"])
 
 
+def _settled(client: redis.Redis, keys: Keys, rabbits: int, timeout_s: float = 120) -> None:
+    """Wait until the system's start is behind it: every rabbit's ssds told to Flux (once,
+    at start: one message per ssd) and the outbox empty, so that no job pays for it."""
+    deadline = time.monotonic() + timeout_s
+    while client.hlen(keys.rabbits_told) < rabbits or client.xlen(keys.outbox):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the simulated system did not settle after its start")
+        time.sleep(0.2)
+
+
 def bench_redis_scale(jobs: int = 200, in_flight: int = 100, hold: int = 200) -> dict[str, Any]:
     """Commands per job by kind, bytes per job in flight, and the whole-machine totals."""
     with SimulatedSystem(
         mapping(), latency_s=0.0, observe_only=False, with_flux=True, prefix="bench"
     ) as system:
         assert system.flux is not None and system.redis is not None
+        assert system.store is not None
         client = redis.Redis.from_url(system.redis_url)
+        _settled(client, system.store.keys, len(system.mapping.rabbits))
         before = _commands(client)
         _run(system, jobs, in_flight, DIRECTIVE, 0.0)
         per_job = {
