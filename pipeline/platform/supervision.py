@@ -5,16 +5,21 @@ restarts the worker), ``STOPPING=1`` on the way out. Beat pings from its schedul
 tick (:mod:`pipeline.platform.beat`). Nothing happens outside systemd.
 
 Once up, each of them (and each child of a prefork pool) settles its heap
-(:func:`pipeline.platform.heap.settle`)."""
+(:func:`pipeline.platform.heap.settle`); a worker names, once, the keys of its
+configuration it ignores."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from celery.signals import beat_init, worker_process_init, worker_ready, worker_shutting_down
 
 from pipeline.platform import heap, quiet
 from pipeline.platform.systemd import notify, watchdog_interval
+from pipeline.settings import Settings
+
+log = logging.getLogger("coral2_pipeline.platform")
 
 quiet.install()  # the periodic tasks' received/succeeded lines: dropped
 
@@ -22,11 +27,20 @@ quiet.install()  # the periodic tasks' received/succeeded lines: dropped
 @worker_ready.connect  # type: ignore[untyped-decorator]
 def _worker_ready(sender: Any = None, **_: Any) -> None:
     heap.settle()
+    settings = getattr(getattr(sender, "app", None), "conf", {}).get("coral2_settings")
+    if settings is not None:
+        name_ignored(settings)
     notify("READY=1", "STATUS=consuming")
     interval = watchdog_interval()
     timer = getattr(sender, "timer", None)
     if interval is not None and timer is not None:
         timer.call_repeatedly(interval, notify, ("WATCHDOG=1",))
+
+
+def name_ignored(settings: Settings) -> None:
+    """Log each key of ``settings`` that this release ignores (a worker, as it starts)."""
+    for key in settings.pipeline.ignored():
+        log.warning("pipeline.%s is set but ignored by this release: remove it", key)
 
 
 @worker_process_init.connect  # type: ignore[untyped-decorator]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 from pydantic import Field, field_validator, model_validator
 
@@ -312,6 +313,13 @@ class PipelineSettings(_Table):
             "node-cert on the host that issues node certificates"
         ),
     )
+
+    #: Keys accepted so that an older release's configuration loads, and ignored.
+    IGNORED: ClassVar[tuple[str, ...]] = ("visibility_timeout",)
+
+    def ignored(self) -> list[str]:
+        """The ignored keys (:data:`IGNORED`) this configuration sets."""
+        return [name for name in self.IGNORED if name in self.model_fields_set]
 
     @model_validator(mode="after")
     def _resend(self) -> PipelineSettings:
