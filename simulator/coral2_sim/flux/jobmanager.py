@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from coral2_sim.flux import resource_rpcs
 from coral2_sim.flux.job import FluxJob, has_slot
 from coral2_sim.flux.resource import ResourceService
 from coral2_sim.flux.sched import Resources, Unsatisfiable, request_of
@@ -224,24 +225,8 @@ class JobManager:
                     payload["id"], payload["type"], payload["severity"], payload["note"]
                 )
                 answer = {}
-            elif topic == "resource.drain":
-                self.resource.drain(payload)
-                answer = {}
-            elif topic == "resource.undrain":
-                self.resource.undrain(payload)
-                answer = {}
-            elif topic == "sched-fluxion-resource.set_property":
-                key = payload["sp_keyval"].partition("=")[0]
-                for host in [self.resources.host_of_path(p) for p in payload["sp_resource_path"]]:
-                    self.resources.properties[host].add(key)
-                answer = {}
-            elif topic == "sched-fluxion-resource.remove_property":
-                for host in [self.resources.host_of_path(p) for p in payload["resource_path"]]:
-                    self.resources.properties[host].discard(payload["key"])
-                answer = {}
-            elif topic == "sched-fluxion-resource.set_status":
-                self.set_status[payload["resource_path"]] = payload["status"]
-                self.resource.set_status(payload["resource_path"], payload["status"])
+            elif topic in resource_rpcs.TOPICS:
+                resource_rpcs.serve(self.resource, self.resources, self.set_status, topic, payload)
                 answer = {}
             else:
                 raise FluxError(f"{topic}: Function not implemented")
