@@ -41,6 +41,7 @@ from pipeline.clients.lease import LeaseMirror
 from pipeline.errors import Gone, KubeError, StoreUnavailable
 from pipeline.model.workflow import jobid_of_workflow as jobid_of
 from pipeline.states.hooks import name_of
+from pipeline.states.rabbits import health_view
 from pipeline.store import Checkpoint, Store
 from pipeline.store.jobs import parse_notes
 from pipeline.store.lease import identity as holder_name
@@ -108,6 +109,8 @@ class Watcher:
     #: the coordination.k8s.io Lease that shows this replica's leadership (None: none)
     mirror: LeaseMirror | None = None
     _warned: set[str] = field(default_factory=set)
+    #: each rabbit's :func:`health_view` as this replica last had it observed
+    _storages: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     _stop: threading.Event = field(default_factory=threading.Event)
     _leading: threading.Event = field(default_factory=threading.Event)
     _turned: float = field(default_factory=time.monotonic)  # the lease loop's last turn
@@ -161,7 +164,23 @@ class Watcher:
 
     def _storage(self, obj: dict[str, Any], wanted: bool, checkpoint: Checkpoint | None) -> None:
         self._save(checkpoint)
-        self.enqueue("storage.observe", {"name": obj["metadata"]["name"]})
+        if not wanted:
+            return
+        name = obj["metadata"]["name"]
+        self.enqueue("storage.observe", {"name": name})
+        self._storages[name] = health_view(obj)  # sent: the same view asks for no other
+
+    def _wanted(self, plural: str, event: WatchEvent) -> bool:
+        """Whether ``event`` calls for an observe: not a Workflow's that only shows DWS
+        still to take up a new state, nor a Storage change that only moved its free space
+        (nnf-sos updates it with every allocation; ``storage.resync`` still applies the
+        health rules to every Storage every 30 s)."""
+        if plural == "workflows":
+            return not awaits_dws(event)
+        if event.type != "MODIFIED":
+            return True
+        name = (event.object.get("metadata") or {}).get("name")
+        return self._storages.get(str(name)) != health_view(event.object)
 
     def _sync(self, plural: str, handle: Handler) -> str:
         """List ``plural``, handle every object, return the list's resourceVersion.
@@ -193,7 +212,7 @@ class Watcher:
             for event in self.dws.watch(plural, rv, timeout_s=timeout_s):
                 if self._stop.is_set() or not self.leading:
                     break
-                wanted = not (plural == "workflows" and awaits_dws(event))
+                wanted = self._wanted(plural, event)
                 checkpoint = None
                 if handled is not None and time.monotonic() - saved >= CHECKPOINT_S:
                     checkpoint, handled, saved = handled, None, time.monotonic()

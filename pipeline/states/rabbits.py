@@ -43,6 +43,16 @@ class RabbitPolicy:
     drainable: frozenset[str] | None = None
 
 
+def health_view(storage: Mapping[str, Any]) -> tuple[Any, Any]:
+    """What the health rules and the rabbit's health record can read of a Storage: all of
+    it but its metadata and its free space (``status.capacity``, which nnf-sos changes as
+    every allocation comes and goes). Two events with the same view ask for one observe."""
+    status = storage.get("status")
+    if isinstance(status, Mapping):
+        status = {k: v for k, v in status.items() if k != "capacity"}
+    return storage.get("spec"), status
+
+
 def storage_status(storage: Mapping[str, Any]) -> str | None:
     """``status.status`` of a Storage (None when missing), as ``_get_status`` reads it."""
     status = storage.get("status") or {}
