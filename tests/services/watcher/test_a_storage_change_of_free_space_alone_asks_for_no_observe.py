@@ -5,12 +5,6 @@ added or deleted."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-from coral2_sim.kube.api import KubeApiServer
-from kubernetes import client
-
 from pipeline.clients.k8s import DwsClient
 from pipeline.services.watcher import Watcher
 from pipeline.states.rabbits import health_view
@@ -22,14 +16,6 @@ STORAGE = {
     "spec": {"state": "Enabled"},
     "status": {"status": "Ready", "capacity": 1000, "access": {"computes": []}},
 }
-
-
-@pytest.fixture
-def dws() -> Iterator[DwsClient]:
-    with KubeApiServer() as server:
-        api = client.ApiClient(client.Configuration(host=server.url))
-        yield DwsClient(api, outage_budget_s=1)
-        api.close()
 
 
 def storages(rec: Recorder) -> list[str]:

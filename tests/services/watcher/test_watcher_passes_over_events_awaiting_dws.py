@@ -5,12 +5,9 @@ every event that could change a decision."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from coral2_sim.kube.api import KubeApiServer
-from kubernetes import client
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.clients.kube import WatchEvent
@@ -56,14 +53,6 @@ def test_added_and_deleted_events_are_always_observed() -> None:
     obj = event("DataIn", {"state": "Setup", "ready": True}).object
     assert not awaits_dws(WatchEvent("ADDED", obj))
     assert not awaits_dws(WatchEvent("DELETED", obj))
-
-
-@pytest.fixture
-def dws() -> Iterator[DwsClient]:
-    with KubeApiServer() as server:
-        api = client.ApiClient(client.Configuration(host=server.url))
-        yield DwsClient(api, outage_budget_s=1)
-        api.close()
 
 
 def test_the_watcher_enqueues_nothing_for_a_patch_until_dws_reports_the_new_state(
