@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 
 from node_worker.cxi import Device, Service, ServiceRequest, free_resources
 from pipeline.errors import CxiBusy, CxiError, CxiNoSpace
+from pipeline.model.numbers import MAX_COUNT, natural_or_none
 
 #: libcxi's resource names ↔ ours.
 NAMES = {
@@ -87,7 +88,9 @@ def _service(fields: dict[str, str], limits: dict[str, tuple[int, int]]) -> Serv
     members = fields.get("Valid Members", "")
     uids = tuple(int(u) for u in _UID.findall(members)) if yes("Restricted Members") else ()
     vnis_text = fields.get("VNIs", "")
-    vnis = tuple(int(v) for v in vnis_text.split() if v.isdigit())
+    vnis = tuple(
+        n for v in vnis_text.split() if (n := natural_or_none(v, most=MAX_COUNT)) is not None
+    )
     tcs = 0xF
     if yes("Restricted TCs"):
         tcs = 0

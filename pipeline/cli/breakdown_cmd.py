@@ -17,6 +17,7 @@ from pipeline.model.breakdown import (
 from pipeline.model.breakdown_types import as_breakdowns
 from pipeline.model.files import load
 from pipeline.model.hostlist import expand_hostlist
+from pipeline.model.numbers import MAX_COUNT, natural, natural_or_none
 
 
 def register(sub: Any) -> None:
@@ -84,11 +85,11 @@ def _nodes_per_rabbit(args: argparse.Namespace, mapping_path: str | None) -> dic
         counts: dict[str, int] = {}
         for item in args.nodes_per_rabbit.split(","):
             rabbit, sep, count = item.partition("=")
-            if not sep or not rabbit or not count.isdigit() or int(count) < 1:
+            if not sep or not rabbit or not (natural_or_none(count, most=MAX_COUNT) or 0) >= 1:
                 raise CommandError(
                     f"--nodes-per-rabbit entry {item!r} must look like rabbit1=16 (count >= 1)"
                 )
-            counts[rabbit] = counts.get(rabbit, 0) + int(count)
+            counts[rabbit] = counts.get(rabbit, 0) + natural(count, most=MAX_COUNT)
         return counts
     if args.hosts:
         if not mapping_path:

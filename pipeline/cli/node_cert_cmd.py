@@ -10,7 +10,7 @@ from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, settings_of
 from pipeline.errors import HostlistError
 from pipeline.model.files import FileProblem, writable_directory
-from pipeline.model.hostlist import check_hostname, expand_hostlist
+from pipeline.model.hostlist import expand_hostnames
 from pipeline.platform.pki import NODE_CERT_DAYS, CertificateAuthority
 from pipeline.settings.secrets import check_private
 
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             "pipeline.site_ca_certificate, or give --ca-key and --ca-cert"
         )
     try:
-        hosts = [check_hostname(h) for h in expand_hostlist(args.hostlist)]
+        hosts = expand_hostnames(args.hostlist)
     except HostlistError as exc:
         raise CommandError(f"HOSTLIST: {exc}") from exc
     check_private(ca_key, "the site CA key")

@@ -11,7 +11,7 @@ from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, settings_of
 from pipeline.errors import HostlistError
 from pipeline.model.files import read_text
-from pipeline.model.hostlist import expand_hostlist
+from pipeline.model.hostlist import expand_hostnames
 from pipeline.platform.acl import ROLES, acl_file, node_user
 from pipeline.platform.pki import write_private
 from pipeline.settings.secrets import check_private
@@ -86,8 +86,11 @@ def _read(path: str | Path, what: str) -> str:
 
 def _node_users(hosts: list[str], directory: str, make: bool) -> dict[str, tuple[list[str], str]]:
     users = {}
+    root = Path(directory).resolve()
     for host in hosts:
-        path = Path(directory) / f"{host}.pass"
+        path = root / f"{host}.pass"
+        if path.resolve().parent != root:  # a checked hostname cannot, but never outside
+            raise CommandError(f"--nodes: {host!r} names a file outside --node-passwords")
         if make and not path.exists():
             write_private(path, (secrets.token_urlsafe(24) + "\n").encode())
         users[node_user(host)] = ([host], _read(path, f"the password of {node_user(host)}"))
@@ -110,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         if args.node_passwords is None:
             raise CommandError("--nodes needs --node-passwords DIR (<host>.pass each)")
         try:
-            hosts = expand_hostlist(args.nodes)
+            hosts = expand_hostnames(args.nodes)
         except HostlistError as exc:
             raise CommandError(f"--nodes: {exc}") from exc
         nodes = _node_users(hosts, args.node_passwords, args.make_missing)

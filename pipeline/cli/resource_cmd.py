@@ -24,7 +24,8 @@ from rich.console import Console
 from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, settings_of
 from pipeline.cli.tables import SafeTable
-from pipeline.model.hostlist import expand_hostlist, unique_hostlist
+from pipeline.errors import HostlistError
+from pipeline.model.hostlist import expand_hostlist, expand_hostnames, unique_hostlist
 from pipeline.platform.sealing import seal_of
 from pipeline.store import OutboxMessage, Store
 
@@ -152,7 +153,10 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def _targets(text: str) -> str:
-    hosts = expand_hostlist(text)
+    try:
+        hosts = expand_hostnames(text)
+    except HostlistError as exc:
+        raise CommandError(f"TARGETS: {exc}") from None
     if not hosts:
         raise CommandError("TARGETS names no host: give a hostlist such as 'compute[01-04]'")
     return unique_hostlist(hosts)

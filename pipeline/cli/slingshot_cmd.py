@@ -99,13 +99,15 @@ def _app(args: argparse.Namespace) -> Any:
 def _ask(args: argparse.Namespace, name: str, node: str, **kwargs: Any) -> Any:
     from celery.exceptions import TimeoutError as NoAnswer
 
+    from pipeline.platform.node_results import ask
+
     try:
         queue = node_queue(node)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     app = _app(args)
     prefix = settings_of(args).pipeline.queues.node_prefix
-    result = app.send_task(name, kwargs={"hostname": node, **kwargs}, queue=prefix + node)
+    result = ask(app, name, node, prefix + node, kwargs={"hostname": node, **kwargs})
     store = _store(args)
     deadline = time.monotonic() + args.timeout
     while True:

@@ -57,7 +57,7 @@ class DeadLetter(BaseModel):
         text = data[:MAX_RAW].decode("utf-8", "backslashreplace")
         return cls(
             at=time.time() if at is None else at,
-            where=where,
+            where=where[:200],
             reason=reason[:1000],
             size=len(data) if size is None else size,
             raw=text,

@@ -234,3 +234,10 @@ def check_hostname(name: str) -> str:
             "starting with a letter or digit, at most 253"
         )
     return name
+
+
+def expand_hostnames(text: str) -> list[str]:
+    """The hosts of hostlist ``text``, each through :func:`check_hostname`: the one way a
+    command takes the names of nodes it writes anything for (an ACL's key patterns, a
+    password file's name, a drain); :class:`HostlistError` naming the first that is not."""
+    return [check_hostname(host) for host in expand_hostlist(text)]

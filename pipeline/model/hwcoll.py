@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.model.numbers import natural_or_none
+
 #: The fabric manager's path for reservations (WLM endpoints) and for multicast trees.
 JOBS_PATH = "/fabric/collectives/jobs"
 MULTICASTS_PATH = "/fabric/collectives/multicasts"
@@ -63,7 +65,7 @@ def jobid_of(cluster: str, fm_id: str) -> int | None:
     if not fm_id.startswith(prefix):
         return None
     rest = fm_id[len(prefix) :]
-    return int(rest) if rest.isascii() and rest.isdigit() else None
+    return natural_or_none(rest)
 
 
 class Reservation(BaseModel):

@@ -49,3 +49,34 @@ def finite(value: float, *, most: float = float(MAX_COUNT)) -> float:
     if math.isnan(value) or math.isinf(value) or abs(value) > most:
         raise ValueError(f"{value} is not a finite number within ±{most:g}")
     return value
+
+
+#: The most digits :func:`natural` reads: enough for any 64-bit number, and far below
+#: where Python's ``int`` of a string refuses (4,300 digits) or slows.
+MAX_DIGITS = 20
+
+
+def natural(text: str | bytes, *, most: int = 2**64 - 1) -> int:
+    """The whole number ``text`` spells in ASCII digits alone (no sign, no space, no
+    Unicode digit such as ``²`` or a fullwidth one, at most :data:`MAX_DIGITS` of them), if it is
+    at most ``most``: the one way every number a user, a node or a stored value writes is
+    read. Raises :class:`ValueError` saying what is wrong."""
+    if isinstance(text, bytes):
+        text = text.decode("ascii", "replace")
+    shown = text if len(text) <= 40 else text[:39] + "…"
+    if not text or not text.isascii() or not text.isdigit():
+        raise ValueError(f"{shown!r} is not a whole number: give ASCII digits 0-9 alone")
+    if len(text) > MAX_DIGITS:
+        raise ValueError(f"{shown!r} has more than {MAX_DIGITS} digits: give at most {most}")
+    value = int(text)
+    if value > most:
+        raise ValueError(f"{value} is out of range: give 0-{most}")
+    return value
+
+
+def natural_or_none(text: str | bytes, *, most: int = 2**64 - 1) -> int | None:
+    """:func:`natural`, or None where ``text`` spells no number within ``most``."""
+    try:
+        return natural(text, most=most)
+    except ValueError:
+        return None

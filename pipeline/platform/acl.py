@@ -38,6 +38,9 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from urllib.parse import urlparse
 
+from pipeline.model.hostlist import check_hostname
+from pipeline.model.numbers import MAX_COUNT, natural_or_none
+from pipeline.platform.node_results import result_pattern
 from pipeline.settings import Settings
 
 ROLES = (
@@ -73,18 +76,44 @@ NO_ADMIN = "+@all -@admin -@dangerous +info +client|setname +client|id +client|l
 #: What every client needs to log in and speak the protocol.
 CONNECTION = "+hello +auth +ping +select +client|setname +client|id"
 
-#: The commands kombu and Celery send for a node worker: its blocking read (and the
-#: LPUSH that puts back, at shutdown, what it took and did not run), its answers' and
-#: dead letters' XADD, the result of an operator's node task (a transaction of SET and
-#: PUBLISH); and the wait of a per-rank prolog for its job's verdict (GET, BLPOP, and the
-#: RPUSH that passes the wake-up on).
-NODE_COMMANDS = "+brpop +blpop +lpush +rpush +multi +exec +discard +set +get +setex +publish +xadd"
+#: What a node worker may send with no key: to log in and speak the protocol, and the
+#: transaction its result store wraps its SET and PUBLISH in. No SELECT (but of the
+#: broker's own database, :func:`node_rules`).
+NODE_CONNECTION = "+hello +auth +ping +client|setname +client|id +multi +exec +discard"
+#: Its own task queue: kombu's blocking read, and the LPUSH that puts back, at shutdown,
+#: what it took and did not run. Nothing that could make the key other than a list.
+NODE_QUEUE_COMMANDS = "+brpop +lpush"
+#: Its own answers stream: its answers and its dead letters, appended, never read.
+NODE_ANSWERS_COMMANDS = "+xadd"
+#: The verdicts on its own jobs, read by its per-rank prolog (prolog.d).
+NODE_VERDICT_COMMANDS = "+get"
+#: Their wake-up lists: waited on, and the wake-up passed on to the next waiter.
+NODE_WAKE_COMMANDS = "+blpop +rpush"
+#: The result of an operator's node task asked of it (``node.cxi_list``, ``node.cxi_clean``,
+#: ``node.ping``): Celery's backend reads the key (a stored success stands), then writes and
+#: publishes the result.
+NODE_RESULT_COMMANDS = "+get +set +setex +publish"
+#: Every command a node user may send, on some key or none (``select`` and ``client`` by
+#: their first argument only).
+NODE_GRANTED = frozenset(
+    word.lstrip("+").split("|")[0]
+    for rules in (
+        NODE_CONNECTION,
+        "+select",
+        NODE_QUEUE_COMMANDS,
+        NODE_ANSWERS_COMMANDS,
+        NODE_VERDICT_COMMANDS,
+        NODE_WAKE_COMMANDS,
+        NODE_RESULT_COMMANDS,
+    )
+    for word in rules.split()
+)
 
 
 def broker_db(url: str) -> int:
     """The Redis database number of a ``redis://`` or ``sentinel://`` broker URL."""
     path = urlparse(url.split(";", 1)[0].strip()).path.strip("/")
-    return int(path) if path.isdigit() else 0
+    return natural_or_none(path, most=MAX_COUNT) or 0
 
 
 def node_user(host: str) -> str:
@@ -92,29 +121,40 @@ def node_user(host: str) -> str:
     return f"node-{host}"
 
 
-def node_keys(settings: Settings, hosts: Iterable[str]) -> str:
-    """The keys a node worker serving ``hosts`` may reach."""
+def node_selectors(settings: Settings, hosts: Iterable[str]) -> list[str]:
+    """The keys a node worker serving ``hosts`` may reach, each kind with only the
+    commands its use needs (a Redis 7 selector a kind of key): no command of one kind
+    reaches a key of another, so no node can make a key the management side reads in
+    batches the wrong type, nor write any key of another node's. A selector names the
+    kind's keys of every host served, as one blocking read waits on all their queues."""
     p = settings.pipeline
-    queues = p.queues
-    own = []
-    for host in hosts:
-        queue = f"{queues.node_prefix}{host}"
+    hosts = [check_hostname(host) for host in hosts]
+
+    def kind(patterns: list[str], commands: str) -> str:
+        return f"({' '.join(patterns)} {commands})"
+
+    results = [result_pattern(h) for h in hosts]
+    return [
         # its queue (no kombu binding: nobody declares a node queue, and messages reach
         # it through the anonymous exchange)
-        own.append(f"~{queue}")
+        kind([f"~{p.queues.node_prefix}{h}" for h in hosts], NODE_QUEUE_COMMANDS),
         # its answers and its dead letters: appended to its own stream, never read; what
         # XADD's arguments can do there (an ID at the end, MAXLEN 0) it does to itself
-        own.append(f"%W~{p.key_prefix}:answers:{host}")
+        kind([f"%W~{p.key_prefix}:answers:{h}" for h in hosts], NODE_ANSWERS_COMMANDS),
         # the verdicts on its own jobs, which its per-rank prolog (prolog.d) waits for, and
         # their wake-up lists (pipeline.node_prologs)
-        own += [f"%R~{p.key_prefix}:release:{host}:*", f"~{p.key_prefix}:release-wake:{host}:*"]
-    return " ".join(
-        [
-            *own,
-            # the results of the operator's node tasks (cxi_list, cxi_clean, ping)
-            "~celery-task-meta-* &celery-task-meta-*",
-        ]
-    )
+        kind([f"%R~{p.key_prefix}:release:{h}:*" for h in hosts], NODE_VERDICT_COMMANDS),
+        kind([f"~{p.key_prefix}:release-wake:{h}:*" for h in hosts], NODE_WAKE_COMMANDS),
+        # the results of the operator's node tasks asked of it (node_results)
+        kind([f"~{r}" for r in results] + [f"&{r}" for r in results], NODE_RESULT_COMMANDS),
+    ]
+
+
+def node_rules(settings: Settings, hosts: Iterable[str]) -> str:
+    """The rules of a node worker's user serving ``hosts`` (after ``reset``)."""
+    db = broker_db(settings.pipeline.broker_url)
+    root = f"resetkeys resetchannels {NODE_CONNECTION} +select|{db}"
+    return " ".join([root, *node_selectors(settings, hosts)])
 
 
 def sender_keys(settings: Settings) -> str:
@@ -167,7 +207,7 @@ def rules(role: str, settings: Settings, hosts: Iterable[str] = ()) -> str:
         hosts = list(hosts)
         if not hosts:
             raise ValueError("a node user needs the nodes it serves")
-        return f"resetchannels {node_keys(settings, hosts)} {CONNECTION} {NODE_COMMANDS}"
+        return node_rules(settings, hosts)
     if role == "monitoring":
         # CLIENT LIST: which node workers are connected (status); MULTI/EXEC: reads taken
         # together (the VNI pool's), which need no write

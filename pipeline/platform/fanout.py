@@ -39,6 +39,7 @@ from kombu.serialization import dumps
 from pipeline.model.hostlist import encode_hostlist
 from pipeline.platform.signing import CLAIM, COPY_SEPARATOR, NODES
 from pipeline.store.backlog import SENT_HEADER
+from pipeline.store.connection import refused_keys
 
 #: How many copies go to the broker in one pipelined write.
 PUSH_BATCH = 1000
@@ -162,13 +163,33 @@ def manifest(
     )
 
 
-def push(producer: Any, copies: Sequence[tuple[str, str, bytes]]) -> None:
+def push(producer: Any, copies: Sequence[tuple[str, str, bytes]]) -> list[str]:
     """Put each copy on its queue's list, :data:`PUSH_BATCH` to a pipelined write, as
-    kombu's Redis channel puts a message (``LPUSH`` onto the queue of priority 0)."""
+    kombu's Redis channel puts a message (``LPUSH`` onto the queue of priority 0).
+
+    A queue whose key is not a list (a node's own queue, which only that node could have
+    made something else) holds no message: it is deleted and its copy pushed again, and
+    the rest of the batch is not held up; returns those queues, for the caller to flag
+    their nodes."""
     channel = producer.channel
+    retyped: list[str] = []
     with channel.conn_or_acquire() as client:
         for start in range(0, len(copies), PUSH_BATCH):
+            batch = [
+                (channel._q_for_pri(q, 0), raw) for _t, q, raw in copies[start : start + PUSH_BATCH]
+            ]
             pipe = client.pipeline(transaction=False)
-            for _task_id, queue, raw in copies[start : start + PUSH_BATCH]:
-                pipe.lpush(channel._q_for_pri(queue, 0), raw)
+            for queue, raw in batch:
+                pipe.lpush(queue, raw)
+            found = pipe.execute(raise_on_error=False)
+            wrong = set(refused_keys([q for q, _ in batch], found))
+            if not wrong:
+                continue
+            pipe = client.pipeline(transaction=True)
+            pipe.delete(*wrong)
+            for queue, raw in batch:
+                if queue in wrong:
+                    pipe.lpush(queue, raw)
             pipe.execute()
+            retyped += sorted(wrong)
+    return retyped

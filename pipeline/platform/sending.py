@@ -210,13 +210,28 @@ def resend_copies(app: Celery, groups: Sequence[tuple[str, fanout.Group, float]]
 def publish(app: Celery, copies: Sequence[Sequence[tuple[str, str, bytes]]]) -> None:
     """Push manifests' copies onto their queues through ``app``'s producer
     (:func:`pipeline.platform.fanout.push`); a broker that is down is a store outage."""
+    retyped: list[str] = []
     with app.producer_or_acquire() as producer:
         errors = (*producer.connection.connection_errors, OperationalError)
         try:
             for group_copies in copies:
-                fanout.push(producer, group_copies)
+                retyped += fanout.push(producer, group_copies)
         except errors as exc:
             raise StoreUnavailable(f"sending node tasks: the broker: {exc}") from exc
+    if retyped:
+        _flag_retyped(app, retyped)
+
+
+def _flag_retyped(app: Celery, queues: Sequence[str]) -> None:
+    """Flag the node of each queue a send found not a list, and deleted (``status`` names
+    it, a dead letter says it)."""
+    store, prefix, now = store_of(app), settings_of(app).pipeline.queues.node_prefix, time.time()
+    for queue in queues:
+        host = queue.removeprefix(prefix)
+        why = f"its task queue {queue} was not a list: deleted, and the task sent to it again"
+        log.error("node %s: %s", host, why)
+        store.answers.flag(host, why, now)
+        store.dead_letters.add(f"{host}:{queue}", "", why)
 
 
 def reprs(kwargs: dict[str, Any]) -> dict[str, str]:

@@ -21,7 +21,7 @@ from typing import Any
 
 import redis
 
-from pipeline.store.connection import store_errors, translated
+from pipeline.store.connection import refused_keys, store_errors, translated
 from pipeline.store.keys import Keys
 
 Entry = tuple[str, dict[bytes, bytes]]
@@ -138,15 +138,18 @@ class NodeAnswers:
             out[name.removeprefix(self._streams_prefix)] = [(_text(i), f) for i, f in entries]
         return out
 
-    def done(self, handled: dict[str, list[str]]) -> None:
-        """Delete the entries handled, by stream, in one round trip."""
+    def done(self, handled: dict[str, list[str]]) -> list[str]:
+        """Delete the entries handled, by stream, in one round trip; return the hosts whose
+        key refused it (a node made it something else meanwhile), for the caller to
+        discard. A connection error is the store's."""
         handled = {h: ids for h, ids in handled.items() if ids}
         if not handled:
-            return
+            return []
         pipe = self.client.pipeline(transaction=False)
         for host, ids in handled.items():
             pipe.xdel(self.keys.node_answers(host), *ids)
-        pipe.execute()
+        found = pipe.execute(raise_on_error=False)
+        return refused_keys(list(handled), found)
 
     def lengths(self, hosts: Iterable[str]) -> dict[str, int]:
         """How many entries each of ``hosts``' streams holds."""
@@ -156,6 +159,15 @@ class NodeAnswers:
             pipe.xlen(self.keys.node_answers(host))
         found = pipe.execute(raise_on_error=False)
         return {h: n if isinstance(n, int) else 0 for h, n in zip(hosts, found, strict=True)}
+
+    def set_aside_key(self, key: str) -> str:
+        """Delete ``key``, a key a node may write that holds the wrong type (a queue that is
+        not a list, a wake-up list that is not one); return the type it held."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.type(key)
+        pipe.delete(key)
+        kind, _ = pipe.execute()
+        return _text(kind)
 
     def discard(self, host: str) -> None:
         """Delete ``host``'s whole stream (its worker's next answer makes it again)."""

@@ -21,7 +21,7 @@ from typing import Any
 
 import redis
 
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import refused_keys, store_errors
 
 #: The header of every message the pipeline sends: when its ledger entry was first sent
 #: (seconds since the epoch, by the sender's clock).
@@ -33,38 +33,48 @@ SENT_HEADER = "coral2_first_sent"
 #: (``pipeline.store.runs``).
 RESENT_HEADER = "coral2_resent"
 
+#: The longest message whose header is read (bytes): a node's own queue may hold anything.
+MAX_MESSAGE = 16 * 2**20
+
 
 def first_sent_of(raw: Any) -> float | None:
     """The :data:`SENT_HEADER` of a message as kombu's Redis transport stores it (JSON);
     None when it has none that reads as a time (a message sent by other means)."""
     if not raw:
         return None
+    if len(raw) > MAX_MESSAGE:
+        return None
     try:
         value = json.loads(raw)["headers"][SENT_HEADER]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, IndexError, RecursionError):
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
 
 
-def oldest_waiting(client: redis.Redis, queues: Iterable[str]) -> dict[str, float]:
+def oldest_waiting(
+    client: redis.Redis, queues: Iterable[str]
+) -> tuple[dict[str, float], list[str]]:
     """For each of ``queues`` that holds a message, when the oldest one waiting was first
-    sent (its :data:`SENT_HEADER`), in one round trip. A queue that is empty, or whose
-    oldest message does not say, is left out."""
+    sent (its :data:`SENT_HEADER`), in one round trip; and the queues whose key is not a
+    list (a node's own queue it made something else: that costs its node alone, never the
+    other queues'). A queue that is empty, or whose oldest message does not say, is left
+    out."""
     names = sorted(set(queues))
     if not names:
-        return {}
+        return {}, []
     try:
         pipe = client.pipeline(transaction=False)
         for name in names:
             pipe.lindex(name, -1)
-        heads = pipe.execute()
+        heads = pipe.execute(raise_on_error=False)
     except redis.RedisError as exc:
         raise store_errors(exc) from exc
+    wrong = refused_keys(names, heads)
     out: dict[str, float] = {}
     for name, raw in zip(names, heads, strict=True):
-        stamp = first_sent_of(raw)
+        stamp = None if isinstance(raw, Exception) else first_sent_of(raw)
         if stamp is not None:
             out[name] = stamp
-    return out
+    return out, wrong

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -17,6 +17,7 @@ import redis
 from redis.sentinel import Sentinel
 
 from pipeline.errors import ConfigError
+from pipeline.model.numbers import MAX_COUNT, natural, natural_or_none
 
 T = TypeVar("T")
 
@@ -62,12 +63,12 @@ def _sentinel(url: str, socket_timeout_s: float) -> redis.Redis:
     hosts: list[tuple[str, int]] = []
     for item in netloc[-1].split(","):
         host, _, port = item.partition(":")
-        if not host or (port and not port.isdigit()):
+        if not host or (port and not (natural_or_none(port, most=65535) or 0) >= 1):
             raise ConfigError(
                 f"invalid sentinel address {shown_url(item)!r} in {shown_url(url)!r}: "
                 "expected host:port"
             )
-        hosts.append((host, int(port or 26379)))
+        hosts.append((host, natural(port or "26379")))
     service = parts.path.strip("/")
     if not service:
         raise ConfigError(
@@ -75,7 +76,7 @@ def _sentinel(url: str, socket_timeout_s: float) -> redis.Redis:
         )
     query = parse_qs(parts.query)
     db_text = query.get("db", ["0"])[0]
-    if not db_text.isdigit():
+    if natural_or_none(db_text, most=MAX_COUNT) is None:
         raise ConfigError(f"sentinel URL {shown_url(url)!r}: db must be a number, got {db_text!r}")
     sentinel = Sentinel(  # type: ignore[no-untyped-call, unused-ignore]
         hosts,
@@ -86,7 +87,7 @@ def _sentinel(url: str, socket_timeout_s: float) -> redis.Redis:
         service,
         socket_timeout=socket_timeout_s,
         password=password,
-        db=int(db_text),
+        db=natural(db_text, most=MAX_COUNT),
         ssl=query.get("ssl", ["false"])[0] == "true",
     )
     client: redis.Redis = master
@@ -148,3 +149,20 @@ def translated(cls: type[T]) -> type[T]:
             continue
         setattr(cls, name, _translating(attr))
     return cls
+
+
+def refused_keys(names: Sequence[str], results: Sequence[Any]) -> list[str]:
+    """The ``names`` whose pipelined command Redis refused (a reply that is an error, such
+    as ``WRONGTYPE`` on a key a node retyped): each costs its own node alone. An error of
+    the connection is raised as the store's, as every other command's is."""
+    out = []
+    for name, result in zip(names, results, strict=True):
+        if not isinstance(result, Exception):
+            continue
+        if isinstance(result, redis.ResponseError) and str(result).startswith("WRONGTYPE"):
+            out.append(name)
+        elif isinstance(result, redis.RedisError):
+            raise store_errors(result)
+        else:
+            raise result
+    return out

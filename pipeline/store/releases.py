@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import redis
 
-from pipeline.store.connection import translated
+from pipeline.store.connection import refused_keys, translated
 from pipeline.store.keys import Keys
 
 #: How long a verdict is kept (s): longer than any prolog waits.
@@ -59,7 +59,18 @@ class Releases:
             pipe.set(verdict, value, ex=self.ttl_s, nx=True)
             pipe.rpush(wake, "1")
             pipe.expire(wake, self.ttl_s)
-        pipe.execute()
+        found = pipe.execute(raise_on_error=False)
+        # a wake-up list a node made something else costs that node's wake-up alone: it
+        # is made a list again, and every other verdict and wake-up stands
+        wakes = [name for _, wake in places for name in (None, wake, None)]
+        wrong = [w for w in refused_keys([w or "" for w in wakes], found) if w]
+        if wrong:
+            pipe = self.client.pipeline(transaction=True)
+            pipe.delete(*wrong)
+            for wake in wrong:
+                pipe.rpush(wake, "1")
+                pipe.expire(wake, self.ttl_s)
+            pipe.execute()
 
     def get(self, jobid: int, host: str | None = None) -> Verdict | None:
         """The job's verdict (as node ``host`` reads it), or None while it is held."""

@@ -25,7 +25,7 @@ from pipeline.model.answers import Phase
 from pipeline.model.deadletter import DeadLetter
 from pipeline.model.job import JobRecord
 from pipeline.model.node_client import hosts_of
-from pipeline.store.connection import store_errors
+from pipeline.store.connection import refused_keys, store_errors
 from pipeline.store.deadlines import Deadline
 from pipeline.store.jobs import parse_notes
 from pipeline.store.keys import Keys
@@ -398,7 +398,13 @@ def queue_lengths(store: Store, names: list[str]) -> dict[str, int]:
             pipe = store.client.pipeline(transaction=False)
             for name in batch:
                 pipe.llen(name)
-            out.update(zip(batch, (int(n) for n in pipe.execute()), strict=True))
+            found = pipe.execute(raise_on_error=False)
+            refused_keys(batch, found)  # a connection error is the store's
+            # a key that is not a list (a node's own queue it made something else) holds
+            # no message: 0, and the other queues are counted
+            out.update(
+                (n, v if isinstance(v, int) else 0) for n, v in zip(batch, found, strict=True)
+            )
     except redis.RedisError as exc:
         raise store_errors(exc) from exc
     return out

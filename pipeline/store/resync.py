@@ -24,6 +24,7 @@ from typing import Any
 
 import redis
 
+from pipeline.model.numbers import natural_or_none
 from pipeline.store.connection import translated
 from pipeline.store.keys import Keys
 
@@ -119,7 +120,7 @@ class ResyncDue:
                 name in tracked, seen.get(name, ""), observed.get(name, ""), handled.get(name, "")
             )
             for name in tracked | seen.keys() | observed.keys() | handled.keys()
-            if name.isdigit()
+            if natural_or_none(name) is not None
         }
 
     def settle(self, moves: Iterable[tuple[int, Notes, float | None]]) -> int:

@@ -48,6 +48,7 @@ from celery.signals import worker_ready, worker_shutdown
 from pipeline.errors import StoreUnavailable
 from pipeline.model.answers import Answer, AnswerError, Phase, answer_name, parse
 from pipeline.model.node_messages import clientmount_stop
+from pipeline.model.numbers import MAX_COUNT, natural_or_none
 from pipeline.platform import nodework
 from pipeline.platform.answers import Reading, Unreadable, decode
 from pipeline.platform.deadletters import NODE_DEAD_LETTER
@@ -206,7 +207,7 @@ class AnswerReader:
                     self._refuse(found, host, why)
                 continue
             for entry_id, fields in entries:
-                self._entry(found, host, entry_id, fields)
+                self._guarded(found, host, entry_id, fields)
         try:
             failed = count(self.app, self.store, found.answers)
         except StoreUnavailable:
@@ -216,6 +217,18 @@ class AnswerReader:
             failed = [(a, f"cannot count it: {type(exc).__name__}: {exc}") for a in found.answers]
         for answer, why in failed:
             self._letter(found, answer.node, answer_name(answer), repr(answer.model_dump()), why)
+
+    def _guarded(self, found: _Pass, host: str, entry_id: str, fields: dict[bytes, bytes]) -> None:
+        """:meth:`_entry`, whatever the entry holds: one that breaks a gate is set aside as a
+        dead letter naming its node and entry, and the batch goes on (it is deleted with
+        the rest). Only Redis failing stops the pass."""
+        try:
+            self._entry(found, host, entry_id, fields)
+        except StoreUnavailable:
+            raise
+        except Exception as exc:  # what one node wrote: never the other nodes' answers
+            why = f"entry {entry_id} of {host}'s stream cannot be read: {type(exc).__name__}: {exc}"
+            self._letter(found, host, "answers", _shown(fields), why[:2000])
 
     def _entry(self, found: _Pass, host: str, entry_id: str, fields: dict[bytes, bytes]) -> None:
         """One entry of ``host``'s stream through the gates (module docstring)."""
@@ -238,7 +251,7 @@ class AnswerReader:
             where = _text(fields.get(b"where", b""))
             whole = _text(fields.get(b"size", b""))
             raw, why = fields.get(b"raw", b""), _text(fields.get(b"reason", b""))
-            self._letter(found, host, where, raw, why, int(whole) if whole.isdigit() else None)
+            self._letter(found, host, where, raw, why, natural_or_none(whole, most=MAX_COUNT))
             return
         decoded = decode(self.app, entry_id, fields, self.reading)
         if isinstance(decoded, Unreadable):
@@ -282,7 +295,10 @@ class AnswerReader:
 
     def _finish(self, found: _Pass) -> None:
         """Delete what was read, and the streams that cannot take answers."""
-        self.store.answers.done(found.handled)
+        for host in self.store.answers.done(found.handled):
+            why = f"{host}'s answers key stopped being a stream while it was read: deleted"
+            self._refuse(found, host, why)
+            found.discard.add(host)
         for host in found.discard:
             self.store.answers.discard(host)
 
@@ -306,7 +322,13 @@ class AnswerReader:
 
 def _entry_ms(entry_id: str) -> int:
     ms, _, _ = entry_id.partition("-")
-    return int(ms) if ms.isdigit() else 0
+    return natural_or_none(ms) or 0
+
+
+def _shown(fields: dict[bytes, bytes]) -> str:
+    """An entry's fields as a dead letter keeps them: at most 2,000 characters."""
+    text = repr({_text(k)[:100]: _text(v)[:500] for k, v in list(fields.items())[:20]})
+    return text[:2000]
 
 
 def _text(value: Any) -> str:

@@ -98,7 +98,10 @@ def _not_waiting(task: PipelineTask, due: list[Entry], now: float) -> list[Entry
     sent no earlier than the oldest message their queue holds) are looked at again
     ``resend_after`` from now, with one line in the log a queue."""
     queue_of = {entry.task_id: _queue_of(task, entry) for entry in due}
-    oldest = backlog.oldest_waiting(task.store.client, filter(None, queue_of.values()))
+    oldest, wrong = backlog.oldest_waiting(task.store.client, filter(None, queue_of.values()))
+    prefix = task.settings.pipeline.queues.node_prefix
+    for bad in wrong:
+        _set_aside_queue(task, bad, prefix, now)
     waiting: dict[str, list[Entry]] = {}
     out = []
     for entry in due:
@@ -121,6 +124,19 @@ def _not_waiting(task: PipelineTask, due: list[Entry], now: float) -> list[Entry
             extra={"queue": queue},
         )
     return out
+
+
+def _set_aside_queue(task: PipelineTask, queue: str, prefix: str, now: float) -> None:
+    """``queue`` is not a list, so it holds no message: delete it (its messages sent again
+    make it anew), and, for a node's queue, flag the node and say it in a dead letter. It
+    costs that queue alone: the other queues' lost copies go out in this same pass."""
+    kind = task.store.answers.set_aside_key(queue)
+    why = f"its task queue {queue} was a {kind}, not a list: deleted, its tasks sent again"
+    log.error("%s", why)
+    if queue.startswith(prefix):
+        host = queue.removeprefix(prefix)
+        task.store.answers.flag(host, why, now)
+        task.store.dead_letters.add(f"{host}:{queue}", "", why)
 
 
 def _queue_of(task: PipelineTask, entry: Entry) -> str | None:

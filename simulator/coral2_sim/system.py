@@ -40,6 +40,7 @@ from coral2_sim.users import DemoUsers
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import ConfigError
 from pipeline.model.rabbitmap import RabbitMapping
+from pipeline.platform.node_results import ask
 from pipeline.platform.sealing import seal_of
 from pipeline.platform.sending import settings_of
 from pipeline.services.hooks import Hooks
@@ -347,7 +348,7 @@ class SimulatedSystem:
         assert self.app is not None
         host = list(self.mapping.computes)[-1]
         queue = settings_of(self.app).pipeline.queues.node_prefix + host
-        self.app.send_task("node.ping", args=[host], queue=queue).get(timeout=timeout_s)
+        ask(self.app, "node.ping", host, queue, args=[host]).get(timeout=timeout_s)
 
     def emulator_times(self, index: int) -> Path:
         """Where held node emulator ``index`` writes when its steps ended."""

@@ -13,11 +13,10 @@ import pytest
 import redis
 from coral2_sim.system import SimulatedSystem
 
-from pipeline.platform.acl import NODE_COMMANDS
+from pipeline.platform.acl import NODE_GRANTED
 from tests.e2e.conftest import nodes, start_system
 
-GRANTED = {c.lstrip("+") for c in NODE_COMMANDS.split()} | {"auth", "hello", "ping", "select"}
-GRANTED |= {"client"}
+GRANTED = set(NODE_GRANTED)
 
 
 @pytest.fixture(scope="module")

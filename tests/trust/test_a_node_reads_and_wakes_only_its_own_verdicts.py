@@ -41,7 +41,11 @@ def test_its_own_copy_is_readable_and_the_job_wide_verdict_untouched(
     system.store.releases.put(JOBID, 0, "", hosts=[ATTACKER, "compute05"])
     own = attacker.client.get(f"{system.prefix}:release:{ATTACKER}:{JOBID}")
     assert own is not None and b'"status": 0' in own
-    attacker.client.set(f"{system.prefix}:release-wake:{ATTACKER}:{JOBID}", "x")  # its own
+    wake = f"{system.prefix}:release-wake:{ATTACKER}:{JOBID}"
+    assert attacker.client.blpop([wake], timeout=1) == (wake.encode(), b"1")  # its own
+    attacker.client.rpush(wake, "1")  # passed on
+    with pytest.raises(redis.exceptions.NoPermissionError):  # but never made a string
+        attacker.client.set(wake, "x")
     verdict = system.store.releases.get(JOBID)
     assert verdict is not None and verdict.status == 0
     assert system.store.releases.get(JOBID, "compute05") == verdict

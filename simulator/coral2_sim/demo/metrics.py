@@ -11,6 +11,7 @@ from kubernetes.client import ApiClient
 
 from coral2_sim.system import SimulatedSystem
 from pipeline.clients.k8s import NNF_GROUP, NNF_VERSIONS, DwsClient
+from pipeline.platform.node_results import ask
 
 STATES = ("Proposal", "Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown")
 #: States after which the pipeline itself asks for the next one (or deletes, after Teardown);
@@ -151,7 +152,7 @@ def cxi_leaks(system: SimulatedSystem) -> list[str]:
         return []
     prefix = "node."
     asked = {
-        host: system.app.send_task("node.cxi_list", args=[host], queue=prefix + host)
+        host: ask(system.app, "node.cxi_list", host, prefix + host, args=[host])
         for host in system.mapping.computes
     }
     found = []
