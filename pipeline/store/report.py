@@ -258,7 +258,9 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
 def node_workers(client: redis.Redis) -> set[str] | None:
     """The nodes whose node worker has a connection open (its blocking read never closes
     while it runs): read from ``CLIENT LIST``, by connection name, or by a per-node Redis
-    user ``node-<host>``. None when this user may not list the clients."""
+    user ``node-<host>``: a per-node user's connection speaks for its own node alone,
+    whatever name it gave itself (``CLIENT SETNAME`` is the node's to send). None when this
+    user may not list the clients."""
     try:
         clients: Any = client.client_list()
     except redis.RedisError:
@@ -266,9 +268,10 @@ def node_workers(client: redis.Redis) -> set[str] | None:
     nodes: set[str] = set()
     for entry in clients:
         name, user = str(entry.get("name") or ""), str(entry.get("user") or "")
-        nodes.update(hosts_of(name))
         if user.startswith("node-"):
             nodes.add(user.removeprefix("node-"))
+        else:
+            nodes.update(hosts_of(name))
     return nodes
 
 
