@@ -82,8 +82,9 @@ unit: venv redis kubectl promtool nft
 
 test: lint typecheck contracts unit
 
+# test-all: every test, and the generators' longer, random runs
 test-all: lint typecheck contracts venv redis kubectl promtool nft
-	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
+	CORAL2_TRUST_EXAMPLES=$${CORAL2_TRUST_EXAMPLES:-400} $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
 
 # fails where no Flux is installed: a site runs it against its own
 test-flux: venv redis kubectl promtool

@@ -171,8 +171,8 @@ def _answer_flags(view: PipelineView, now: float) -> list[Flag]:
         flags.append(Flag(CRITICAL, why))
     for host, (when, reason) in sorted(view.answers_flagged.items())[:10]:
         why = (
-            f"node {host}'s answers were refused {now - when:.0f} s ago: {reason} "
-            "(docs/runbook.md: a node that floods its answers; `coral2-pipeline deadletters "
+            f"node {host} wrote what the pipeline set aside, {now - when:.0f} s ago: {reason} "
+            "(docs/runbook.md: a node that misbehaves; `coral2-pipeline deadletters "
             f"--clear-node {host}` once dealt with)"
         )
         flags.append(Flag(WARNING, why))
