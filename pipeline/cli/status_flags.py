@@ -96,9 +96,11 @@ def _memory_flags(memory: tuple[int, int] | None) -> list[Flag]:
     return []
 
 
-#: Connections to Redis per node worker (its blocking read, and one for the rest), and
-#: what the management side holds at most, with headroom.
-CONNECTIONS_PER_NODE = 2
+#: Connections to Redis a node may hold: the Redis hosts' firewall cap
+#: (deploy/nftables/coral2-pipeline-redis.nft: a node worker's two, a waiting per-rank
+#: prolog's one, one for a reconnect); and what the management side holds at most, with
+#: headroom.
+CONNECTIONS_PER_NODE = 4
 MANAGEMENT_CONNECTIONS = 500
 
 

@@ -1,5 +1,5 @@
 """Redis lowers ``maxclients`` to its file-descriptor limit less 32 and says so only in its
-log (``maxclients 30000`` became 19,968 under a 20,000 limit). ``status`` reads the
+log (``maxclients 50000`` became 19,968 under a 20,000 limit). ``status`` reads the
 limit Redis really has and flags one too small for the node workers of the computes it
 knows, naming the fix; the shipped unit drop-in leaves room for the shipped maxclients."""
 
@@ -38,7 +38,7 @@ def test_status_flags_the_maxclients_redis_lowered(tmp_path: Path) -> None:
     aclfile = tmp_path / "users.acl"
     aclfile.write_text(acl_file(load_settings(env={}), {"monitoring": "watch-it"}))
     login = ("monitoring", "watch-it")
-    # 600 descriptors: Redis keeps 568 clients of the 30,000 asked for
+    # 600 descriptors: Redis keeps 568 clients of the 50,000 asked for
     with RedisServer(tmp_path, aclfile=aclfile, login=login, config=CONF, nofile=600) as server:
         info = redis.Redis(port=server.port, username="monitoring", password="watch-it")
         assert info.info("clients")["maxclients"] == 568
@@ -58,7 +58,7 @@ def test_status_flags_the_maxclients_redis_lowered(tmp_path: Path) -> None:
                 "COLUMNS": "400",
             },
         )
-    # the sample cluster's 64 computes and the management side need 628
+    # the sample cluster's 64 computes at their cap of 4 and the management side need 756
     assert "Redis accepts at most 568 clients" in status.stdout, status.stdout + status.stderr
-    assert "set maxclients 628 or more" in status.stdout
+    assert "set maxclients 756 or more" in status.stdout
     assert status.returncode in (1, 2)  # WARNING (and CRITICAL: nothing else runs here)
