@@ -20,9 +20,10 @@ import functools
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 from celery import Celery
+from celery.exceptions import Reject
 
 from node_worker import steps
 from node_worker.attempts import Attempts
@@ -111,21 +112,34 @@ class NodeWorker:
             claim = getattr(task.request, CLAIM, None)
             host = manifest_host(task.request.id, claim)
             if host is None:
-                raise ValueError(f"node task {task.request.id!r} names no node of its manifest")
+                self._refuse(task, f"node task {task.request.id!r} names no node of its manifest")
             hostname = host
         self._check(task, hostname)
         return hostname
 
     def _check(self, task: Any, hostname: str) -> None:
-        """Refuse a task for another node, or one that came in on another node's queue."""
+        """Refuse a task for another node, or one that came in on another node's queue: set
+        aside as a dead letter (on this node's own stream), never run, never a task error."""
         if hostname not in self.hosts:
-            raise ValueError(f"node task for {hostname!r} reached the worker of {self.hosts}")
+            self._refuse(task, f"node task for {hostname!r} reached the worker of {self.hosts}")
         if task.request.is_eager:
             return  # run in this process by its own code (the tests), from no queue
         # the queue the broker read it from (pipeline.platform.broker), not its sender's word
         queue = (task.request.delivery_info or {}).get("routing_key")
         if queue != self.prefix + hostname:
-            raise ValueError(f"node task for {hostname!r} came in on queue {queue!r}")
+            self._refuse(task, f"node task for {hostname!r} came in on queue {queue!r}")
+
+    def _refuse(self, task: Any, why: str) -> NoReturn:
+        """Set ``task``'s message aside as a dead letter and drop it (:class:`Reject`)."""
+        if task.request.is_eager:
+            raise ValueError(why)
+        info = task.request.delivery_info or {}
+        where = str(info.get("routing_key") or "?")
+        raw = f"task {task.name} id {task.request.id} kwargs {task.request.kwargs!r}"[:4096]
+        with self.app.connection_for_write() as connection:
+            client = connection.default_channel.client
+            deadletters.set_aside(client, self.settings.pipeline.key_prefix, where, raw, why)
+        raise Reject(why, requeue=False)
 
     def _app(self) -> Celery:
         app = Celery("coral2_node_worker", set_as_current=False)

@@ -50,9 +50,9 @@ def _proof(
     queue and that job) or ``"record"`` (its entry crossed out — a copy of an answer —
     the job's record names that node among its nodes, with ``phase``'s work sent: the
     epilogs for ``clean``). None: nothing does, and nothing of the answer is counted nor
-    crossed out; an answer for a job whose record names other nodes is set aside as a
-    dead letter, one for a job with no record (long gone, or not run yet: Flux job ids
-    are predictable) changes nothing. The signature proved which node sent it
+    crossed out; an answer for a job whose record names other nodes, or for a job with no record
+    (long gone, or not run yet: Flux job ids are predictable), changes nothing and is
+    set aside as a dead letter named after the node. The signature proved which node sent it
     (``pipeline.platform.signing``). The ledger is read first: a whole-machine job's
     record names every node, and reading it for each of its answers would grow with the
     square of the job's size."""
@@ -68,18 +68,21 @@ def _proof(
     else:
         record = task.store.jobs.get(jobid)
         if record is None:
-            log.info(
-                "%s of %s for job %s, which has no record: nothing to count", task.name, node, jobid
+            # long gone, or not run yet (Flux job ids are predictable): counted for nothing,
+            # and kept as a dead letter named after the node, so that a node answering
+            # ahead of its jobs is seen
+            why = (
+                f"{node} answered for job {jobid}, which has no record (long gone, or not run yet)"
             )
-            return None
-        if node in _sent_to(record, phase):
+        elif node in _sent_to(record, phase):
             return "record"
-        why = f"{node} answered for job {jobid}, which does not run on it"
-        if node in _sent_to(record, Phase.PROLOG):
-            why = f"{node} answered the {phase} of job {jobid} before it was sent"
+        else:
+            why = f"{node} answered for job {jobid}, which does not run on it"
+            if node in _sent_to(record, Phase.PROLOG):
+                why = f"{node} answered the {phase} of job {jobid} before it was sent"
     request = {"task": task.name, "id": task.request.id, "kwargs": task.request.kwargs}
     raw = json.dumps(request, default=repr)
-    task.store.dead_letters.add(task.settings.pipeline.queues.lifecycle, raw, f"refused: {why}")
+    task.store.dead_letters.add(f"{node}:answers", raw, f"refused: {why}")
     log.warning("%s: refused: %s", task.name, why)
     return None
 

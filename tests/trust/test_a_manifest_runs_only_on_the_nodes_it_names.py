@@ -1,8 +1,8 @@
 """A job's node task goes out as one signed manifest for many nodes, each node's copy under
 the id ``<manifest>:<node>``. A copy runs only where the management side's signature
 says: a copy whose id names a node the manifest does not, a manifest that names a
-hostname in its arguments, or one signed by a node's key, is set aside as a dead letter
-and nothing of it runs."""
+hostname in its arguments, one signed by a node's key, or another node's copy pushed onto
+this node's queue, is set aside as a dead letter and nothing of it runs."""
 
 from __future__ import annotations
 
@@ -25,13 +25,15 @@ def management_key(system: SimulatedSystem) -> tuple[Path, Path]:
     return Path(key), Path(env["CORAL2_PIPELINE_PIPELINE__SECURITY_CERTIFICATE"])
 
 
-def manifest_copy(system: SimulatedSystem, nodes: str, node: str, kwargs: dict[str, Any]) -> bytes:
+def manifest_copy(
+    system: SimulatedSystem, nodes: str, node: str, kwargs: dict[str, Any], queue: str = ""
+) -> bytes:
     """The copy for ``node`` of a ``node.prolog`` manifest the management key signed for
-    ``nodes``, on ``node``'s queue."""
+    ``nodes``, on ``queue`` (``node``'s by default)."""
     manifest = str(uuid.uuid4())
     claim = {"task": "node.prolog", "id": manifest, "nodes": nodes}
     key, cert = management_key(system)
-    queue = f"node.{node}"
+    queue = queue or f"node.{node}"
     return forge(
         key,
         cert,
@@ -78,3 +80,16 @@ def test_a_manifest_signed_by_a_node_key_is_a_dead_letter(
     attacker.client.xadd(answers_key(system), entry)  # type: ignore[arg-type]
     letter = new_dead_letter(system, admin, before)
     assert "only the management key may sign a manifest of node tasks" in letter.reason
+
+
+def test_another_nodes_copy_on_this_nodes_queue_is_a_dead_letter_not_a_task_error(
+    system: SimulatedSystem, admin: redis.Redis, attacker: Attacker
+) -> None:
+    # a genuine copy for compute05 (a replay), pushed by compute63 onto its own queue
+    raw = manifest_copy(system, "compute[05,63]", "compute05", PROLOG, queue="node.compute63")
+    before = len(dead_letters(system, admin))
+    attacker.client.lpush("node.compute63", raw)
+    letter = new_dead_letter(system, admin, before)
+    assert letter.where == "compute63:node.compute63"
+    assert "node task for 'compute05' came in on queue 'node.compute63'" in letter.reason
+    assert system.store is not None and system.store.tally.nodes(626262, "prolog") == set()

@@ -1,7 +1,7 @@
 """Flux job ids are predictable, so root on compute63 may sign answers for a job that does
 not exist yet. Nothing proves such an answer (no node task was sent for it, no record
-names the node), so nothing of it is counted; when that job later runs on two other
-nodes, their two answers release it."""
+names the node), so nothing of it is counted, and each is kept as a dead letter naming
+the node; when that job later runs on two other nodes, their two answers release it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import redis
 from coral2_sim.system import SimulatedSystem
 
 from tests.conftest import make_r
-from tests.trust.conftest import ATTACKER, Attacker, answers_key
+from tests.trust.conftest import ATTACKER, Attacker, answers_key, dead_letters
 from tests.trust.forge import forge_answer, protocol2
 
 FUTURE = 727272
@@ -25,11 +25,13 @@ def test_a_future_jobs_answer_counts_for_nothing_and_the_job_is_released_by_its_
     for name in ("job.prolog_done", "job.epilog_done"):
         entry = forge_answer(attacker.key, attacker.cert, name, protocol2(kwargs))
         attacker.client.xadd(answers_key(system), entry)  # type: ignore[arg-type]
+    # each went on as its task, which counted nothing and left a dead letter naming the node
     deadline = time.monotonic() + 60
-    while admin.xlen(answers_key(system)):
-        assert time.monotonic() < deadline, "the reader never took the answers"
+    while len(traces := [d for d in dead_letters(system, admin) if str(FUTURE) in d.reason]) < 2:
+        assert time.monotonic() < deadline, "the answers left no trace"
         time.sleep(0.1)
-    time.sleep(1.0)  # the tasks they went on as ran
+    assert {d.where for d in traces} == {f"{ATTACKER}:answers"}
+    assert all("which has no record (long gone, or not run yet)" in d.reason for d in traces)
     assert system.store.tally.nodes(FUTURE, "prolog") == set()
     assert system.store.tally.nodes(FUTURE, "clean") == set()
 
