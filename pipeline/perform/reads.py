@@ -113,6 +113,9 @@ def rabbits_listing(
 #: nnf-sos's annotation that lets any user use a persistent storage instance
 #: (``PersistentStorageIgnoreUIDAnnotation``)
 IGNORE_UID = "dataworkflowservices.github.io/ignore-uid"
+#: The owner label DWS puts on a child object (``AddOwnerLabels``): on a persistent
+#: storage instance, the Workflow of the job that created it, until its Teardown.
+OWNER_NAME_LABEL = "dataworkflowservices.github.io/owner.name"
 
 
 def persistent_owners(dws: DwsClient, names: Iterable[str]) -> dict[str, PersistentOwner]:
@@ -126,5 +129,11 @@ def persistent_owners(dws: DwsClient, names: Iterable[str]) -> dict[str, Persist
             continue
         annotations = (psi.get("metadata") or {}).get("annotations") or {}
         shared = str(annotations.get(IGNORE_UID, "")).lower() == "true"
-        owners[name] = PersistentOwner(int((psi.get("spec") or {}).get("userID", -1)), shared)
+        labels = (psi.get("metadata") or {}).get("labels") or {}
+        creator = labels.get(OWNER_NAME_LABEL)
+        owners[name] = PersistentOwner(
+            int((psi.get("spec") or {}).get("userID", -1)),
+            shared,
+            None if creator is None else str(creator),
+        )
     return owners

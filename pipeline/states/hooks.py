@@ -62,6 +62,8 @@ def refused(jobid: int, kind: str, message: str) -> list[Action]:
 #: nnf-sos's words for another user's persistent storage (Proposal, and Teardown for a
 #: destroy_persistent, where it writes "user ID" in lower case)
 NOT_YOURS = "User ID does not match existing persistent storage"
+#: A create_persistent of a name in use.
+EXISTS = "a persistent storage instance of that name already exists"
 
 
 @dataclass(frozen=True)
@@ -71,26 +73,40 @@ class PersistentOwner:
     userid: int
     #: the instance's ignore-uid annotation: any user may use it (not destroy it)
     shared: bool = False
+    #: the Workflow whose create_persistent made it, while that job holds it (DWS's owner
+    #: label, taken off at that job's Teardown)
+    creator: str | None = None
 
 
 def check_persistent_owners(
-    lines: list[str], userid: int, owners: Mapping[str, PersistentOwner]
+    lines: list[str], userid: int, owners: Mapping[str, PersistentOwner], workflow: str = ""
 ) -> None:
     """Raise :class:`InputError` for a directive on another user's existing persistent
     storage, which nnf would refuse: a persistentdw or a create_persistent (in Proposal,
     unless the instance ignores user ids), a destroy_persistent (in Teardown, where the
-    Workflow would stay in Error and the job's epilog wait). ``owners``: the existing
-    instances the directives name."""
+    Workflow would stay in Error and the job's epilog wait); and for a create_persistent of
+    a name that exists, whoever owns it: nnf would re-specify the live instance (its
+    Servers, its rabbits) under the jobs that use it. ``owners``: the existing instances
+    the directives name; ``workflow``: this job's (its own create_persistent, read again
+    by a copy of ``dws.create``, is no other)."""
     for directive in parse_directives(lines):
         if not isinstance(directive, PersistentDW | CreatePersistent | DestroyPersistent):
             continue
         owner = owners.get(directive.name)
-        if owner is None or owner.userid == userid:
+        if owner is None:
             continue
-        if isinstance(directive, DestroyPersistent) or not owner.shared:
+        if owner.userid != userid and (
+            isinstance(directive, DestroyPersistent) or not owner.shared
+        ):
             raise InputError(
                 f"#DW {directive.command} name={directive.name}: {NOT_YOURS} "
                 f"(owned by user {owner.userid})"
+            )
+        if isinstance(directive, CreatePersistent) and owner.creator != workflow:
+            raise InputError(
+                f"#DW create_persistent name={directive.name}: {EXISTS} (owned by user "
+                f"{owner.userid}): destroy it first (#DW destroy_persistent "
+                f"name={directive.name}), or choose another name"
             )
 
 
@@ -123,7 +139,7 @@ def on_create(
     before any Workflow exists."""
     try:
         check_create(directives, userid, resources, failure_tolerance, rules)
-        check_persistent_owners(directives, userid, owners or {})
+        check_persistent_owners(directives, userid, owners or {}, name_of(jobid))
     except InputError as exc:
         return refused(jobid, "dws-create", str(exc))
     name = name_of(jobid)

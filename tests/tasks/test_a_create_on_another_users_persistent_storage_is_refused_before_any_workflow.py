@@ -4,10 +4,12 @@ persistentdw or destroy_persistent is refused with nnf's words before any Workfl
 Workflow in Error and the epilog waiting); so is a create_persistent over another user's
 instance where creation is open to all. An instance that ignores user ids may be used by
 anyone, never destroyed by another; the owner's own directives, and names no instance has
-yet, go through."""
+yet, go through. A create_persistent of a name that exists is refused whoever asks (nnf
+would re-specify the live instance), but for the job that made it (a copy of dws.create)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -86,3 +88,28 @@ def test_a_create_persistent_over_another_users_instance_is_refused_where_creati
         check_persistent_owners(
             ["#DW create_persistent type=xfs capacity=10GiB name=proj"], OTHER, owners
         )
+
+
+def test_a_create_persistent_of_a_name_that_exists_is_refused_even_for_its_owner(
+    app: Celery, store: Store, kube: tuple[KubeApiServer, DwsClient]
+) -> None:
+    # nnf would re-specify the live instance: its Servers on another rabbit, under the jobs
+    # that mount it
+    owner = os.getuid()  # the instance owner: who may create persistent storage
+    instance(kube[1], "live", owner)
+    directive = "#DW create_persistent type=xfs capacity=10GiB name=live"
+    create(app, 806, userid=owner, directives=[directive])
+    assert exception_note(store, 806) == (
+        "DWS workflow interactions failed: #DW create_persistent name=live: a persistent "
+        f"storage instance of that name already exists (owned by user {owner}): destroy it "
+        "first (#DW destroy_persistent name=live), or choose another name"
+    )
+    assert no_workflow(kube, 806)
+
+
+def test_a_copy_of_dws_create_reads_its_own_instance_as_its_own() -> None:
+    owners = {"made": PersistentOwner(OWNER, creator="fluxjob-807")}
+    lines = ["#DW create_persistent type=xfs capacity=10GiB name=made"]
+    check_persistent_owners(lines, OWNER, owners, "fluxjob-807")  # no refusal
+    with pytest.raises(InputError, match="already exists"):
+        check_persistent_owners(lines, OWNER, owners, "fluxjob-808")
