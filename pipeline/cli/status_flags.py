@@ -228,6 +228,7 @@ def pipeline_flags(
         )
         flags.append(Flag(WARNING, why))
     flags += _drift_flags(view)
+    flags += disabled_rabbits(view)
     if nodes and view.node_workers is None:  # a check that cannot run says so
         why = (
             "cannot check the node workers: Redis did not list its clients to this user "
@@ -291,6 +292,26 @@ def pipeline_flags(
             f"{view.dead_letters} message(s) set aside as dead letters (latest from "
             f"{latest.where} {_ago(now, latest.at)}: {latest.reason}): read them with "
             "`coral2-pipeline deadletters`, then `coral2-pipeline deadletters --clear`"
+        )
+        flags.append(Flag(WARNING, why))
+    return flags
+
+
+def disabled_rabbits(view: PipelineView) -> list[Flag]:
+    """Every rabbit whose Storage is Disabled (its ``spec.state``, or nnf's status), and
+    why: the pipeline disables one whose Workflow would not tear down (``dws.abort``), an
+    admin may too. Its ssds are down in Flux and no new job gets its storage until it is
+    enabled again."""
+    flags = []
+    for name, health in sorted(view.rabbits.items()):
+        if health.get("state") != "Disabled" and health.get("status") != "Disabled":
+            continue
+        reason = health.get("disable_reason") or health.get("message") or "no reason given"
+        since = f" since {health['disable_date']}" if health.get("disable_date") else ""
+        why = (
+            f"rabbit {name} is Disabled{since}: {reason}; jobs that need its storage wait "
+            f"until it is enabled again (docs/runbook.md, 'A rabbit Disabled': `kubectl "
+            f'patch storage {name} --type merge -p \'{{"spec":{{"state":"Enabled"}}}}\'`)'
         )
         flags.append(Flag(WARNING, why))
     return flags

@@ -116,11 +116,19 @@ def observe_storage(task: PipelineTask, name: str) -> dict[str, Any] | None:
         store.watch.forget_rabbit(name)
         return None
     status = storage.get("status") or {}
+    annotations = (storage.get("metadata") or {}).get("annotations") or {}
     health: dict[str, Any] = {
         "status": status.get("status", "Unknown"),
         "state": storage.get("spec", {}).get("state", "Enabled"),
         "not_ready": sorted(offline_computes(storage)),
     }
+    for field, value in (
+        ("message", status.get("message")),
+        ("disable_reason", annotations.get("disable_reason")),
+        ("disable_date", annotations.get("disable_date")),
+    ):
+        if value:
+            health[field] = str(value)[:500]
     if task.settings.rabbit.mapping:  # where the rabbitmapping no longer says the truth
         mapped = mapping_of(task.settings.rabbit.mapping).computes
         if drift := mapping_drift(name, storage, mapped):

@@ -33,6 +33,7 @@ from coral2_sim.dws.nnf_driver import (
 )
 from coral2_sim.dws.nnf_mounts import delete_clientmounts, release_mounts
 from coral2_sim.dws.nnf_persistent import delete_owned
+from coral2_sim.dws.nnf_storage import StorageReconciler
 from coral2_sim.dws.workqueue import WorkQueue
 from coral2_sim.kube.patch import json_copy
 from pipeline.clients.k8s import DwsClient
@@ -121,13 +122,20 @@ class DwsController:
         self._retry: dict[tuple[str, str, int], tuple[float, float]] = {}
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._storage_thread: threading.Thread | None = None
 
     # --- lifecycle ---------------------------------------------------------------
     def start(self) -> DwsController:
-        """Start the watch thread and ``reconcilers`` reconcile threads (one Workflow each)."""
+        """Start the watch thread, ``reconcilers`` reconcile threads (one Workflow each), and
+        nnf-sos's Storage reconciler (a Storage's ``spec.state`` made its status)."""
         self._start_thread(self._watch_loop, "dws-watch")
         for index in range(self.reconcilers):
             self._start_thread(self._reconcile_loop, f"dws-reconcile-{index}")
+        storages = StorageReconciler(self.dws)
+        self._storage_thread = threading.Thread(
+            target=storages.run, args=(self._stop,), name="dws-storages", daemon=True
+        )
+        self._storage_thread.start()
         return self
 
     def _start_thread(self, target: Any, name: str) -> None:
@@ -143,6 +151,8 @@ class DwsController:
         for thread in reconcilers:
             thread.join(timeout=5)
         watcher.join(timeout=0.05)  # a daemon blocked in a watch read ends with the stream
+        if self._storage_thread is not None:
+            self._storage_thread.join(timeout=0.05)
 
     def kick(self, name: str) -> None:
         """Reconcile ``name`` soon (tests and fault changes)."""

@@ -92,6 +92,8 @@ class JobManager:
         self._busy: dict[int, FluxJob] = {}
         self._due: list[tuple[float, int]] = []  # (run_until, jobid): a heap
         self.lock = threading.RLock()
+        #: scheduling passes made (a test waits for one to prove a waiting job was looked at)
+        self.passes = 0
         self.tick_s = tick_s
         self.set_status: dict[str, str] = {}
         self.received: list[tuple[str, dict[str, Any]]] = []  # every RPC the bridge delivered
@@ -397,6 +399,7 @@ class JobManager:
                 if job is not None:
                     self._busy[job.id] = job
             self._schedule()
+            self.passes += 1
             for job in list(self._busy.values()):
                 self._guarded(functools.partial(self._advance, job))
                 self._rest(job)
