@@ -33,6 +33,12 @@ _CAPACITY = r"^\d+(KiB|KB|MiB|MB|GiB|GB|TiB|TB)$"
 FS_TYPES = ("raw", "xfs", "gfs2", "lustre")
 
 
+def _go_match(pattern: str, value: str) -> bool:
+    """Whether ``value`` matches ``pattern`` as DWS's Go ``regexp`` matches it: ``\\d`` and
+    ``\\w`` are ASCII alone (a capacity in fullwidth digits is refused, as DWS refuses it)."""
+    return re.match(pattern, value, re.ASCII) is not None
+
+
 @dataclass(frozen=True)
 class ArgRule:
     """How one argument key (a regex) of a command is checked."""
@@ -131,7 +137,7 @@ _UNITS = {
 
 def capacity_bytes(text: str) -> int:
     """Return the bytes of a ruleset capacity such as ``"10GiB"`` (powers of 2 for Ki..)."""
-    match = re.match(_CAPACITY, text)
+    match = re.match(_CAPACITY, text, re.ASCII)
     if match is None:
         raise DirectiveError(f"argument 'capacity' invalid string '{text}'")
     return int(text[: -len(match.group(1))]) * _UNITS[match.group(1)]
@@ -251,21 +257,23 @@ def _check_value(rule: ArgRule, key: str, value: str | None) -> None:
             raise DirectiveError(f"argument '{key}' requires value")
         return
     if rule.type == "string":
-        if rule.patterns and not any(re.match(p, value) for p in rule.patterns):
+        if rule.patterns and not any(_go_match(p, value) for p in rule.patterns):
             raise DirectiveError(f"argument '{key}' invalid string '{value}'")
     elif rule.type == "list-of-string":
         seen: set[str] = set()
         for word in value.split(","):
-            if rule.patterns and not any(re.match(p, word) for p in rule.patterns):
+            if rule.patterns and not any(_go_match(p, word) for p in rule.patterns):
                 raise DirectiveError(f"argument '{key}' invalid string '{word}' in list '{value}'")
             if word in seen:
                 raise DirectiveError(f"argument '{key}' word '{word}' repeated in list '{value}'")
             seen.add(word)
     elif rule.type == "integer":
-        if not re.match(r"^-?\d+$", value):
+        if not _go_match(r"^-?\d+$", value):
             raise DirectiveError(f"argument '{key}' invalid integer '{value}'")
     elif (
-        rule.type == "bool" and rule.patterns and not any(re.match(p, value) for p in rule.patterns)
+        rule.type == "bool"
+        and rule.patterns
+        and not any(_go_match(p, value) for p in rule.patterns)
     ):
         raise DirectiveError(f"argument '{key}' invalid boolean '{value}'")
 
@@ -287,12 +295,12 @@ def parse_directive(line: str) -> Directive:
             raise DirectiveError(f"repeated argument '{key}' in directive '{line}'")
         args[key] = text if sep else None
     for key, value in args.items():
-        arg_rule = next((r for r in rule.args if re.match(r.key, key)), None)
+        arg_rule = next((r for r in rule.args if _go_match(r.key, key)), None)
         if arg_rule is None:
             raise DirectiveError(f"unsupported argument '{key}'")
         _check_value(arg_rule, key, value)
     for arg_rule in rule.args:
-        if arg_rule.required and not any(re.match(arg_rule.key, k) for k in args):
+        if arg_rule.required and not any(_go_match(arg_rule.key, k) for k in args):
             raise DirectiveError(f"missing required argument '{arg_rule.key}'")
     return _CLASSES[rule.command](line=line, command=rule.command, args=args)
 
@@ -304,7 +312,7 @@ def parse_directives(lines: Sequence[str]) -> list[Directive]:
     for directive in parsed:
         rule = _RULES[directive.command]
         for key, value in directive.args.items():
-            arg_rule = next(r for r in rule.args if re.match(r.key, key))
+            arg_rule = next(r for r in rule.args if _go_match(r.key, key))
             if arg_rule.unique_within and value is not None:
                 scope = seen.setdefault(arg_rule.unique_within, set())
                 if value in scope:
