@@ -13,12 +13,27 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from coral2_sim.kube.resources import LUS
+from coral2_sim.kube.resources import LUS, NNF
 from pipeline.clients.k8s import DWS_GROUP, DwsClient
 from pipeline.errors import AlreadyExists
 from pipeline.model.rabbitmap import RabbitMapping
 
 RABBIT_LABEL = ("dataworkflowservices.github.io/storage", "Rabbit")
+
+
+#: Where nnf-sos looks for storage profiles (its ``NNF_STORAGE_PROFILE_NAMESPACE``, as
+#: nnf-deploy sets it).
+PROFILE_NAMESPACE = "nnf-system"
+
+
+def storage_profile(name: str, *, default: bool = True) -> dict[str, Any]:
+    """An NnfStorageProfile ``name``; ``default``: the one a directive naming none gets."""
+    return {
+        "apiVersion": f"{NNF}/v1alpha11",
+        "kind": "NnfStorageProfile",
+        "metadata": {"name": name, "namespace": PROFILE_NAMESPACE},
+        "data": {"default": default, "pinned": False},
+    }
 
 
 def storage_object(rabbit: str) -> dict[str, Any]:
@@ -105,6 +120,10 @@ def install_cluster(
                 data={"tls.crt": "", "tls.key": ""},
             )
             dws.core.create_namespaced_secret("default", tls)
+    with suppress(ApiException):  # 409: made before
+        dws.custom.create_namespaced_custom_object(
+            NNF, "v1alpha11", PROFILE_NAMESPACE, "nnfstorageprofiles", storage_profile("default")
+        )
     for index, root in enumerate(lustre_roots):
         with suppress(ApiException):  # 409: made before
             dws.custom.create_namespaced_custom_object(

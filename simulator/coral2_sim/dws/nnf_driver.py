@@ -15,6 +15,7 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
+from coral2_sim.dws.fixtures import PROFILE_NAMESPACE
 from coral2_sim.dws.nnf_capacity import refresh_free
 from coral2_sim.dws.nnf_context import (
     Context,
@@ -41,6 +42,7 @@ from coral2_sim.dws.nnf_persistent import (
     ran_through,
     release_ownership,
 )
+from coral2_sim.kube.resources import NNF
 from pipeline.clients.k8s import WORKFLOW_LABEL
 from pipeline.errors import AlreadyExists, NotFound
 from pipeline.model.directives import (
@@ -86,6 +88,20 @@ def _requires(ctx: Context, daemons: tuple[str, ...]) -> None:
         raise Failed("Fatal", "Internal", "", debug=debug) from None
 
 
+def _profile(ctx: Context, name: str) -> None:
+    """A directive's ``profile=`` must name an NnfStorageProfile, as nnf-sos's
+    ``findProfileToUse`` (``nnfstorageprofile_helpers.go``) requires: else a Fatal user
+    error in Proposal."""
+    try:
+        ctx.dws.custom.get_namespaced_custom_object(
+            NNF, "v1alpha11", PROFILE_NAMESPACE, "nnfstorageprofiles", name
+        )
+    except ApiException as exc:
+        if exc.status != 404:
+            raise
+        raise Failed("Fatal", "User", f"Unable to find NnfStorageProfile: {name}") from None
+
+
 def _proposal(ctx: Context, index: int, d: Directive) -> None:
     problem = check_workflow([x for x in ctx.directives if x is not None])
     if problem is not None:
@@ -98,6 +114,8 @@ def _proposal(ctx: Context, index: int, d: Directive) -> None:
         check_global_paths(ctx)
     if isinstance(d, JobDW | PersistentDW | CreatePersistent) and d.requires:
         _requires(ctx, d.requires)
+    if isinstance(d, JobDW | CreatePersistent) and d.args.get("profile"):
+        _profile(ctx, str(d.args["profile"]))
     spec = ctx.workflow["spec"]
     userid = int(spec.get("userID", 0))
     if isinstance(d, PersistentDW):

@@ -39,6 +39,7 @@ RESOURCE_TYPES: tuple[ResourceType, ...] = (
     ResourceType(DWS, "persistentstorageinstances", "PersistentStorageInstance", has_status=True),
     ResourceType(DWS, "dwdirectiverules", "DWDirectiveRule"),
     ResourceType(NNF, "nnfdatamovements", "NnfDataMovement", has_status=True),
+    ResourceType(NNF, "nnfstorageprofiles", "NnfStorageProfile"),
     ResourceType(LUS, "lustrefilesystems", "LustreFileSystem", has_status=True),
     ResourceType("", "secrets", "Secret", builtin=True),
     ResourceType(COORDINATION, "leases", "Lease", builtin=True),
