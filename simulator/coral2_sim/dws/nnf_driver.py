@@ -323,9 +323,15 @@ def _teardown(ctx: Context, index: int, d: Directive) -> None:
                 raise Failed("Fatal", "User", "persistent storage cannot be deleted while in use")
             ctx.dws.delete("persistentstorageinstances", d.name)
             # the instance's controller deletes its children with it (DeleteChildren of
-            # getChildObjects: its NnfStorage, its Servers, its pinned profile)
+            # getChildObjects: its NnfStorage, its Servers, its pinned profile); the
+            # rabbits' free space then counts its allocations free again, as nnf-sos's
+            # NnfNode capacity does
             with suppress(NotFound):
+                held = ctx.dws.get("servers", d.name)
+                sets = (held.get("status") or {}).get("allocationSets") or []
                 ctx.dws.delete("servers", d.name)
+                rabbits = [r for s in sets for r in (s.get("storage") or {})]
+                refresh_free(ctx.dws, rabbits, [d.name])
     if isinstance(d, PersistentDW):
         with suppress(NotFound):
             psi = ctx.dws.get("persistentstorageinstances", d.name)

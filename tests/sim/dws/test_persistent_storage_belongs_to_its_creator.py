@@ -3,7 +3,9 @@ creating job's storage is ready in Setup, and Active after; another user's persi
 create_persistent is refused in Proposal ("User ID does not match existing persistent
 storage") unless the instance ignores user ids; another user's destroy_persistent fails
 in Teardown, where nnf checks it; and a create_persistent whose job never completed takes
-its instance with it when its Workflow is deleted."""
+its instance with it when its Workflow is deleted; the owner's destroy_persistent takes
+the instance and its Servers, and the rabbit's free space counts its allocation free
+again."""
 
 from __future__ import annotations
 
@@ -135,7 +137,9 @@ def test_a_create_whose_job_completed_leaves_its_instance(dws_side: DwsSide) -> 
 def test_the_owners_destroy_persistent_takes_the_instance_and_its_servers(
     dws_side: DwsSide,
 ) -> None:
+    free_before = free(dws_side)
     run_to_end(dws_side, created(dws_side, 110), "Setup")
+    assert free(dws_side) < free_before  # the instance holds its allocation
     name = "fluxjob-111"
     dws_side.dws.create_workflow(workflow(111, ["#DW destroy_persistent name=proj"], userid=OWNER))
     wait_state(dws_side.dws, name, "Proposal")
@@ -147,3 +151,9 @@ def test_the_owners_destroy_persistent_takes_the_instance_and_its_servers(
         except NotFound:
             continue
         raise AssertionError(f"{plural} proj outlived its destroy_persistent")
+    assert free(dws_side) == free_before  # and its allocation is free again
+
+
+def free(side: DwsSide) -> int:
+    """rabbit1's free space, as its Storage says (``status.capacity``)."""
+    return int(side.dws.get("storages", "rabbit1")["status"]["capacity"])
