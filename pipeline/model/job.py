@@ -106,6 +106,10 @@ class JobRecord(BaseModel):
     )
     failure_tolerance: int = Field(default=-1, description="-1 when unknown: every loss is fatal")
     hosts: list[str] = Field(default_factory=list, description="computes of R (dws.setup)")
+    persistent: list[str] = Field(
+        default_factory=list,
+        description="the persistent instances its persistentdw directives name (dws.create)",
+    )
     failed_nodes: list[str] = Field(default_factory=list, description="nodes lost so far")
     rabbits: list[str] = Field(default_factory=list)
     storages: list[dict[str, Any]] | None = Field(

@@ -10,12 +10,13 @@ from typing import Any
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import NotFound
 from pipeline.model.workflow import WORKFLOW_LABEL
-from pipeline.states.hooks import PersistentOwner
+from pipeline.states.persistent import PersistentOwner, PersistentPlacement
 
 __all__ = [
     "WORKFLOW_LABEL",
     "clientmounts_not_in_state",
     "persistent_owners",
+    "persistent_placements",
     "rabbits_listing",
     "rabbits_not_in_state",
     "rabbits_with_allocations",
@@ -137,3 +138,24 @@ def persistent_owners(dws: DwsClient, names: Iterable[str]) -> dict[str, Persist
             None if creator is None else str(creator),
         )
     return owners
+
+
+def persistent_placements(dws: DwsClient, names: Iterable[str]) -> dict[str, PersistentPlacement]:
+    """Where each persistent instance of ``names`` keeps its storage: its file system (its
+    ``spec.fsType``) and the allocations each rabbit holds (its Servers, named as the
+    instance). One not found is left out: nnf's Proposal says so itself."""
+    out: dict[str, PersistentPlacement] = {}
+    for name in dict.fromkeys(names):
+        try:
+            psi = dws.get("persistentstorageinstances", name)
+            servers = dws.get("servers", name)
+        except NotFound:
+            continue
+        held: dict[str, int] = {}
+        for aset in (servers.get("spec") or {}).get("allocationSets") or []:
+            for entry in (aset or {}).get("storage") or []:
+                rabbit = str(entry.get("name") or "")
+                held[rabbit] = held.get(rabbit, 0) + int(entry.get("allocationCount") or 0)
+        fs_type = str((psi.get("spec") or {}).get("fsType") or "")
+        out[name] = PersistentPlacement(fs_type, held)
+    return out

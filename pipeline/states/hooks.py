@@ -10,14 +10,11 @@ interactions failed: <why>`` of the hook's own type.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from pipeline.errors import InputError
 from pipeline.model.breakdown import servers_of
 from pipeline.model.directives import (
-    CreatePersistent,
-    DestroyPersistent,
     PersistentDW,
     parse_directives,
 )
@@ -44,6 +41,12 @@ from pipeline.states.actions import (
 from pipeline.states.create_rules import CreateRules, check_create
 from pipeline.states.data_out import move_to_teardown
 from pipeline.states.health import disable_rabbits, drain_unmounted
+from pipeline.states.persistent import (
+    PersistentOwner,
+    PersistentPlacement,
+    check_persistent_owners,
+    persistent_placement,
+)
 from pipeline.states.snapshot import Snapshot
 from pipeline.states.teardown import free_rabbits
 
@@ -57,69 +60,6 @@ def refused(jobid: int, kind: str, message: str) -> list[Action]:
     """The job exception ``kind`` (severity 0) of a hook that cannot go on."""
     note = f"DWS workflow interactions failed: {message}"
     return [exception(jobid, kind, 0, note, f"exception:{kind}")]
-
-
-#: nnf-sos's words for another user's persistent storage (Proposal, and Teardown for a
-#: destroy_persistent, where it writes "user ID" in lower case)
-NOT_YOURS = "User ID does not match existing persistent storage"
-#: A create_persistent of a name in use.
-EXISTS = "a persistent storage instance of that name already exists"
-
-
-@dataclass(frozen=True)
-class PersistentOwner:
-    """Who owns an existing persistent storage instance, as nnf checks it."""
-
-    userid: int
-    #: the instance's ignore-uid annotation: any user may use it (not destroy it)
-    shared: bool = False
-    #: the Workflow whose create_persistent made it, while that job holds it (DWS's owner
-    #: label, taken off at that job's Teardown)
-    creator: str | None = None
-
-
-def check_persistent_owners(
-    lines: list[str], userid: int, owners: Mapping[str, PersistentOwner], workflow: str = ""
-) -> None:
-    """Raise :class:`InputError` for a directive on another user's existing persistent
-    storage, which nnf would refuse: a persistentdw or a create_persistent (in Proposal,
-    unless the instance ignores user ids), a destroy_persistent (in Teardown, where the
-    Workflow would stay in Error and the job's epilog wait); and for a create_persistent of
-    a name that exists, whoever owns it: nnf would re-specify the live instance (its
-    Servers, its rabbits) under the jobs that use it. ``owners``: the existing instances
-    the directives name; ``workflow``: this job's (its own create_persistent, read again
-    by a copy of ``dws.create``, is no other)."""
-    for directive in parse_directives(lines):
-        if not isinstance(directive, PersistentDW | CreatePersistent | DestroyPersistent):
-            continue
-        owner = owners.get(directive.name)
-        if owner is None:
-            continue
-        if owner.userid != userid and (
-            isinstance(directive, DestroyPersistent) or not owner.shared
-        ):
-            raise InputError(
-                f"#DW {directive.command} name={directive.name}: {NOT_YOURS} "
-                f"(owned by user {owner.userid})"
-            )
-        if isinstance(directive, CreatePersistent) and owner.creator != workflow:
-            raise InputError(
-                f"#DW create_persistent name={directive.name}: {EXISTS} (owned by user "
-                f"{owner.userid}): destroy it first (#DW destroy_persistent "
-                f"name={directive.name}), or choose another name"
-            )
-
-
-def persistent_names(lines: list[str]) -> list[str]:
-    """The persistent storage instances ``lines`` name (none if they do not parse: the
-    checks say why)."""
-    try:
-        parsed = parse_directives(lines)
-    except InputError:
-        return []
-    return [
-        d.name for d in parsed if isinstance(d, PersistentDW | CreatePersistent | DestroyPersistent)
-    ]
 
 
 def on_create(
@@ -143,12 +83,14 @@ def on_create(
     except InputError as exc:
         return refused(jobid, "dws-create", str(exc))
     name = name_of(jobid)
+    used = [d.name for d in parse_directives(directives) if isinstance(d, PersistentDW)]
     record = JobRecord(
         jobid=jobid,
         userid=userid,
         workflow=name,
         resources=resources,
         failure_tolerance=failure_tolerance,
+        persistent=list(dict.fromkeys(used)),
     )
     body = workflow_body(jobid, userid, groupid, directives, version=dws_version)
     memo = {"id": jobid, "memo": {"rabbit_workflow": name}}
@@ -167,9 +109,15 @@ def on_setup(
     settings: RabbitSettings,
     now: float,
     behind: Mapping[str, str | None] | None = None,
+    instances: Mapping[str, PersistentPlacement] | None = None,
 ) -> list[Action]:
     """``dws.setup`` (the job reached RUN): fill Servers from R and the breakdowns' storage,
     tell Flux the rabbits, move to Setup and arm ``setup_timeout``.
+
+    ``instances``: the rabbit-local persistent instances its persistentdw directives name
+    (:func:`persistent_placement`): a job whose computes nnf could not give one is refused
+    here, naming the compute and the rabbits, not in PreRun (or never, for a compute that
+    would run on a directory nothing is mounted on).
 
     ``behind``: for storage on the rabbits next to the computes, the rabbit whose Storage
     lists each compute (:func:`needs_topology`). nnf gives each rabbit's allocations to
@@ -188,6 +136,9 @@ def on_setup(
         return refused(jobid, "dws-setup", str(exc))
     if behind is not None and (drift := topology_drift(computes, mapping, behind)):
         return refused(jobid, "dws-setup", drift)
+    for name_used, instance in sorted((instances or {}).items()):
+        if problem := persistent_placement(name_used, instance, computes, mapping):
+            return refused(jobid, "dws-setup", problem)
     gone = tuple(refused(jobid, "dws-setup", f"workflow {name} does not exist"))
     actions: list[Action] = [
         CreateRecord(JobRecord(jobid=jobid, workflow=name)),

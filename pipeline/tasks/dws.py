@@ -27,6 +27,7 @@ from pipeline.perform.performer import perform
 from pipeline.perform.reads import (
     clientmounts_not_in_state,
     persistent_owners,
+    persistent_placements,
     rabbits_listing,
     rabbits_with_allocations,
 )
@@ -36,6 +37,7 @@ from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.states import hooks
 from pipeline.states.actions import Action
 from pipeline.states.create_rules import CreateRules
+from pipeline.states.persistent import persistent_names
 from pipeline.store.jobs import ENDED
 from pipeline.store.marks import TEARDOWN_FENCE
 
@@ -169,7 +171,7 @@ def create(
         failure_tolerance,
         task.dws.version,
         rules,
-        persistent_owners(task.dws, hooks.persistent_names(directives)),
+        persistent_owners(task.dws, persistent_names(directives)),
     )
     return act(task, jobid, actions)
 
@@ -195,6 +197,7 @@ def setup(task: PipelineTask, jobid: int, R: dict[str, Any]) -> bool:
     name = hooks.name_of(jobid)
     workflow = None
     behind: dict[str, str | None] | None = None
+    instances = None
     try:
         mapping = mapping_of(settings.mapping)
         record = task.store.jobs.latest(jobid)
@@ -207,13 +210,15 @@ def setup(task: PipelineTask, jobid: int, R: dict[str, Any]) -> bool:
         if hooks.needs_topology(storages):
             computes, counts = hooks.placement(R, mapping)
             behind = rabbits_listing(task.dws, counts, computes)
+        used = [] if record is None else record.persistent
+        instances = persistent_placements(task.dws, used) if used else None
     except NotFound:
         return act(
             task, jobid, hooks.refused(jobid, "dws-setup", f"workflow {name} does not exist")
         )
     except InputError as exc:
         return act(task, jobid, hooks.refused(jobid, "dws-setup", str(exc)))
-    actions = hooks.on_setup(jobid, R, mapping, storages, settings, time.time(), behind)
+    actions = hooks.on_setup(jobid, R, mapping, storages, settings, time.time(), behind, instances)
     return act(task, jobid, actions, workflow)
 
 

@@ -18,7 +18,7 @@ from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import InputError
-from pipeline.states.hooks import PersistentOwner, check_persistent_owners
+from pipeline.states.persistent import PersistentOwner, check_persistent_owners
 from pipeline.store import Store
 from tests.tasks.test_a_create_that_breaks_a_hook_rule_is_refused_by_its_task import (
     app,

@@ -38,9 +38,11 @@ from coral2_sim.dws.nnf_persistent import (
     OWNER_KIND,
     OWNER_NAME,
     ignores_uid,
+    lock_storage,
     owner_of,
     ran_through,
     release_ownership,
+    unlock_storage,
 )
 from coral2_sim.kube.resources import NNF
 from pipeline.clients.k8s import WORKFLOW_LABEL
@@ -307,8 +309,24 @@ def _env(ctx: Context) -> dict[str, str]:
     return env
 
 
+def _lock(ctx: Context, d: PersistentDW) -> None:
+    """An xfs persistent instance is mounted by one job at a time: nnf-sos's access
+    controller locks its NnfStorage (``lockStorage``, ``nnf_access_controller.go``) and an
+    access that finds it locked waits, so the job waits in PreRun until the holder's
+    computes unmount it (PostRun). Its access is not ready, and makes no ClientMount
+    until it holds the lock: the Workflow says "pending mount", as for any mount."""
+    try:
+        mine = lock_storage(ctx.dws, d.name, ctx.name)
+    except NotFound:
+        return  # gone: mounting it fails on its own
+    if not mine:
+        raise Waiting("pending mount")
+
+
 def _teardown(ctx: Context, index: int, d: Directive) -> None:
     release_mounts(ctx, index)
+    if isinstance(d, PersistentDW):  # a job that skipped PostRun lets it go here
+        unlock_storage(ctx.dws, d.name, ctx.name)
     if isinstance(d, CreatePersistent) and ran_through(ctx):
         release_ownership(ctx.dws, d.name)
     if isinstance(d, Copy):
@@ -392,8 +410,12 @@ def work(ctx: Context, entry: dict[str, Any], latency_s: float) -> dict[str, Any
         elif state == "Setup":
             _setup(ctx, index, d)
         elif state in ("PreRun", "PostRun") and isinstance(d, JobDW | PersistentDW):
+            if state == "PreRun" and isinstance(d, PersistentDW):
+                _lock(ctx, d)
             drive_mounts(ctx, index, d, "mounted" if state == "PreRun" else "unmounted")
             if state == "PostRun":
+                if isinstance(d, PersistentDW):  # its computes unmounted: the next may mount
+                    unlock_storage(ctx.dws, d.name, ctx.name)
                 wait_for_offloads(ctx)
         elif state == "Teardown":
             _teardown(ctx, index, d)

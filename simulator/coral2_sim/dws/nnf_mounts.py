@@ -107,6 +107,20 @@ def servers_name(ctx: Context, index: int, d: Directive) -> str:
     return d.name if isinstance(d, PersistentDW | CreatePersistent) else f"{ctx.name}-{index}"
 
 
+def fs_type_of(ctx: Context, d: Directive) -> str:
+    """The file system directive ``d`` mounts: a jobdw's own type; a persistentdw's, that of
+    the instance it names (its ``spec.fsType``), as nnf's access controller reads it from
+    the instance's NnfStorage — an xfs, gfs2 or raw instance is rabbit-local storage, handed
+    out per rabbit as a jobdw's is, never network storage."""
+    if isinstance(d, JobDW):
+        return d.fs_type
+    if isinstance(d, PersistentDW):
+        with suppress(NotFound):
+            psi = ctx.dws.get("persistentstorageinstances", d.name)
+            return str((psi.get("spec") or {}).get("fsType") or "lustre")
+    return "lustre"
+
+
 def held_per_rabbit(ctx: Context, index: int, d: Directive) -> dict[str, int]:
     """How many of directive ``index``'s allocations each rabbit holds, by its Servers'
     ``spec.allocationSets`` (none while the Servers is missing)."""
@@ -130,7 +144,7 @@ def allocations_per_compute(
     mounts; rabbit-local storage goes one allocation each to the computes each
     rabbit's Storage lists, in that list's order. Raises :class:`Failed` (Fatal, WLM) when
     a rabbit has more such computes than allocations."""
-    fs_type = d.fs_type if isinstance(d, JobDW) else "lustre"
+    fs_type = fs_type_of(ctx, d)
     if fs_type == "lustre":
         return dict.fromkeys(computes, 1)
     held = held_per_rabbit(ctx, index, d)
@@ -194,7 +208,7 @@ def drive_mounts(ctx: Context, index: int, d: Directive, desired: str) -> None:
     nodes = [c["name"] for c in computes]
     existing = {m["metadata"]["namespace"]: m for m in mounts_of(ctx, index)}
     name = f"default-{ctx.name}-{index}-computes"
-    fs_type = d.fs_type if isinstance(d, JobDW) else "lustre"
+    fs_type = fs_type_of(ctx, d)
     missing = desired == "mounted" and any(n not in existing for n in nodes)
     wanted = allocations_per_compute(ctx, index, d, nodes) if missing else {}
     for node in nodes:
@@ -252,7 +266,7 @@ def drive_rabbit_mounts(ctx: Context, index: int, d: Directive, desired: str) ->
     nnf-node-manager, except a rabbit in ``faults.never_mount`` (its daemon down: its
     ClientMount gets no status). In PostRun nnf deletes the servers' access (its
     ClientMounts unmounted and gone) unless the rabbit is in ``faults.never_unmount``."""
-    fs_type = d.fs_type if isinstance(d, JobDW) else "lustre"
+    fs_type = fs_type_of(ctx, d)
     if fs_type not in RABBIT_MOUNTED:
         return
     name = f"default-{ctx.name}-{index}-servers"

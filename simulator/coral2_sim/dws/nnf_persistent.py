@@ -10,7 +10,7 @@ from typing import Any
 
 from coral2_sim.dws.nnf_context import Context
 from pipeline.clients.k8s import DwsClient
-from pipeline.errors import NotFound
+from pipeline.errors import Conflict, NotFound
 from pipeline.perform.reads import IGNORE_UID
 
 #: The owner labels dws puts on a child object (``AddOwnerLabels``): a persistent storage
@@ -62,3 +62,48 @@ def delete_owned(dws: DwsClient, workflow: str, index: int, name: str) -> None:
             dws.delete("persistentstorageinstances", name)
             with suppress(NotFound):
                 dws.delete("servers", name)
+
+
+#: The annotation nnf's access controller locks an xfs file system with, on its NnfStorage
+#: (``lockStorage``): the NnfAccess that mounts it. The simulator has no NnfStorage, so it
+#: keeps the lock on the persistent instance, naming the Workflow.
+ACCESS_LOCK = "nnf.cray.hpe.com/access"
+
+
+def lock_storage(dws: DwsClient, name: str, holder: str) -> bool:
+    """Take persistent instance ``name``'s lock for Workflow ``holder``, as nnf-sos's
+    ``lockStorage`` does for a non-clustered (xfs) file system: one access at a time, the
+    next waits in PreRun until the first unmounts. Returns whether ``holder`` holds it."""
+    psi = dws.get("persistentstorageinstances", name)
+    if str((psi.get("spec") or {}).get("fsType")) != "xfs":
+        return True  # clustered, or raw: no lock
+    meta = psi.get("metadata") or {}
+    held = (meta.get("annotations") or {}).get(ACCESS_LOCK)
+    if held == holder:
+        return True
+    if held:
+        return False
+    body = {
+        "metadata": {
+            "annotations": {ACCESS_LOCK: holder},
+            "resourceVersion": meta.get("resourceVersion"),
+        }
+    }
+    try:
+        dws.patch("persistentstorageinstances", name, body)
+    except Conflict:
+        return False  # another took it first: the next pass looks again
+    return True
+
+
+def unlock_storage(dws: DwsClient, name: str, holder: str) -> None:
+    """Let persistent instance ``name``'s lock go, if ``holder`` holds it (``unlockStorage``,
+    once its computes unmounted)."""
+    with suppress(NotFound):
+        psi = dws.get("persistentstorageinstances", name)
+        if ((psi.get("metadata") or {}).get("annotations") or {}).get(ACCESS_LOCK) == holder:
+            dws.patch(
+                "persistentstorageinstances",
+                name,
+                {"metadata": {"annotations": {ACCESS_LOCK: None}}},
+            )
