@@ -22,7 +22,11 @@ from pipeline.model.numbers import MAX_COUNT, natural, natural_or_none
 T = TypeVar("T")
 
 
-def connect(url: str, *, socket_timeout_s: float = 5.0) -> redis.Redis:
+#: How long a command may wait for Redis's answer (s): a blocking read blocks for less.
+SOCKET_TIMEOUT_S = 5.0
+
+
+def connect(url: str, *, socket_timeout_s: float = SOCKET_TIMEOUT_S) -> redis.Redis:
     """Return a client for ``url``; nothing is sent until it is used."""
     if url.startswith("sentinel://"):
         return _sentinel(url, socket_timeout_s)

@@ -55,14 +55,16 @@ from pipeline.platform.deadletters import NODE_DEAD_LETTER
 from pipeline.platform.nodework import expected_computes
 from pipeline.platform.sending import dispatch, dispatch_nodes, settings_of, store_of
 from pipeline.store import Store
+from pipeline.store.connection import SOCKET_TIMEOUT_S
 from pipeline.store.lease import Lease, identity
 
 log = logging.getLogger("coral2_pipeline.answers")
 
 #: Entries read from each node's stream at a time.
 PER_NODE = 50
-#: How long a read waits for an answer (ms): how soon the reader sees a stop.
-BLOCK_MS = 5000
+#: How long a read waits for an answer (ms): how soon the reader sees a stop. Well under
+#: the store's socket timeout, which would otherwise end an idle read as a Redis failure.
+BLOCK_MS = int(SOCKET_TIMEOUT_S * 1000 * 0.4)
 #: How often the reader reads again which nodes it awaits, the bell unrung (s).
 AWAITED_EVERY_S = 5.0
 #: The readers' lease (s): a reader that stops renewing it is taken over after this.
