@@ -94,7 +94,8 @@ class ChaosReport:
     """What a run did and what it lost."""
 
     jobs: int = 0
-    faults: Counter[str] = field(default_factory=Counter)
+    faults: Counter[str] = field(default_factory=Counter)  # applied, their effect seen
+    skipped: Counter[str] = field(default_factory=Counter)  # tried, no effect seen
     applied: int = 0  # the process and Redis faults applied
     timeline: list[str] = field(default_factory=list)  # each fault, when (s from start)
     lost: list[str] = field(default_factory=list)  # never INACTIVE
@@ -113,11 +114,18 @@ class ChaosReport:
         return not (self.lost or self.wrong or self.duplicates or self.leaks)
 
     def line(self) -> str:
-        """The one-line summary."""
+        """The one-line summary: the outcome, then each fault kind, applied (its effect
+        seen) and skipped (tried, no effect seen)."""
+        kinds = sorted(set(self.faults) | set(self.skipped))
+        by_kind = "; ".join(
+            f"{kind} {self.faults[kind]}"
+            + (f" (+{self.skipped[kind]} skipped)" if self.skipped[kind] else "")
+            for kind in kinds
+        )
         return (
             f"chaos: {self.jobs} jobs, {self.kills} kills, {len(self.lost)} lost, "
             f"{len(self.wrong)} stuck, {len(self.duplicates)} duplicate, "
-            f"{len(self.leaks)} leaked"
+            f"{len(self.leaks)} leaked" + (f" | faults: {by_kind}" if by_kind else "")
         )
 
 
@@ -275,6 +283,7 @@ def run_chaos(
                 time.sleep(0.2)
         finally:
             report.faults = injector.finish()
+            report.skipped = injector.skipped
             report.applied = injector.applied()
             report.timeline = injector.timeline
             drawn = system.end_api_faults()

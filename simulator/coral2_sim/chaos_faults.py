@@ -60,7 +60,10 @@ class Faults:
         self._redis_at = -REDIS_EVERY_S
         self.rng = rng
         self.every_s = every_s
+        #: faults whose effect was observed (the process's death, Redis back from its
+        #: restart, the clock moved), and those tried whose effect never came
         self.done: Counter[str] = Counter()
+        self.skipped: Counter[str] = Counter()
         self.timeline: list[str] = []
         self._t0 = time.monotonic()
         self.stop = threading.Event()
@@ -105,44 +108,66 @@ class Faults:
                 if "redis" in kind:
                     self._redis_at = now
                 at = time.monotonic() - self._t0
-                self.apply(kind)
-                self.done[kind] += 1
-                self.timeline.append(f"{at:.1f}-{time.monotonic() - self._t0:.1f} s {kind}")
+                observed = self.apply(kind)
+                (self.done if observed else self.skipped)[kind] += 1
+                what = kind if observed else f"{kind}: no effect seen, not counted"
+                self.timeline.append(f"{at:.1f}-{time.monotonic() - self._t0:.1f} s {what}")
         finally:
             self._idle.set()
         self._close.wait()
 
-    def apply(self, kind: str) -> None:
-        """Apply one fault and recover from it, as an operator's systemd would."""
+    def apply(self, kind: str) -> bool:
+        """Apply one fault and recover from it, as an operator's systemd would; return
+        whether its effect was observed (a process seen dead, Redis seen back as a new
+        process, the clock seen moved) — a fault whose effect never came is not counted."""
         system = self.system
         if kind == "kill worker between actions":
-            self._kill_between()
-        elif kind == "kill bridge":
+            return self._kill_between()
+        if kind == "kill bridge":
             assert system.delivery is not None
-            system.delivery.kill(self.rng)
-        elif kind.startswith("kill "):
+            old = list(system.delivery.threads)
+            system.delivery.kill(self.rng)  # at its next request to Flux
+            deadline = time.monotonic() + 20.0
+            while any(t.is_alive() for t in old) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            return not any(t.is_alive() for t in old)
+        if kind.startswith("kill "):
             name = kind.removeprefix("kill ")
+            proc = system.procs.get(name)
             system.kill(name)
+            died = proc.poll() is not None
             time.sleep(self.rng.uniform(0.2, 2.0))  # systemd's RestartSec
             system.restart(name)
             self._await_up(name)
-        elif kind == "freeze beat":
+            return died
+        if kind == "freeze beat":
             pid = system.procs.get("beat").pid
             os.kill(pid, signal.SIGSTOP)
+            stopped = _state(pid) == "T"
             time.sleep(self.rng.uniform(1.0, 4.0))
             os.kill(pid, signal.SIGCONT)
-        elif kind == "restart kube-api":
+            return stopped
+        if kind == "restart kube-api":
             restart_kube(system, self.rng.uniform(1.0, 5.0))
-        elif kind.startswith("step clock"):
+            return True  # restart_kube returns once the new server answers
+        if kind.startswith("step clock"):
             assert self.clock is not None
-            self.clock.step(CLOCK_STEP_S if kind.endswith("forward") else -CLOCK_STEP_S)
-        elif kind in ("restart redis", "crash redis"):
+            step = CLOCK_STEP_S if kind.endswith("forward") else -CLOCK_STEP_S
+            moved_from = self.clock.offset_s
+            self.clock.step(step)
+            return self.clock.offset_s - moved_from == step
+        if kind in ("restart redis", "crash redis"):
             self._redis_restarted = True
+            assert system.redis is not None
+            run_before = system.redis.run_id()
             restart_redis(system, crash=kind == "crash redis")
+            return system.redis.run_id() not in (None, run_before)
+        raise ValueError(f"unknown fault {kind!r}")
 
-    def _kill_between(self) -> None:
+    def _kill_between(self) -> bool:
         """Have the worker SIGKILL itself at the next gap between two actions of a task
-        (``coral2_sim.kill_points.KILL_FILE_VARIABLE``), then start it again."""
+        (``coral2_sim.kill_points.KILL_FILE_VARIABLE``), then start it again; whether it
+        died so (no task acting within 20 s: no kill this time)."""
         system = self.system
         trigger = Path(system.process_env["worker"][KILL_FILE_VARIABLE])
         proc = system.procs.get("worker")
@@ -151,10 +176,12 @@ class Faults:
         while proc.poll() is None and trigger.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         trigger.unlink(missing_ok=True)  # no task acted meanwhile: no kill this time
-        if proc.poll() is not None:
-            time.sleep(self.rng.uniform(0.2, 2.0))  # systemd's RestartSec
-            system.restart("worker")
-            self._await_up("worker")
+        if proc.poll() is None:
+            return False
+        time.sleep(self.rng.uniform(0.2, 2.0))  # systemd's RestartSec
+        system.restart("worker")
+        self._await_up("worker")
+        return True
 
     def _await_up(self, name: str) -> None:
         """Return once the restarted ``name`` serves (a worker: it answered a ping through
@@ -172,6 +199,15 @@ class Faults:
         except Exception as exc:  # a fault thread goes on, whatever happens
             at = time.monotonic() - self._t0
             self.timeline.append(f"{at:.1f} s {name} not serving after its restart: {exc!r}")
+
+
+def _state(pid: int) -> str:
+    """The state letter of process ``pid`` (``T``: stopped), from /proc."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat.rpartition(")")[2].split()[0]
 
 
 def kill_file(seed: int) -> Path:

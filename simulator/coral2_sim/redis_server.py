@@ -9,6 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import redis
 
@@ -123,6 +124,18 @@ class RedisServer:
             return []
         lines = self.log.read_text(errors="replace").splitlines()
         return [line for line in lines if "AOF-loading-client" in line]
+
+    def run_id(self) -> str | None:
+        """The server's ``run_id`` (new at every start), or None when it does not answer."""
+        user, password = self.login or (None, None)
+        client = redis.Redis.from_url(self.url, username=user, password=password)
+        try:
+            info: Any = client.info("server")
+            return str(info.get("run_id"))
+        except redis.RedisError:
+            return None
+        finally:
+            client.close()
 
     def kill(self) -> None:
         """SIGKILL the server: no shutdown, whatever the append-only file had not synced

@@ -243,13 +243,16 @@ class SimulatedSystem:
         self.dws = DwsClient(self.kube.api())
         celery = [sys.executable, "-m", "celery", "-A", "pipeline.app"]
         for index in range(self.workers):
+            # as production starts it (`coral2-pipeline worker`): its plugins installed
+            # (the chaos harness's kill points), its queues from the settings
             self.spawn(
                 "worker" if index == 0 else f"worker-{index + 1}",
                 [
-                    *celery,
+                    sys.executable,
+                    "-m",
+                    "pipeline.cli",
                     "worker",
-                    "-Q",
-                    "lifecycle,timeouts,housekeeping",
+                    "--",
                     f"--pool={self.worker_pool}",
                     f"--concurrency={self.worker_concurrency}",
                     "--without-gossip",

@@ -25,7 +25,7 @@ from coral2_sim.dws.fixtures import move_compute
 from coral2_sim.system import SimulatedSystem
 from pipeline.errors import KubeError
 from pipeline.model.hostlist import encode_hostlist
-from pipeline.states.hooks import NOT_YOURS
+from pipeline.states.persistent import NOT_YOURS
 
 #: how long each waiting job is shown waiting (s)
 WAIT_S = 3.0
