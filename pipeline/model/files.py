@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 import tomllib
 from pathlib import Path
@@ -38,7 +39,20 @@ def read_bytes(path: str | Path, what: str, max_bytes: int = MAX_BYTES) -> bytes
         if str(path) == "-":
             data = sys.stdin.buffer.read(max_bytes + 1)
         else:
-            with Path(path).open("rb") as handle:
+            # opened without blocking (a FIFO would wait for a writer for ever), and read
+            # only once it shows itself a regular file: no FIFO, device or socket (a
+            # socket cannot even be opened: named before)
+            kind = _kind(os.stat(path).st_mode)
+            if kind is not None and kind != "a directory":
+                raise FileProblem(f"{what} {shown} is {kind}, not a regular file")
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+            with os.fdopen(fd, "rb") as handle:
+                kind = _kind(os.fstat(fd).st_mode)
+                if kind == "a directory":
+                    raise FileProblem(f"{what} {shown} is a directory, not a file")
+                if kind is not None:
+                    raise FileProblem(f"{what} {shown} is {kind}, not a regular file")
+                os.set_blocking(fd, True)
                 data = handle.read(max_bytes + 1)
     except IsADirectoryError:
         raise FileProblem(f"{what} {shown} is a directory, not a file") from None
@@ -49,6 +63,21 @@ def read_bytes(path: str | Path, what: str, max_bytes: int = MAX_BYTES) -> bytes
     if len(data) > max_bytes:
         raise FileProblem(f"{what} {shown} is larger than {max_bytes:,} bytes") from None
     return data
+
+
+def _kind(mode: int) -> str | None:
+    """What a file of ``mode`` is, when it is not a regular file (None when it is)."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a file"
 
 
 def read_text(path: str | Path, what: str, max_bytes: int = MAX_BYTES) -> str:
@@ -64,19 +93,47 @@ def read_text(path: str | Path, what: str, max_bytes: int = MAX_BYTES) -> str:
         ) from None
 
 
-def _deep(value: Any, most: int) -> bool:
-    """Whether ``value`` nests lists and tables more than ``most`` deep (iteratively)."""
-    level = [value]
-    for _ in range(most):
-        level = [
-            child
-            for item in level
-            if isinstance(item, dict | list)
-            for child in (item.values() if isinstance(item, dict) else item)
-        ]
-        if not level:
-            return False
-    return any(isinstance(item, dict | list) for item in level)
+#: The most values a file's contents may come to, YAML's aliases expanded: far above any
+#: real configuration, far below what would exhaust memory or time.
+MAX_VALUES = 2_000_000
+
+
+def shape_problem(
+    value: Any, max_depth: int = MAX_DEPTH, max_values: int = MAX_VALUES
+) -> str | None:
+    """Why ``value`` (parsed JSON, TOML or YAML) may not be used, or None: it nests more
+    than ``max_depth`` deep, comes to more than ``max_values`` values once YAML's aliases
+    are expanded (a "billion laughs"), or holds itself. Each list and table is visited
+    once, however many aliases name it: linear in what was parsed, never in what it would
+    expand to."""
+    measured: dict[int, tuple[int, int]] = {}  # id → (depth, values)
+    open_: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(value, False)]
+    while stack:
+        node, closing = stack.pop()
+        if not isinstance(node, dict | list) or (id(node) in measured and not closing):
+            continue
+        children = list(node.values() if isinstance(node, dict) else node)
+        nested = [c for c in children if isinstance(c, dict | list)]
+        if not closing:
+            if id(node) in open_:
+                return "holds itself (a YAML alias of a value within it)"
+            open_.add(id(node))
+            stack.append((node, True))
+            for child in nested:
+                if id(child) in open_:
+                    return "holds itself (a YAML alias of a value within it)"
+                stack.append((child, False))
+            continue
+        open_.discard(id(node))
+        depth = 1 + max((measured[id(c)][0] for c in nested), default=0)
+        count = 1 + len(children) + sum(measured[id(c)][1] for c in nested)
+        if depth > max_depth:
+            return f"nests more than {max_depth} levels deep"
+        if count > max_values:
+            return f"comes to more than {max_values:,} values (YAML aliases expanded)"
+        measured[id(node)] = (depth, count)
+    return None
 
 
 def load(
@@ -109,8 +166,8 @@ def load(
     except ValueError as exc:  # JSON's and TOML's errors are ValueErrors (YAML's made so)
         where = " ".join(str(exc).split())
         raise FileProblem(f"{what} {shown} is not valid {form.upper()}: {where}") from None
-    if _deep(value, max_depth):
-        raise FileProblem(f"{what} {shown} nests more than {max_depth} levels deep")
+    if problem := shape_problem(value, max_depth):
+        raise FileProblem(f"{what} {shown} {problem}")
     return value
 
 

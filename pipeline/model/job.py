@@ -178,6 +178,7 @@ class JobChanges(TypedDict, total=False):
     resources: list[dict[str, Any]] | None
     failure_tolerance: int
     hosts: list[str]
+    persistent: list[str]
     failed_nodes: list[str]
     rabbits: list[str]
     storages: list[dict[str, Any]] | None

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ValidationError
 
 from pipeline.errors import ConfigError
-from pipeline.model.files import load
+from pipeline.model.files import load, shape_problem
 from pipeline.settings.hwcoll import HwcollSettings
 from pipeline.settings.pipeline_table import PipelineSettings
 from pipeline.settings.secrets import check_config_file, with_credentials
@@ -57,11 +57,24 @@ def _env_key(name: str) -> str:
     return name.upper().replace("-", "_").replace(".", "_")
 
 
-def _env_value(text: str) -> Any:
+#: The longest value an environment variable may give a setting (bytes).
+ENV_VALUE_MAX = 64 * 1024
+
+
+def _env_value(var: str, text: str) -> Any:
+    """``text`` read as a TOML value (else as a string), through the same bounds as a
+    settings file: its size, its depth."""
+    if len(text) > ENV_VALUE_MAX:
+        raise ConfigError(f"environment variable {var} is longer than {ENV_VALUE_MAX:,} bytes")
     try:
-        return tomllib.loads(f"v = {text}")["v"]
+        value = tomllib.loads(f"v = {text}")["v"]
+    except RecursionError:
+        raise ConfigError(f"environment variable {var} nests too deeply") from None
     except tomllib.TOMLDecodeError:
         return text
+    if problem := shape_problem(value):
+        raise ConfigError(f"environment variable {var} {problem}")
+    return value
 
 
 def _env_overrides(env: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
@@ -92,7 +105,7 @@ def _env_overrides(env: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
             node = overrides
             for key in path[:-1]:
                 node = node.setdefault(key, {})
-            node[path[-1]] = _env_value(text)
+            node[path[-1]] = _env_value(var, text)
     return overrides, unknown
 
 

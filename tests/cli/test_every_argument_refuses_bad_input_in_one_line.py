@@ -152,11 +152,20 @@ def test_a_bad_number_is_one_usage_line(
     assert (argument.option or "") in outcome.stderr
 
 
+#: "Billion laughs": nine lists of nine aliases of the list before.
+ALIAS_BOMB = b'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + b"".join(
+    f"{n}: &{n} [{','.join([f'*{p}'] * 9)}]\n".encode()
+    for p, n in zip("abcdefgh", "bcdefghi", strict=True)
+)
+
+
 #: what is never a good file for any argument
 NEVER_GOOD = st.one_of(
     st.just(("missing", b"")),
     st.just(("directory", b"")),
     st.just(("huge", b"")),
+    st.just(("fifo", b"")),  # a reader that opens it blocks for ever
+    st.just(("device", b"")),
     st.binary(max_size=64).map(lambda b: ("bytes", b"\xff" + b)),  # 0xff is never UTF-8
 )
 #: what some arguments may take (a password file takes any one line)
@@ -173,6 +182,7 @@ MAYBE_GOOD = st.one_of(
             b"-1",
             b"1e999",
             b"\x00\x00",
+            ALIAS_BOMB,  # 400 bytes of YAML that expand to 387 million values
         ]
     ).map(lambda b: ("bytes", b)),
     st.text(max_size=200).map(lambda t: ("bytes", t.encode())),
@@ -185,6 +195,10 @@ def a_file(tmp_path: Path, form: str, content: bytes) -> str:
     path = tmp_path / "input"
     if form == "directory":
         path.mkdir(exist_ok=True)
+    elif form == "fifo":
+        os.mkfifo(path)
+    elif form == "device":
+        return "/dev/zero"
     elif form == "huge":
         with path.open("wb") as out:
             out.truncate(MAX_BYTES + 1)  # sparse: larger than any file a command reads
