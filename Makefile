@@ -16,7 +16,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: venv demo test test-all test-flux record-flux lint typecheck contracts unit bench chaos redis kubectl promtool nft clean help
+.PHONY: venv demo test test-all test-flux record-flux dws-real lint typecheck contracts unit bench chaos redis kubectl promtool nft clean help
 
 help:
 	@echo "make demo | test | test-all | test-flux | record-flux | bench | chaos | lint | venv | clean"
@@ -98,6 +98,19 @@ bench: venv redis
 
 chaos: venv redis
 	$(BIN)/python -m coral2_sim.chaos $(CHAOS_ARGS)
+
+# the real Kubernetes API server and etcd, built from the Go modules testenv/go.mod pins
+# (through the Go module proxy) into a cache outside the checkout; the real DWS and nnf-sos
+# managers go beside them (the proxy serves neither: docs/testing.md, "The real DWS stack")
+DWS_REAL_PINS := k8s-v1.34.4_etcd-v3.6.4
+DWS_REAL_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/coral2-pipeline/dws-real/$(DWS_REAL_PINS)
+dws-real:
+	@command -v go >/dev/null || { echo "make dws-real: go not found; install Go 1.25 or newer" >&2; exit 1; }
+	cd testenv && go build -trimpath -o "$(DWS_REAL_DIR)/bin/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+	cd testenv && go build -trimpath -o "$(DWS_REAL_DIR)/bin/etcd" go.etcd.io/etcd/server/v3
+	@for tool in dws nnf-sos; do [ -x "$(DWS_REAL_DIR)/bin/$$tool" ] \
+	  || echo "make dws-real: no $(DWS_REAL_DIR)/bin/$$tool yet: the Go module proxy serves no DataWorkflowServices/dws or NearNodeFlash/nnf-sos; build it from its public source there (docs/testing.md, \"The real DWS stack\")"; done
+	@echo "make dws-real: $(DWS_REAL_DIR)/bin"
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build *.egg-info simulator/build simulator/*.egg-info
