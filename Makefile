@@ -4,6 +4,8 @@
 #   make bench   print the benchmark figures
 #   make chaos   1,000 jobs while processes are killed at random (CHAOS_ARGS=--jobs N --seed S)
 #   make test-flux    the real-Flux tier alone, against the Flux installed here (FLUX_PREFIX)
+#   make dws-real     build the real Kubernetes API server and etcd (and find DWS and nnf-sos)
+#   make test-dws-real  the real-DWS tier alone, against what make dws-real built
 #   make record-flux  record the installed Flux's answers into tests/flux/recorded/
 
 SHELL := /bin/bash
@@ -16,7 +18,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: venv demo test test-all test-flux record-flux dws-real lint typecheck contracts unit bench chaos redis kubectl promtool nft clean help
+.PHONY: venv demo test test-all test-flux record-flux dws-real test-dws-real lint typecheck contracts unit bench chaos redis kubectl promtool nft clean help
 
 help:
 	@echo "make demo | test | test-all | test-flux | record-flux | bench | chaos | lint | venv | clean"
@@ -85,6 +87,10 @@ test: lint typecheck contracts unit
 # test-all: every test, and the generators' longer, random runs
 test-all: lint typecheck contracts venv redis kubectl promtool nft
 	CORAL2_TRUST_EXAMPLES=$${CORAL2_TRUST_EXAMPLES:-400} $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
+
+# the real-DWS tier alone, against the stack `make dws-real` built; fails where it has not
+test-dws-real: venv redis kubectl
+	CORAL2_REQUIRE_DWS=1 $(BIN)/pytest -q -p no:xdist tests/dws_real $(PYTEST_ARGS)
 
 # fails where no Flux is installed: a site runs it against its own
 test-flux: venv redis kubectl promtool

@@ -10,7 +10,8 @@ starts, as their own test suites and kind environments do:
 
 * etcd, and kube-apiserver with token authentication, TLS and the RBAC authorizer (the
   tokens and certificate of :func:`coral2_sim.kube.identities.with_identities`);
-* the DWS and nnf CRDs (and lustre-fs-operator's LustreFileSystem), nnf's ruleset in
+* the DWS and nnf CRDs (and lustre-fs-operator's LustreFileSystem, and a schemaless
+  stand-in for kubeflow's MPIJob, which nnf-sos deletes with every Workflow), nnf's ruleset in
   ``default`` and a default NnfStorageProfile in ``nnf-system``;
 * ``dws --mode=webhook`` behind the mutating and validating Workflow webhooks, pointed at
   ``https://127.0.0.1:9443`` (controller-runtime's port: one stack a machine at a time)
@@ -63,6 +64,25 @@ BINARIES = ("etcd", "kube-apiserver", "dws", "nnf-sos")
 WEBHOOK_PORT = 9443
 #: How long the stack may take to come up (s).
 START_S = 180.0
+
+
+#: kubeflow's MPIJob kind, without its schema: what nnf-sos lists and deletes by label.
+MPIJOB_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "mpijobs.kubeflow.org"},
+    "spec": {
+        "group": "kubeflow.org",
+        "names": {"kind": "MPIJob", "listKind": "MPIJobList", "plural": "mpijobs",
+                  "singular": "mpijob"},
+        "scope": "Namespaced",
+        "versions": [{
+            "name": "v2beta1", "served": True, "storage": True,
+            "schema": {"openAPIV3Schema": {"type": "object",
+                                           "x-kubernetes-preserve-unknown-fields": True}},
+        }],
+    },
+}  # fmt: skip
 
 
 class NotBuilt(ConfigError):
@@ -158,6 +178,10 @@ class RealDwsStack:
         lustre = "nnf-sos/vendor/github.com/NearNodeFlash/lustre-fs-operator/config/crd/bases"
         for crds in ("dws/config/crd/bases", "nnf-sos/config/crd/bases", lustre):
             self.kubectl("apply", "--server-side", "-f", str(src / crds), ignore=r"crd\.go")
+        # nnf-sos deletes a Workflow's container MPIJobs (kubeflow) whether it had any or
+        # not, and keeps the Workflow's finalizer while the kind is unknown: a schemaless
+        # MPIJob CRD stands in for kubeflow's (no upstream YAML holds it here)
+        self.apply(yaml.safe_dump(MPIJOB_CRD))
         self._webhooks()
         env = {"POD_NAMESPACE": "default", "ENVIRONMENT": "kind"}
         self._spawn("dws", ["--mode=controller", *self._manager_flags()], env)

@@ -25,6 +25,7 @@ from typing import Any
 from celery import Celery
 
 from coral2_sim import procstat
+from coral2_sim.dws_real import RealDws, RealDwsStack
 from coral2_sim.fabric import FabricManagerSim
 from coral2_sim.flux.delivery import DeliveryThread
 from coral2_sim.flux.jobmanager import JobManager
@@ -114,6 +115,10 @@ class SimulatedSystem:
     #: the API server authenticates by token and enforces our RBAC rules for the pipeline's
     #: ServiceAccount, as a site's does (:mod:`coral2_sim.kube.identities`)
     rbac: bool = True
+    #: "real": the real DWS and nnf-sos on a real API server (:mod:`coral2_sim.dws_real`)
+    #: instead of the simulated ones; it needs ``make dws-real``
+    dws_stack: str = "simulated"
+    real_dws: RealDwsStack | None = None
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="coral2-demo-")))
     redis_url: str = ""
     redis: RedisServer | None = None
@@ -238,7 +243,11 @@ class SimulatedSystem:
         self._start_redis()
         if self.hwcoll_min_nodes is not None:
             self._start_fabric()
-        self.kube = start_kube_api(self)
+        if self.dws_stack == "real":
+            self.real_dws = RealDwsStack(RealDws.find(), self.workdir / "dws-real", self.mapping)
+            self.kube = self.real_dws.start()
+        else:
+            self.kube = start_kube_api(self)
         assert self.kube is not None
         self.dws = DwsClient(self.kube.api())
         celery = [sys.executable, "-m", "celery", "-A", "pipeline.app"]
@@ -392,6 +401,8 @@ class SimulatedSystem:
         # every pipeline process at once (each shuts down on its own), then the API server
         # they were talking to; then redis
         self.procs.stop(last=("kube-api",))
+        if self.real_dws is not None:
+            self.real_dws.stop()
         if self.dws is not None:
             self.dws.close()  # its connections to the API server stopped above
         if self.redis is not None:

@@ -1,0 +1,28 @@
+"""The real-DWS tier's world: the simulated system of ``make demo`` — Redis, the pipeline's
+processes, the node workers, the simulated Flux job manager — with the real DWS and
+nnf-sos on a real API server in place of the simulated ones (:mod:`coral2_sim.dws_real`).
+One system for the tier (the real stack's webhook takes a fixed port)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from coral2_sim.system import SimulatedSystem
+
+from tests.e2e.conftest import CONFIG, MAPPING
+
+
+@pytest.fixture(scope="package")
+def system() -> Iterator[SimulatedSystem]:
+    sim = SimulatedSystem(
+        MAPPING,
+        observe_only=False,
+        with_flux=True,
+        node_workers=True,
+        config=CONFIG,
+        latency_s=0.001,
+        dws_stack="real",
+    ).start()
+    yield sim
+    sim.stop()
