@@ -17,6 +17,7 @@ KINDS: dict[str, Any] = {
     "xfs": "#DW jobdw type=xfs capacity=32GiB name=scratch",
     "gfs2": "#DW jobdw type=gfs2 capacity=32GiB name=shared",
     "raw": "#DW jobdw type=raw capacity=32GiB name=blk",
+    "lustre": "#DW jobdw type=lustre capacity=100GiB name=lus",
     "two file systems": "#DW jobdw type=xfs capacity=8GiB name=one "
     "#DW jobdw type=gfs2 capacity=8GiB name=two",
 }
