@@ -49,12 +49,13 @@ kubectl:
 	{ $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubernetes-client >/dev/null; } \
 	  || { echo "make: could not install kubectl (need root or sudo and Debian's apt); install it by hand and retry" >&2; exit 1; }
 
-# promtool: the tests check the shipped alert rules with Prometheus's own tool.
+# promtool and amtool: the tests check the shipped alert rules and Alertmanager example
+# with Prometheus's and Alertmanager's own tools.
 promtool:
-	@command -v promtool >/dev/null && exit 0; \
-	echo "make: promtool missing; installing Debian's prometheus with apt-get (its service is not started)"; \
-	{ $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; } \
-	  || { echo "make: could not install promtool (need root or sudo and Debian's apt); install it by hand and retry" >&2; exit 1; }
+	@command -v promtool >/dev/null && command -v amtool >/dev/null && exit 0; \
+	echo "make: promtool or amtool missing; installing Debian's prometheus and prometheus-alertmanager with apt-get (their services are not started)"; \
+	{ $(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus prometheus-alertmanager >/dev/null; } \
+	  || { echo "make: could not install promtool and amtool (need root or sudo and Debian's apt); install them by hand and retry" >&2; exit 1; }
 
 # nft: the tests load the compute firewall rule deploy/ ships with the real nft.
 nft:
