@@ -35,6 +35,7 @@ from pipeline.store.systemstatus import SystemStatusSync
 from pipeline.store.timeline import Timeline
 from pipeline.store.vnipool import VniPool
 from pipeline.store.watch import Checkpoint, WatchState
+from pipeline.store.workers import Workers
 
 if TYPE_CHECKING:
     from pipeline.model.job import JobRecord
@@ -219,6 +220,11 @@ class Store:
         from pipeline.store.tally import Tally  # see _LAZY
 
         return Tally(self.client, self.keys)
+
+    @cached_property
+    def workers(self) -> Workers:
+        """The Celery workers' heartbeats (a dead one's messages are sent again at once)."""
+        return Workers(self.client, self.keys)
 
     @cached_property
     def answers(self) -> NodeAnswers:

@@ -162,6 +162,11 @@ class Keys:
         return f"{self.prefix}:beat:tick"
 
     @property
+    def workers(self) -> str:
+        """Hash Celery worker → its last heartbeat and queues (``pipeline.store.workers``)."""
+        return f"{self.prefix}:workers"
+
+    @property
     def alive(self) -> str:
         """Hash queue → epoch s its latest ``housekeeping.heartbeat`` ran (a worker took it)."""
         return f"{self.prefix}:alive"

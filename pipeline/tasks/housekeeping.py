@@ -6,11 +6,12 @@ import logging
 import time
 
 from pipeline.model.hostlist import encode_hostlist
-from pipeline.platform import fanout
+from pipeline.platform import fanout, worker_beat  # noqa: F401  (worker_beat: its signals)
 from pipeline.platform.sending import resend_copies, send
 from pipeline.platform.task import PipelineTask, pipeline_task
 from pipeline.store import backlog
 from pipeline.store.ledger import Entry
+from pipeline.store.workers import DEAD_AFTER_S
 
 log = logging.getLogger("coral2_pipeline.housekeeping")
 
@@ -59,7 +60,10 @@ def redeliver(task: PipelineTask) -> int:
     sent = 0
     node_prefix = task.settings.pipeline.queues.node_prefix
     copies: dict[str, list[Entry]] = {}  # manifest id → its due copies
-    for entry in _not_waiting(task, ledger.due(now, limit=REDELIVER_BATCH), now):
+    due = ledger.due(now, limit=REDELIVER_BATCH)
+    due_ids = {entry.task_id for entry in due}
+    due += [e for e in _of_dead_workers(task, now) if e.task_id not in due_ids]
+    for entry in _not_waiting(task, due, now):
         on_node = (entry.queue or "").startswith(node_prefix)
         if entry.name not in task.app.tasks and not on_node:
             log.error("ledger entry %s names unknown task %r; dropped", entry.task_id, entry.name)
@@ -91,6 +95,35 @@ def redeliver(task: PipelineTask) -> int:
     if copies:
         sent += _resend_copies(task, copies, now)
     return sent
+
+
+def _of_dead_workers(task: PipelineTask, now: float) -> list[Entry]:
+    """The messages a worker killed outright took with it (``pipeline.store.workers``): of
+    its queues, first sent before it was found silent. Those still waiting in their queue are
+    left there by :func:`_not_waiting`; a copy of one another worker still runs is an
+    idempotent no-op."""
+    dead = task.store.workers.dead(now)
+    if not dead:
+        return []
+    queues = {q for beat in dead for q in beat.queues}
+    last = max(beat.at for beat in dead)
+    # it died after its last beat, before it was due to beat again: whatever was sent up to
+    # when it was found silent may be in its hands (a later one, in another's: a copy)
+    until = min(now, last + DEAD_AFTER_S)
+    resend_after_s = task.settings.pipeline.resend_after
+    early = [
+        entry
+        for entry in task.store.ledger.due(until + resend_after_s, limit=REDELIVER_BATCH)
+        if _queue_of(task, entry) in queues and entry.first_sent <= until
+    ]
+    log.warning(
+        "worker(s) %s silent since %.0f s ago: %d message(s) of theirs sent again now",
+        ", ".join(sorted(beat.worker for beat in dead)),
+        now - last,
+        len(early),
+    )
+    task.store.workers.forget(dead)
+    return early
 
 
 def _not_waiting(task: PipelineTask, due: list[Entry], now: float) -> list[Entry]:
