@@ -1,7 +1,8 @@
 """The real-DWS tier's world: the simulated system of ``make demo`` — Redis, the pipeline's
 processes, the node workers, the simulated Flux job manager — with the real DWS and
 nnf-sos on a real API server in place of the simulated ones (:mod:`coral2_sim.dws_real`).
-One system for the tier (the real stack's webhook takes a fixed port)."""
+One system for the tier, in one module (the real stack's webhook takes a fixed port, and
+pytest-xdist's --dist loadscope gives each module a process of its own)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from tests.e2e.conftest import CONFIG, MAPPING
 
 @pytest.fixture(scope="package")
 def system() -> Iterator[SimulatedSystem]:
-    sim = SimulatedSystem(
+    with SimulatedSystem(
         MAPPING,
         observe_only=False,
         with_flux=True,
@@ -23,6 +24,5 @@ def system() -> Iterator[SimulatedSystem]:
         config=CONFIG,
         latency_s=0.001,
         dws_stack="real",
-    ).start()
-    yield sim
-    sim.stop()
+    ) as sim:  # a start that fails stops what it started
+        yield sim

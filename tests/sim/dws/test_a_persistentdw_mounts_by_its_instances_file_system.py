@@ -7,6 +7,7 @@ PreRun until the first's computes unmount it."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ CREATE = "#DW create_persistent type=xfs capacity=10GiB name=proj"
 USE = "#DW persistentdw name=proj"
 #: the creator's two computes, behind rabbit1: the instance holds two allocations there
 MADE_ON = ["compute01", "compute02"]
+PENDING = "DW Directive 0: pending mount"
 
 
 def make_instance(side: DwsSide) -> None:
@@ -76,8 +78,10 @@ def test_a_second_job_waits_in_prerun_until_the_first_unmounts(dws_side: DwsSide
     first = user(dws_side, 203, ["compute01"], "PreRun")
     second = user(dws_side, 204, ["compute02"], "DataIn")
     dws_side.dws.patch_desired_state(second, "PreRun", expected_state="DataIn")
-    waiting = wait_state(dws_side.dws, second, "PreRun", ready=False, settled=("DriverWait",))
-    assert waiting["status"]["message"] == "DW Directive 0: pending mount"
+    deadline = time.monotonic() + 30  # the driver's first pass writes why it waits
+    while dws_side.dws.get_workflow(second)["status"].get("message") != PENDING:
+        assert time.monotonic() < deadline, dws_side.dws.get_workflow(second)["status"]
+        time.sleep(0.05)
     with pytest.raises(NotFound):  # no access for it yet: no ClientMount
         dws_side.dws.get("clientmounts", f"default-{second}-0-computes", namespace="compute02")
     advance(dws_side.dws, first, "PostRun")  # its computes unmount it
