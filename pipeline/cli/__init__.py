@@ -8,9 +8,12 @@ a traceback: every command raises :class:`~pipeline.errors.PipelineError`
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import functools
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -230,7 +233,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; return its exit status."""
     words = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(chosen(words))
-    args = parser.parse_args(words)
+    try:
+        args = parser.parse_args(words)
+    except SystemExit as done:  # --help, --version, or a usage error (on stderr)
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 2)
+        return _flushed("", code)
+    except OSError as exc:  # the help could not be written
+        if exc.errno not in OUTPUT_ERRNOS:
+            raise
+        return _output_failed("", exc)
     if not hasattr(args, "verbose"):  # a one-shot command: its error line says it all
         logging.getLogger("coral2_pipeline").setLevel(logging.ERROR)
     try:
@@ -241,12 +252,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = str(exc) if isinstance(exc, ConfigError) else one_line(str(exc))
         print(f"coral2-pipeline {args.command}: {text}", file=sys.stderr)
         return exit_status(exc)
-    except BrokenPipeError:
-        return 1
+    except OSError as exc:
+        if exc.errno not in OUTPUT_ERRNOS:
+            raise
+        return _output_failed(args.command, exc)
     except KeyboardInterrupt:
         print(f"coral2-pipeline {args.command}: interrupted", file=sys.stderr)
         return 130
+    return _flushed(args.command, status)
+
+
+#: The errors of writing a command's output: a closed pipe, a full disk, a device gone.
+OUTPUT_ERRNOS = frozenset({errno.EPIPE, errno.ENOSPC, errno.EFBIG, errno.EIO, errno.EDQUOT})
+
+
+def _flushed(command: str, status: int) -> int:
+    """``status``, once the output is written; an output that could not be is one line
+    and exit 1 (a help text lost to a full disk is no success)."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        if exc.errno not in OUTPUT_ERRNOS:
+            raise
+        return _output_failed(command, exc)
     return status
+
+
+def _output_failed(command: str, exc: OSError) -> int:
+    """Say in one line that the output could not be written; stdout is pointed at
+    /dev/null, so that the interpreter's last flush raises nothing more."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    if exc.errno != errno.EPIPE:  # a reader that went away wants no message
+        name = f"coral2-pipeline {command}".rstrip()
+        print(f"{name}: cannot write its output: {exc.strerror or exc}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -14,7 +14,10 @@ import argparse
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, NoReturn
+from typing import TYPE_CHECKING, Literal, NoReturn
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 from pipeline.model import numbers
 
@@ -32,6 +35,12 @@ class Parser(argparse.ArgumentParser):
     said on stdout too)."""
 
     usage_exit: int = EXIT_USAGE
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        """Write ``message`` (a help, a version) — and let a failed write be known, where
+        argparse swallows it: a help lost to a full disk is no success."""
+        if message:
+            (file or sys.stderr).write(message)
 
     def error(self, message: str) -> NoReturn:
         text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
