@@ -32,4 +32,3 @@ def test_a_full_disk_is_one_line_and_exit_1(argv: list[str]) -> None:
     assert done.returncode == 1, done.stderr
     assert done.stderr.strip().endswith("cannot write its output: No space left on device")
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
-
