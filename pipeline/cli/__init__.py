@@ -235,9 +235,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(chosen(words))
     try:
         args = parser.parse_args(words)
-    except SystemExit as done:  # --help, --version, or a usage error (on stderr)
-        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 2)
-        return _flushed("", code)
+    except SystemExit:  # --help, --version, or a usage error (on stderr): once written
+        if _flushed("", 0):
+            return 1
+        raise
     except OSError as exc:  # the help could not be written
         if exc.errno not in OUTPUT_ERRNOS:
             raise

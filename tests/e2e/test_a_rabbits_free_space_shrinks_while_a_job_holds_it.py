@@ -52,5 +52,5 @@ def test_a_running_jobs_allocation_is_off_the_free_space_until_teardown(
     [(rabbit, held)] = held_on(system).items()
     assert held >= 100 * GiB
     flux.cancel(jobid)
-    assert flux.wait_inactive([jobid], 120), event_names(flux.job(jobid))
+    assert flux.wait_inactive([jobid], 300), event_names(flux.job(jobid))
     wait_for(f"{rabbit}'s space given back", lambda: not held_on(system))
