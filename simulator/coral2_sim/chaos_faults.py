@@ -4,9 +4,11 @@ applies one fault of its class every so often, recovering as an operator's syste
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
+import subprocess
 import tempfile
 import threading
 import time
@@ -175,6 +177,9 @@ class Faults:
         deadline = time.monotonic() + 20.0
         while proc.poll() is None and trigger.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
+        if not trigger.exists():  # taken: the worker unlinks it, then SIGKILLs itself
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=10)
         trigger.unlink(missing_ok=True)  # no task acted meanwhile: no kill this time
         if proc.poll() is None:
             return False
