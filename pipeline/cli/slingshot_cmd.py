@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, settings_of
-from pipeline.errors import InputError
+from pipeline.errors import InputError, StoreUnavailable
 from pipeline.model.jobid import decode_jobid, encode_f58
 from pipeline.model.slingshot import job_environment, reservation_event
 from pipeline.platform.routing import node_queue
@@ -107,7 +107,11 @@ def _ask(args: argparse.Namespace, name: str, node: str, **kwargs: Any) -> Any:
         raise CommandError(str(exc)) from None
     app = _app(args)
     prefix = settings_of(args).pipeline.queues.node_prefix
-    result = ask(app, name, node, prefix + node, kwargs={"hostname": node, **kwargs})
+    try:
+        result = ask(app, name, node, prefix + node, kwargs={"hostname": node, **kwargs})
+    except Exception as exc:  # kombu's and Celery's result store's ways of saying Redis failed
+        why = " ".join(str(exc).split()) or type(exc).__name__
+        raise StoreUnavailable(f"cannot send {name} to {node}: Redis: {why}") from None
     store = _store(args)
     deadline = time.monotonic() + args.timeout
     while True:

@@ -1,0 +1,25 @@
+"""``slingshot clean`` (and ``env``), which send a node task and await its result, say in
+one line that Redis could not be reached — exit 4, as every command does — where the
+send through Celery's result store used to end in a traceback of 127 lines."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.redis_server import free_port
+
+
+def test_a_refused_redis_is_one_line_and_exit_4() -> None:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "CORAL2_PIPELINE_PIPELINE__BROKER_URL": f"redis://127.0.0.1:{free_port()}/0",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "slingshot", "clean", "compute01"],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 4, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("coral2-pipeline slingshot: cannot send node.cxi_clean")
