@@ -5,7 +5,7 @@ nnf's words. No token is made for a Workflow without a ``container`` directive."
 
 from __future__ import annotations
 
-from coral2_sim.dws.nnf_driver import USER_CONTAINER_TLS
+from coral2_sim.dws.nnf_proposal import USER_CONTAINER_TLS
 
 from tests.sim.dws.conftest import DwsSide
 from tests.sim.dws.wlm_helpers import wait_state, workflow
