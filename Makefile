@@ -6,6 +6,7 @@
 #   make test-flux    the real-Flux tier alone, against the Flux installed here (FLUX_PREFIX)
 #   make dws-real     build the real Kubernetes API server and etcd (and find DWS and nnf-sos)
 #   make test-dws-real  the real-DWS tier alone, against what make dws-real built
+#   make record-dws   record the real DWS's answers into tests/dws/recorded/ (DWS_VERSION, NNF_SOS_VERSION)
 #   make record-flux  record the installed Flux's answers into tests/flux/recorded/
 
 SHELL := /bin/bash
@@ -18,10 +19,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: venv demo test test-all test-flux record-flux dws-real test-dws-real lint typecheck contracts unit bench chaos redis kubectl promtool nft clean help
+.PHONY: venv demo test test-all test-flux record-flux record-dws dws-real test-dws-real lint typecheck contracts unit bench chaos redis kubectl promtool nft clean help
 
 help:
-	@echo "make demo | test | test-all | test-flux | record-flux | bench | chaos | lint | venv | clean"
+	@echo "make demo | test | test-all | test-flux | record-flux | test-dws-real | record-dws | bench | chaos | lint | venv | clean"
 
 venv: $(STAMP)
 
@@ -99,6 +100,10 @@ test-flux: venv redis kubectl promtool
 
 record-flux: venv
 	$(BIN)/python -m tests.flux.record $(RECORD_ARGS)
+
+# play the DWS scenarios on the real stack make dws-real built; say its releases
+record-dws: venv redis kubectl
+	$(BIN)/python -m tests.dws.record $(RECORD_ARGS)
 
 bench: venv redis
 	$(BIN)/python -m benchmarks $(BENCH_ARGS)

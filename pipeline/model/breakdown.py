@@ -45,6 +45,8 @@ STRATEGY_OF_LABEL: Mapping[str, str] = {
 }
 PER_COMPUTE_LABELS = frozenset({"xfs", "raw", "gfs2"})
 LUSTRE_LABELS = frozenset({"ost", "mdt", "mgt", "mgtmdt"})
+#: The allocation sets that make a Lustre MGT, one per LNet address (nnf's NnfLustreMGT).
+MGT_LABELS = frozenset({"mgt", "mgtmdt"})
 
 
 def _known_labels() -> str:
@@ -241,9 +243,13 @@ def storages_of(breakdowns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
 
 
 def servers_of(
-    storage: Mapping[str, Any], nodes_per_rabbit: Mapping[str, int], compute_count: int
+    storage: Mapping[str, Any],
+    nodes_per_rabbit: Mapping[str, int],
+    compute_count: int,
+    mgts: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """One breakdown's Servers reference and the ``spec.allocationSets`` to fill it with.
+    """One breakdown's Servers reference and the ``spec.allocationSets`` to fill it with;
+    ``mgts``: the rabbits holding another file system's Lustre MGT (:func:`build_allocation_sets`).
 
     Raises BreakdownError when DWS left the storage without a Servers reference or
     allocation sets (it always gives both once the Proposal is complete).
@@ -254,7 +260,7 @@ def servers_of(
             "a DirectiveBreakdown's storage names no Servers object or allocation sets; "
             "DWS has not completed the Proposal (check the Workflow's DirectiveBreakdowns)"
         )
-    return dict(reference), build_allocation_sets(sets, nodes_per_rabbit, compute_count)
+    return dict(reference), build_allocation_sets(sets, nodes_per_rabbit, compute_count, mgts=mgts)
 
 
 def build_allocation_sets(
@@ -264,12 +270,17 @@ def build_allocation_sets(
     *,
     min_alloc_gib: int = 4,
     storage_labels: Mapping[str, Mapping[str, str]] | None = None,
+    mgts: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Return the Servers ``spec.allocationSets`` (sizes in bytes) for one breakdown.
 
     ``nodes_per_rabbit`` counts the job's computes behind each rabbit, in
     first-seen order. ``storage_labels`` maps rabbit → its Storage's labels;
     when None, ``labels`` constraints are not checked (upstream behaviour).
+    ``mgts`` maps each rabbit holding another file system's Lustre MGT to that
+    file system's Servers: nnf-sos gives a rabbit's LNet address one MGT and fails the
+    Setup of a second ("multiple MGTs found for address"), so an MGT goes on a rabbit of
+    the job that holds none, and a job with no such rabbit is refused here, in words.
     """
     sets = [
         a if isinstance(a, AllocationSet) else AllocationSet.model_validate(a)
@@ -304,6 +315,7 @@ def build_allocation_sets(
         strategy = aset.allocationStrategy
         count = 1 if strategy == "AllocateSingleServer" else aset.constraints.count
         placed: dict[str, int] = {}
+        busy = {} if aset.label not in MGT_LABELS else dict(mgts or {})
         if strategy == "AllocatePerCompute":
             size = aset.minimumCapacity
             for rabbit, nodes in nodes_per_rabbit.items():
@@ -319,6 +331,15 @@ def build_allocation_sets(
             candidates = [r for r in by_size if eligible(r) is None]
             if not candidates:
                 raise PlacementError(f"no rabbit of the job can take allocation set '{aset.label}'")
+            if busy and not (candidates := [r for r in candidates if r not in busy]):
+                held = ", ".join(f"{r} (for {busy[r]})" for r in by_size if r in busy)
+                raise PlacementError(
+                    f"allocation set '{aset.label}' needs a rabbit of the job with no Lustre "
+                    f"MGT, but each already holds one: {held}; nnf-sos gives a rabbit's LNet "
+                    "address one MGT and would fail Setup (multiple MGTs found). Submit again "
+                    "once that file system is gone, or use a storage profile with a "
+                    "standalone MGT (standaloneMgtPoolName)"
+                )
             if keys and count > len(candidates):
                 raise PlacementError(
                     f"allocation set '{aset.label}' needs {count} allocations with colocation "

@@ -9,6 +9,7 @@ from typing import Any
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.errors import NotFound
+from pipeline.model.breakdown import MGT_LABELS
 from pipeline.model.workflow import WORKFLOW_LABEL
 from pipeline.states.persistent import PersistentOwner, PersistentPlacement
 
@@ -19,6 +20,7 @@ __all__ = [
     "persistent_placements",
     "rabbits_listing",
     "rabbits_not_in_state",
+    "rabbits_serving_mgts",
     "rabbits_with_allocations",
 ]
 
@@ -117,6 +119,24 @@ IGNORE_UID = "dataworkflowservices.github.io/ignore-uid"
 #: The owner label DWS puts on a child object (``AddOwnerLabels``): on a persistent
 #: storage instance, the Workflow of the job that created it, until its Teardown.
 OWNER_NAME_LABEL = "dataworkflowservices.github.io/owner.name"
+
+
+def rabbits_serving_mgts(dws: DwsClient, own: Iterable[str]) -> dict[str, str]:
+    """Each rabbit that holds a Lustre MGT of another file system than the Servers
+    ``own`` (a job's, or a persistent instance's), and that Servers' name: nnf-sos makes
+    an NnfLustreMGT for each MGT at its rabbit's LNet address and refuses a second one
+    there ("multiple MGTs found for address", ``nnf_storage_controller.go``)."""
+    mine = set(own)
+    held: dict[str, str] = {}
+    for servers in dws.list_objects("servers")[0]:
+        name = str((servers.get("metadata") or {}).get("name") or "")
+        if name in mine:
+            continue
+        for aset in (servers.get("spec") or {}).get("allocationSets") or []:
+            if (aset or {}).get("label") in MGT_LABELS:
+                for entry in aset.get("storage") or []:
+                    held.setdefault(str((entry or {}).get("name") or ""), name)
+    return held
 
 
 def persistent_owners(dws: DwsClient, names: Iterable[str]) -> dict[str, PersistentOwner]:

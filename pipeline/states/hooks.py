@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pipeline.errors import InputError
-from pipeline.model.breakdown import servers_of
+from pipeline.model.breakdown import MGT_LABELS, servers_of
 from pipeline.model.directives import (
     PersistentDW,
     parse_directives,
@@ -110,9 +110,13 @@ def on_setup(
     now: float,
     behind: Mapping[str, str | None] | None = None,
     instances: Mapping[str, PersistentPlacement] | None = None,
+    mgts: Mapping[str, str] | None = None,
 ) -> list[Action]:
     """``dws.setup`` (the job reached RUN): fill Servers from R and the breakdowns' storage,
     tell Flux the rabbits, move to Setup and arm ``setup_timeout``.
+
+    ``mgts``: the rabbits holding another file system's Lustre MGT, for a job that makes
+    one (:func:`needs_mgt`): its MGT goes on a rabbit of its own that holds none.
 
     ``instances``: the rabbit-local persistent instances its persistentdw directives name
     (:func:`persistent_placement`): a job whose computes nnf could not give one is refused
@@ -131,7 +135,7 @@ def on_setup(
     name = name_of(jobid)
     try:
         computes, counts = placement(R, mapping)
-        servers = [servers_of(storage, counts, len(computes)) for storage in storages]
+        servers = [servers_of(storage, counts, len(computes), mgts) for storage in storages]
     except InputError as exc:
         return refused(jobid, "dws-setup", str(exc))
     if behind is not None and (drift := topology_drift(computes, mapping, behind)):
@@ -165,6 +169,15 @@ def placement(R: dict[str, Any], mapping: RabbitMapping) -> tuple[list[str], dic
     hosts = ResourceSet.parse(R).unique_hosts()
     computes = [h for h in hosts if not mapping.is_rabbit(h)]
     return computes, mapping.nodes_per_rabbit(computes)
+
+
+def needs_mgt(storages: list[dict[str, Any]]) -> list[str]:
+    """The Servers of the breakdowns' storage that make a Lustre MGT (none: no MGT)."""
+    return [
+        str((storage.get("reference") or {}).get("name") or "")
+        for storage in storages
+        if any(a.get("label") in MGT_LABELS for a in storage.get("allocationSets") or [])
+    ]
 
 
 def needs_topology(storages: list[dict[str, Any]]) -> bool:

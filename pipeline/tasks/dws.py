@@ -29,6 +29,7 @@ from pipeline.perform.reads import (
     persistent_owners,
     persistent_placements,
     rabbits_listing,
+    rabbits_serving_mgts,
     rabbits_with_allocations,
 )
 from pipeline.platform import fanout
@@ -198,6 +199,7 @@ def setup(task: PipelineTask, jobid: int, R: dict[str, Any]) -> bool:
     workflow = None
     behind: dict[str, str | None] | None = None
     instances = None
+    mgts = None
     try:
         mapping = mapping_of(settings.mapping)
         record = task.store.jobs.latest(jobid)
@@ -212,13 +214,17 @@ def setup(task: PipelineTask, jobid: int, R: dict[str, Any]) -> bool:
             behind = rabbits_listing(task.dws, counts, computes)
         used = [] if record is None else record.persistent
         instances = persistent_placements(task.dws, used) if used else None
+        if own := hooks.needs_mgt(storages):
+            mgts = rabbits_serving_mgts(task.dws, own)
     except NotFound:
         return act(
             task, jobid, hooks.refused(jobid, "dws-setup", f"workflow {name} does not exist")
         )
     except InputError as exc:
         return act(task, jobid, hooks.refused(jobid, "dws-setup", str(exc)))
-    actions = hooks.on_setup(jobid, R, mapping, storages, settings, time.time(), behind, instances)
+    actions = hooks.on_setup(
+        jobid, R, mapping, storages, settings, time.time(), behind, instances, mgts
+    )
     return act(task, jobid, actions, workflow)
 
 

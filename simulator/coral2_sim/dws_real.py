@@ -62,6 +62,9 @@ PINS = "k8s-v1.34.4_etcd-v3.6.4"
 BINARIES = ("etcd", "kube-apiserver", "dws", "nnf-sos")
 #: controller-runtime's webhook port, which DWS's manager does not let one change.
 WEBHOOK_PORT = 9443
+#: kube-apiserver's audit log, under the stack's work directory: each request's user and
+#: answer, from which :meth:`RealDwsStack.refused` reads what RBAC refused.
+AUDIT_LOG = "audit.log"
 #: How long the stack may take to come up (s).
 START_S = 180.0
 
@@ -171,6 +174,8 @@ class RealDwsStack:
                 f"--service-account-signing-key-file={signing}",
                 "--service-cluster-ip-range=10.96.0.0/16",
                 "--disable-admission-plugins=ServiceAccount",
+                f"--audit-policy-file={self._audit_policy()}",
+                f"--audit-log-path={self.workdir / AUDIT_LOG}",
             ],
         )
         self._ready(kube)
@@ -393,6 +398,34 @@ class RealDwsStack:
             if time.monotonic() > deadline:
                 raise ConfigError(f"{name} never listened on {port}; see {self.workdir}")
             time.sleep(0.2)
+
+    def _audit_policy(self) -> Path:
+        """Every request's user and answer (level Metadata), once it is answered."""
+        policy = {
+            "apiVersion": "audit.k8s.io/v1",
+            "kind": "Policy",
+            "omitStages": ["RequestReceived", "ResponseStarted"],
+            "rules": [{"level": "Metadata"}],
+        }
+        path = self.workdir / "audit-policy.yaml"
+        path.write_text(yaml.safe_dump(policy))
+        return path
+
+    def refused(self, user: str) -> list[str]:
+        """Each request of ``user`` the API server answered 403, as RBAC's words say it."""
+        out = []
+        log = self.workdir / AUDIT_LOG
+        for line in log.read_text().splitlines() if log.exists() else []:
+            event = json.loads(line)
+            if event.get("user", {}).get("username") != user:
+                continue
+            if event.get("responseStatus", {}).get("code") == 403:
+                ref = event.get("objectRef") or {}
+                out.append(
+                    f"{event.get('verb')} {ref.get('resource')} {ref.get('name', '')} in "
+                    f"{ref.get('namespace', 'the cluster')}: forbidden".replace("  ", " ")
+                )
+        return out
 
     def stop(self) -> None:
         """Stop every process (managers first, etcd last)."""

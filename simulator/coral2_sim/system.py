@@ -31,7 +31,7 @@ from coral2_sim.flux.delivery import DeliveryThread
 from coral2_sim.flux.jobmanager import JobManager
 from coral2_sim.flux_side import CLUSTER, start_flux
 from coral2_sim.keys import cached_signers, demo_signers
-from coral2_sim.kube.identities import KubeEndpoint
+from coral2_sim.kube.identities import PIPELINE_USER, KubeEndpoint
 from coral2_sim.kube.sim_paths import FAULTS_PATH
 from coral2_sim.kube_process import start_kube_api
 from coral2_sim.node_side import emulator_times, start_node_side
@@ -216,6 +216,14 @@ class SimulatedSystem:
         if self.users is None or self.redis is None:
             return []
         return self.users.denials(self.redis_url)
+
+    def api_refusals(self) -> list[str]:
+        """What the API server refused the pipeline's account since start: the simulated
+        one's RBAC record, the real one's audit log."""
+        if self.real_dws is not None:
+            return self.real_dws.refused(PIPELINE_USER)
+        assert self.kube is not None
+        return self.kube.rbac()[1]
 
     def _start_redis(self) -> None:
         aclfile = self._make_users() if self.acl else None

@@ -2,10 +2,11 @@
 calls: the demo's batch and ``rabbitmapping`` run with them enforced, nothing is
 refused, and every verb they grant is one the pipeline used.
 
-Four reads and writes are on paths the demo's batch does not take; the fixture makes
+Five reads and writes are on paths the demo's batch does not take; the fixture makes
 them with the pipeline's own client calls, as the account: a Workflow token read (a
 ``#DW container`` job), the ClientMounts looked at when a PreRun times out, a rabbit
-disabled by ``dws.abort``, and the owner of a persistent storage instance a job names.
+disabled by ``dws.abort``, and the owner and the Servers of a persistent storage
+instance a job names.
 The e2e tests that take those paths run under the same rules."""
 
 from __future__ import annotations
@@ -29,7 +30,11 @@ from rich.console import Console
 from pipeline.clients.k8s import DwsClient
 from pipeline.clients.kube_auth import api_client
 from pipeline.model.rabbitmap import RabbitMapping
-from pipeline.perform.reads import clientmounts_not_in_state, persistent_owners
+from pipeline.perform.reads import (
+    clientmounts_not_in_state,
+    persistent_owners,
+    persistent_placements,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "deploy" / "k8s" / "coral2-pipeline.yaml"
@@ -58,6 +63,9 @@ def off_the_batch(admin: ApiClient, dws: DwsClient) -> None:
     assert clientmounts_not_in_state(dws, "fluxjob-1", "mounted") == []
     dws.patch_storage("rabbit1", {"metadata": {"annotations": {"checked-by": "rbac-test"}}})
     assert persistent_owners(dws, ["nobodys"]) == {}  # read, and not there
+    instance = {"metadata": {"name": "placed"}, "spec": {"fsType": "xfs"}}
+    DwsClient(admin).create("persistentstorageinstances", instance)
+    assert persistent_placements(dws, ["placed"]) == {}  # its Servers read, and not there
 
 
 @pytest.fixture(scope="module")

@@ -24,12 +24,12 @@ def test_jobs_in_flight_finish_after_the_worker_is_killed_and_restarted(
 ) -> None:
     assert system.flux is not None
     flux = system.flux
-    dws = [
-        "#DW jobdw type=xfs capacity=8GiB name=scratch",
-        "#DW jobdw type=gfs2 capacity=8GiB name=shared",
-        "#DW jobdw type=lustre capacity=50GiB name=lus",
-    ]
-    ids = [flux.submit(nodes(2), system={"dw": dws[i % 3]}, runtime_s=0.5) for i in range(6)]
+    xfs = "#DW jobdw type=xfs capacity=8GiB name=scratch"
+    gfs2 = "#DW jobdw type=gfs2 capacity=8GiB name=shared"
+    # one lustre job: nnf gives a rabbit one Lustre MGT, and these jobs share rabbit1
+    lustre = "#DW jobdw type=lustre capacity=50GiB name=lus"
+    dws = [xfs, gfs2, lustre, xfs, gfs2, xfs]
+    ids = [flux.submit(nodes(2), system={"dw": dw}, runtime_s=0.5) for dw in dws]
     deadline = time.monotonic() + 30
     while not any(flux.job(j).state in ("RUN", "CLEANUP") for j in ids):
         assert time.monotonic() < deadline

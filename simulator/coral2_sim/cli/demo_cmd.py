@@ -70,6 +70,15 @@ def register(sub: Any) -> None:
         "else the one of `flux` on PATH)",
     )
     parser.add_argument(
+        "--dws",
+        choices=("sim", "real"),
+        default="sim",
+        help="the DWS and nnf-sos the batch runs on: the simulated ones (default), or the "
+        "real managers on a real Kubernetes API server that make dws-real built "
+        "(docs/testing.md); with real, the jobs and cases that need nnf-dm's data movement "
+        "or an injected fault are left out, each named",
+    )
+    parser.add_argument(
         "--no-systemstatus",
         action="store_true",
         help="run on a DWS without SystemStatus default, as a site whose install made none "
@@ -97,6 +106,13 @@ def run(args: argparse.Namespace) -> int:
         if args.flux_prefix:
             env["FLUX_PREFIX"] = args.flux_prefix
         site = find_flux(env)
+    if args.dws == "real":  # before anything starts: what is missing, in one line
+        from coral2_sim.dws_real import NotBuilt, RealDws
+
+        try:
+            RealDws.find()
+        except NotBuilt as exc:
+            raise CommandError(f"--dws real: {exc}") from None
     return run_demo(
         args.config,
         lifecycle=not args.model_only,
@@ -106,4 +122,5 @@ def run(args: argparse.Namespace) -> int:
         flux_site=site,
         keep=args.keep,
         systemstatus=not args.no_systemstatus,
+        dws=args.dws,
     )

@@ -113,6 +113,40 @@ MIX: tuple[DemoJob, ...] = (
 )
 
 
-def batch(n: int) -> list[DemoJob]:
-    """``n`` jobs cycling through :data:`MIX`."""
-    return [MIX[i % len(MIX)] for i in range(n)]
+def moves_data(job: DemoJob) -> bool:
+    """Whether the job has a ``copy_in`` or ``copy_out``: nnf-dm's data movement."""
+    lines = [job.dw] if isinstance(job.dw, str) else list(job.dw or [])
+    return any(word in line for line in lines for word in ("copy_in", "copy_out"))
+
+
+def batch(n: int, *, real_dws: bool = False) -> list[DemoJob]:
+    """``n`` jobs cycling through :data:`MIX`, with one lustre job in all: nnf gives a
+    rabbit one Lustre MGT, so a second lustre job at once whose rabbits all hold one is
+    refused (:func:`pipeline.model.breakdown.build_allocation_sets`), which the
+    scheduler's placement would decide run by run, and the batch ends the same every
+    run. On the real DWS (``real_dws``), the jobs of it that move no data (the real stack
+    runs no nnf-dm; :func:`left_out_on_real_dws`)."""
+    mix = [job for job in MIX if not (real_dws and moves_data(job))]
+    jobs = [mix[i % len(mix)] for i in range(n)]
+    first = next((i for i, job in enumerate(jobs) if is_lustre(job)), None)
+    return [job for i, job in enumerate(jobs) if not is_lustre(job) or i == first]
+
+
+def is_lustre(job: DemoJob) -> bool:
+    lines = [job.dw] if isinstance(job.dw, str) else list(job.dw or [])
+    return any("type=lustre" in line for line in lines)
+
+
+def left_out_on_real_dws() -> list[str]:
+    """What the batch leaves out on the real DWS, and why, one line each."""
+    return [
+        *(
+            f"{job.kind}: not run on the real DWS: it needs nnf-dm's data movement"
+            for job in MIX
+            if moves_data(job)
+        ),
+        "lustre: one job in the batch, as on the simulator; more at once could not run on "
+        "the real DWS: the mock nnf-sos gives every rabbit the one LNet address "
+        "1.2.3.4@tcp, so two file systems' MGTs at once are at one address (multiple MGTs "
+        "found)",
+    ]

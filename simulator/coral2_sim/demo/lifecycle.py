@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from coral2_sim.demo.batch import BROKEN_COPIES, BUSY_UID, DemoJob, batch
+from coral2_sim.demo.batch import BROKEN_COPIES, BUSY_UID, DemoJob, batch, left_out_on_real_dws
 from coral2_sim.demo.dws_cases import dws_cases
 from coral2_sim.demo.fabric_outage import start_outage
 from coral2_sim.demo.fabric_outage import summary as fabric_summary
@@ -270,12 +270,23 @@ def _run(
     assert system.kube is not None
     clock = TransitionClock(system.kube.api()).start()
     started = time.monotonic()
-    outage, outage_problem = rabbit_outage(system)
+    real_dws = system.dws_stack == "real"
+    outage, outage_problem = (
+        (
+            [
+                "not run on the real DWS: it writes a Storage's status, which the real nnf-sos "
+                "writes back"
+            ],
+            "",
+        )
+        if real_dws
+        else rabbit_outage(system)
+    )
     shown, case_problems = dws_cases(system) if cases and system.with_flux else ([], [])
-    mix = batch(jobs)
+    mix = batch(jobs, real_dws=real_dws)
     report = _drive(system, mix, console, quiet=quiet)
     report.outage = outage
-    report.dws = shown
+    report.dws = shown + (left_out_on_real_dws() if real_dws else [])
     report.unexpected += [outage_problem] if outage_problem else []
     report.unexpected += case_problems
     if any(j.userid == BUSY_UID for j in mix) and sweep:
@@ -291,7 +302,7 @@ def _run(
     report.leaks = leaks(system) + [f"process {p} died" for p in system.alive()]
     report.hwcoll = fabric_summary(system, report.jobids)
     report.unexpected += system.acl_denials()
-    report.unexpected += [f"the API server refused: {m}" for m in system.kube.rbac()[1]]
+    report.unexpected += [f"the API server refused: {m}" for m in system.api_refusals()]
     return report
 
 
@@ -301,10 +312,12 @@ def demo_system(
     config: str | None,
     real_flux: bool = False,
     systemstatus: bool = True,
+    dws: str = "sim",
 ) -> SimulatedSystem:
     """The demo's system, not started: every process as production runs it (signing, a
     Redis user per role, RBAC), Slingshot, node workers, the fabric manager;
-    ``systemstatus=False``: a DWS without SystemStatus ``default``."""
+    ``systemstatus=False``: a DWS without SystemStatus ``default``; ``dws="real"``: the
+    real DWS and nnf-sos (:mod:`coral2_sim.dws_real`)."""
     return SimulatedSystem(
         mapping,
         observe_only=False,
@@ -320,6 +333,7 @@ def demo_system(
         hwcoll_min_nodes=HWCOLL_MIN_NODES,
         failed_copies=(BROKEN_COPIES,),
         systemstatus=systemstatus,
+        dws_stack="real" if dws == "real" else "simulated",
     )
 
 
@@ -352,6 +366,7 @@ def run_lifecycle_demo(
     flux_site: FluxSite | None = None,
     keep: bool = False,
     systemstatus: bool = True,
+    dws: str = "sim",
 ) -> int:
     """Run the batch; print the summary (or JSON); return 0 when clean and as expected.
     ``flux_site``: on that real Flux (:mod:`coral2_sim.demo.real`). The work directory
@@ -365,7 +380,9 @@ def run_lifecycle_demo(
     previous = signal.signal(signal.SIGTERM, interrupted)
     try:
         with ExitStack() as stack:
-            made = demo_system(mapping, config=config, real_flux=real, systemstatus=systemstatus)
+            made = demo_system(
+                mapping, config=config, real_flux=real, systemstatus=systemstatus, dws=dws
+            )
             # last, once every process stopped: the run's keys and passwords go with it
             if keep or keep_running:
                 stack.callback(_kept, console, made.workdir, quiet=as_json)

@@ -208,10 +208,12 @@ def run_demo(
     flux_site: FluxSite | None = None,
     keep: bool = False,
     systemstatus: bool = True,
+    dws: str = "sim",
 ) -> int:
     """Run the walk-through, then the lifecycle (on the simulated Flux, or with ``flux``
     ``real`` on a real one; ``systemstatus=False``: on a DWS without SystemStatus
-    ``default``); return 0 when everything ended as expected."""
+    ``default``; ``dws="real"``: on the real DWS and nnf-sos); return 0 when everything
+    ended as expected."""
     config = config or str(sample_path("sample-cluster.toml"))
     settings = load_settings(config)
     mapping = RabbitMapping.load(
@@ -223,7 +225,7 @@ def run_demo(
         quiet = Console(stderr=True)
         return run_lifecycle_demo(
             quiet, mapping, config=config, jobs=jobs, as_json=True, flux_site=flux_site,
-            keep=keep, systemstatus=systemstatus,
+            keep=keep, systemstatus=systemstatus, dws=dws,
         )  # fmt: skip
     console = console or Console()
     console.rule("coral2-pipeline demo: the domain model on the sample cluster")
@@ -281,6 +283,6 @@ def run_demo(
         console.rule("the lifecycle: Flux, the pipeline, DWS and the node workers, all running")
         status |= run_lifecycle_demo(
             console, mapping, config=config, jobs=jobs, keep_running=keep_running,
-            flux_site=flux_site, keep=keep, systemstatus=systemstatus,
+            flux_site=flux_site, keep=keep, systemstatus=systemstatus, dws=dws,
         )  # fmt: skip
     return status

@@ -49,6 +49,20 @@ from pipeline.model.directives import (
 )
 
 
+def progress(state: str, d: Directive | None) -> str | None:
+    """The message nnf's workflow controller leaves on a directive's driver entry on its
+    first pass of a state, before it requeues (``nnf_workflow_controller.go``): "status
+    pending" while the DirectiveBreakdown is made, "allocation set not ready" while the
+    NnfStorage is made, "delete" while a job's NnfAccess and data movements go."""
+    if state == "Proposal" and isinstance(d, JobDW | CreatePersistent | PersistentDW):
+        return "status pending"
+    if state == "Setup" and isinstance(d, JobDW | CreatePersistent):
+        return "allocation set not ready"
+    if state == "Teardown" and isinstance(d, JobDW):
+        return "delete"
+    return None
+
+
 def _check_servers(ctx: Context, index: int, d: JobDW | CreatePersistent) -> None:
     servers_name = d.name if isinstance(d, CreatePersistent) else f"{ctx.name}-{index}"
     breakdown = ctx.dws.get("directivebreakdowns", f"{ctx.name}-{index}")
@@ -84,6 +98,7 @@ def _check_servers(ctx: Context, index: int, d: JobDW | CreatePersistent) -> Non
             ) from None
         if amount > capacity:
             raise Failed("Fatal", "WLM", f"{rabbit}: insufficient capacity available")
+    _check_mgt(ctx, servers_name, given)
     slow = ctx.faults.slow_rabbits
 
     def held(size: int, rabbit: str) -> dict[str, Any]:
@@ -110,6 +125,44 @@ def _check_servers(ctx: Context, index: int, d: JobDW | CreatePersistent) -> Non
         ctx.dws.patch(
             "persistentstorageinstances", d.name, {"status": {"state": "Active"}}, status=True
         )
+
+
+#: The allocation sets that make a Lustre MGT.
+MGT_LABELS = ("mgt", "mgtmdt")
+
+
+def lnet_nid(rabbit: str) -> str:
+    """The rabbit's LNet address, as its NnfNode's ``status.lnetNid`` gives it (one per
+    rabbit on real hardware)."""
+    return f"{rabbit}@tcp"
+
+
+def _check_mgt(ctx: Context, servers_name: str, given: list[dict[str, Any]]) -> None:
+    """nnf-sos makes an NnfLustreMGT at the MGT rabbit's LNet address for each file
+    system's MGT, and a second file system whose MGT is at the same address fails its
+    Setup Fatal: "could not get available fsname: could not get NnfLustreMGT for address:
+    …: multiple MGTs found for address …", the Workflow saying "could not allocate
+    storage" (``nnf_storage_controller.go``, ``getLustreMgt``). An MGT is held from its
+    storage's allocation in Setup until Teardown frees it."""
+    mine = {e["name"] for s in given if s["label"] in MGT_LABELS for e in s.get("storage") or []}
+    if not mine:
+        return
+    for other in ctx.dws.list_objects("servers")[0]:
+        if other["metadata"]["name"] == servers_name:
+            continue
+        for aset in (other.get("status") or {}).get("allocationSets") or []:
+            if aset.get("label") not in MGT_LABELS:
+                continue
+            for rabbit, held in (aset.get("storage") or {}).items():
+                if rabbit in mine and int(held.get("allocationSize") or 0) > 0:
+                    nid = lnet_nid(rabbit)
+                    raise Failed(
+                        "Fatal",
+                        "WLM",
+                        "could not allocate storage",
+                        "could not get available fsname: could not get NnfLustreMGT for "
+                        f"address: {nid}: multiple MGTs found for address {nid}",
+                    )
 
 
 def servers_pending(ctx: Context, index: int, d: JobDW | CreatePersistent) -> None:
@@ -262,6 +315,9 @@ def work(ctx: Context, entry: dict[str, Any], latency_s: float) -> dict[str, Any
             return error_fields(fault.severity, fault.type, fault.message)
     if state in ctx.faults.hang_states:
         return {"status": "Running", "message": "hang (injected)"}
+    first = progress(state, d_at)
+    if first is not None and not entry.get("message"):  # seen before it goes on
+        return {"status": "Running", "message": first, "completed": False}
     if elapsed < latency_s:
         return None
     d = ctx.directives[index] if index < len(ctx.directives) else None
