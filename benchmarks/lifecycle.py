@@ -160,6 +160,7 @@ def bench_lifecycle(
     workers: int = 1,
     pool: str = "threads",
     rabbits: int = 16,
+    appendfsync: str = "everysec",
 ) -> LifecycleFigures:
     """Both phases (module docstring); ``live_jobs`` (default ``2 * in_flight``, 0 to skip)
     jobs of ``runtime_s`` seconds in the responsiveness phase."""
@@ -175,6 +176,7 @@ def bench_lifecycle(
             worker_concurrency=concurrency,
             workers=workers,
             worker_pool=pool,
+            appendfsync=appendfsync,
         ) as system,
         FrozenHeap(),
     ):  # the simulated Flux and the clock: no collector's pause

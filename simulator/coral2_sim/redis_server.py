@@ -40,6 +40,7 @@ class RedisServer:
         log: Path | None = None,
         aof: bool = False,
         aclfile: Path | None = None,
+        appendfsync: str = "everysec",
         login: tuple[str, str] | None = None,
         maxmemory: str = "1gb",
         config: Path | None = None,
@@ -48,6 +49,7 @@ class RedisServer:
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="coral2-redis-"))
         self.log = log
         self.aof = aof
+        self.appendfsync = appendfsync  # "always": a disk sync per write (deploy/redis)
         self.aclfile = aclfile
         self.login = login  # (user, password) that may PING, with an ACL file
         self.maxmemory = maxmemory  # as production runs it: bounded, and nothing evicted
@@ -78,7 +80,7 @@ class RedisServer:
                 "--appendonly",
                 "yes" if self.aof else "no",
                 "--appendfsync",
-                "everysec",
+                self.appendfsync,
                 "--dir",
                 str(self.workdir),
                 "--maxmemory",

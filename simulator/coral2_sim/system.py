@@ -109,6 +109,8 @@ class SimulatedSystem:
     slow_rabbits: tuple[str, ...] = ()
     #: path prefixes whose copies the simulated nnf-dm fails (``sim kube-api --fail-copies``)
     failed_copies: tuple[str, ...] = ()
+    #: Redis's ``appendfsync``: ``everysec`` as deploy/redis ships it, or ``always``
+    appendfsync: str = "everysec"
     #: False: DWS without SystemStatus ``default`` (``sim kube-api --no-systemstatus``)
     systemstatus: bool = True
     fault_seed: int = 1
@@ -232,6 +234,7 @@ class SimulatedSystem:
             self.workdir,
             log=self.workdir / "redis.log",
             aof=True,
+            appendfsync=self.appendfsync,
             aclfile=aclfile,
             login=None if self.users is None else self.users.admin,
         ).start()

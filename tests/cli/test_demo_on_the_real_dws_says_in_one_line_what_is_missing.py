@@ -10,8 +10,11 @@ from pathlib import Path
 
 
 def test_a_missing_stack_is_one_line_naming_it(tmp_path: Path) -> None:
-    env = dict(os.environ, CORAL2_DWS_REAL_BIN=str(tmp_path / "bin"),
-               CORAL2_DWS_REAL_SRC=str(tmp_path / "src"))
+    env = dict(
+        os.environ,
+        CORAL2_DWS_REAL_BIN=str(tmp_path / "bin"),
+        CORAL2_DWS_REAL_SRC=str(tmp_path / "src"),
+    )
     done = subprocess.run(
         [sys.executable, "-m", "pipeline.cli", "demo", "--dws", "real"],
         env=env, capture_output=True, text=True, timeout=120, check=False,

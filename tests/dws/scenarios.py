@@ -265,11 +265,17 @@ SCENARIOS = [
 ]
 
 
+#: Events of a prolog that runs beside the DWS side's, at its own pace.
+CONCURRENT_EVENTS = frozenset({"cray-slingshot"})
+
+
 def compared(job: dict[str, Any]) -> dict[str, Any]:
     """What a replay compares of a job's trace; the rest is the stacks' own pace:
 
     * the events as a sorted list: the order of events that concurrent prologs post
-      (``cray-slingshot``, ``memo``) is whichever finished first;
+      (``cray-slingshot``, ``memo``) is whichever finished first; and without the
+      ``cray-slingshot`` prolog's own event, which a job refused in ``dws.setup`` posts
+      or not as that prolog, running beside it, got there first;
     * the Workflow's steps with the message of a ``DriverWait`` left out: which progress
       message nnf's drivers post while they wait (``allocation``, ``allocation set not
       ready``, ``delete``, or a mount attempt that failed and is retried) depends on
@@ -280,7 +286,8 @@ def compared(job: dict[str, Any]) -> dict[str, Any]:
         step = [desired, state, status, "" if status == "DriverWait" else message]
         if not steps or steps[-1] != step:
             steps.append(step)
-    return {**job, "events": sorted(job["events"]), "workflow": steps}
+    events = sorted(e for e in job["events"] if e not in CONCURRENT_EVENTS)
+    return {**job, "events": events, "workflow": steps}
 
 
 def play(system: SimulatedSystem, scenario: Scenario) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ MGT on another rabbit goes on; one freed by Teardown is free again."""
 from __future__ import annotations
 
 from tests.sim.dws.conftest import DwsSide
-from tests.sim.dws.wlm_helpers import advance, fill_servers, wait_state, workflow
+from tests.sim.dws.wlm_helpers import fill_servers, wait_state, workflow
 
 LUSTRE = "#DW jobdw type=lustre capacity=100GiB name=lus"
 
