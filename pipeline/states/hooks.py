@@ -224,13 +224,16 @@ def workflow_gone(job: JobRecord) -> list[Action]:
     ]
 
 
-def on_workflow_gone(job: JobRecord | None, jobid: int) -> list[Action]:
+def on_workflow_gone(job: JobRecord | None, jobid: int, tracked: bool = True) -> list[Action]:
     """``dws.observe`` found the Workflow gone: note it; a job whose Teardown was done (or
-    that has no record) is finished, one whose Workflow vanished before its Teardown was
-    seen is let go as :func:`workflow_gone` says; one that never had a Workflow read
-    (created but not observed yet) waits for its own hooks."""
+    that has no record but is ``tracked``) is finished, one whose Workflow vanished before
+    its Teardown was seen is let go as :func:`workflow_gone` says; one that never had a
+    Workflow read (created but not observed yet) waits for its own hooks. A job the
+    pipeline never tracked (an observe before its ``dws.create`` ran, as a duplicate
+    delivery makes) is left alone: finishing it would make its ``dws.create`` do nothing
+    and leave it in DEPEND for good."""
     if job is None:
-        return [FinishJob()]
+        return [FinishJob()] if tracked else []
     gone: list[Action] = [UpdateJob({"state": "deleted"})]
     if job.teardown == Teardown.DELETED:
         return [*gone, FinishJob()]

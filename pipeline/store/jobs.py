@@ -263,6 +263,11 @@ class JobStore:
         pipe.zrem(self.keys.resync_due, jobid)
         pipe.execute()
 
+    def tracked(self, jobid: int) -> bool:
+        """Whether the pipeline tracks ``jobid``: it has a record, or a Workflow of it was
+        seen and not yet seen gone."""
+        return bool(self.client.sismember(self.keys.jobs_index, jobid))
+
     def finish(self, jobid: int, retain_s: float) -> None:
         """Stop tracking ``jobid``: its record and marks expire ``retain_s`` from now, and
         its :data:`ENDED` mark tells a late or duplicate task that the job is over.

@@ -39,7 +39,9 @@ def observe(task: PipelineTask, jobid: int) -> str | None:
     try:
         workflow = task.dws.get_workflow(workflow_name(jobid))
     except NotFound:
-        act(task, jobid, hooks.on_workflow_gone(task.store.jobs.get(jobid), jobid))
+        record = task.store.jobs.get(jobid)
+        tracked = record is not None or task.store.jobs.tracked(jobid)
+        act(task, jobid, hooks.on_workflow_gone(record, jobid, tracked))
         return None
     return record_observation(task, jobid, workflow)
 

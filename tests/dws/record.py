@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from coral2_sim.dws_real import PINS, NotBuilt, RealDws
-from coral2_sim.system import SimulatedSystem
 
 from tests.dws.scenarios import SCENARIOS, Scenario, play
-from tests.e2e.conftest import CONFIG, MAPPING
+from tests.e2e.conftest import start_system
 
 RECORDED = Path(__file__).parent / "recorded"
 
@@ -64,21 +63,16 @@ def main(argv: list[str]) -> int:
     except NotBuilt as exc:
         print(f"record-dws: {exc}", file=sys.stderr)
         return 3
-    with SimulatedSystem(
-        MAPPING,
-        observe_only=False,
-        with_flux=True,
-        node_workers=True,
-        config=CONFIG,
-        latency_s=0.001,
-        dws_stack="real",
-    ) as system:
+    system = start_system(dws_stack="real")
+    try:
         for scenario in wanted:
             path = RECORDED / f"{scenario.name}.json"
             path.write_text(
                 json.dumps(recording(scenario, play(system, scenario)), indent=1) + "\n"
             )
             print(f"record-dws: {path}")
+    finally:
+        system.stop()
     return 0
 
 

@@ -11,18 +11,11 @@ from collections.abc import Iterator
 import pytest
 from coral2_sim.system import SimulatedSystem
 
-from tests.e2e.conftest import CONFIG, MAPPING
+from tests.e2e.conftest import start_system
 
 
 @pytest.fixture(scope="package")
 def system() -> Iterator[SimulatedSystem]:
-    with SimulatedSystem(
-        MAPPING,
-        observe_only=False,
-        with_flux=True,
-        node_workers=True,
-        config=CONFIG,
-        latency_s=0.001,
-        dws_stack="real",
-    ) as sim:  # a start that fails stops what it started
-        yield sim
+    sim = start_system(dws_stack="real")  # a start that fails stops what it started
+    yield sim
+    sim.stop()

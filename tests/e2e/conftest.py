@@ -26,6 +26,7 @@ def nodes(n: int) -> list[dict[str, Any]]:
 
 
 def start_system(**options: Any) -> SimulatedSystem:
+    """A started system; a start that fails stops what it started (its ``__enter__``)."""
     return SimulatedSystem(
         MAPPING,
         observe_only=False,
@@ -34,7 +35,7 @@ def start_system(**options: Any) -> SimulatedSystem:
         config=CONFIG,
         latency_s=0.001,
         **options,
-    ).start()
+    ).__enter__()
 
 
 #: The last lines of each process's log shown under a failed test.

@@ -24,6 +24,9 @@ class DemoJob:
     note: str = ""  # a fragment of the fatal exception's note, for expected failures
     slingshot: Any = None  # the job's cray-slingshot shell option (None: the site's default)
     userid: int = 1001
+    #: a fragment of the note of a refusal that is as expected too, when the scheduler's
+    #: placement makes it so (a lustre job beside another whose MGT holds its rabbits)
+    or_refused: str = ""
 
     def resources(self) -> list[dict[str, Any]]:
         task = {"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 1}]}
@@ -41,7 +44,12 @@ MIX: tuple[DemoJob, ...] = (
     DemoJob("gfs2", 4, "#DW jobdw type=gfs2 capacity=128GiB name=shared"),
     DemoJob("no #DW", 2),
     DemoJob("raw", 1, "#DW jobdw type=raw capacity=256GiB name=blk"),
-    DemoJob("lustre", 4, "#DW jobdw type=lustre capacity=1TiB name=lus"),
+    DemoJob(
+        "lustre",
+        4,
+        "#DW jobdw type=lustre capacity=1TiB name=lus",
+        or_refused="needs a rabbit of the job with no Lustre MGT",
+    ),
     DemoJob(
         "copy_in/out",
         2,

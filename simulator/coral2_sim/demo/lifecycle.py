@@ -95,6 +95,8 @@ class Report:
 def outcome_problem(job: DemoJob, flux_job: FluxJob) -> str | None:
     """Why ``flux_job`` did not end as ``job`` says it must (None when it did)."""
     fatal = [e["note"] for e in flux_job.exceptions if e["severity"] == 0]
+    if job.or_refused and flux_job.result == "FAILED" and any(job.or_refused in n for n in fatal):
+        return None
     if flux_job.result != job.expect:
         why = f": {fatal[0]}" if fatal else ""
         return f"{job.kind} job {flux_job.id} ended {flux_job.result}, expected {job.expect}{why}"
