@@ -266,7 +266,7 @@ class JobStore:
     def tracked(self, jobid: int) -> bool:
         """Whether the pipeline tracks ``jobid``: it has a record, or a Workflow of it was
         seen and not yet seen gone."""
-        return bool(self.client.sismember(self.keys.jobs_index, jobid))
+        return bool(self.client.sismember(self.keys.jobs_index, str(jobid)))
 
     def finish(self, jobid: int, retain_s: float) -> None:
         """Stop tracking ``jobid``: its record and marks expire ``retain_s`` from now, and
