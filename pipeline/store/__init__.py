@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import redis
 
 from pipeline.store.answers import NodeAnswers
-from pipeline.store.connection import connect
+from pipeline.store.connection import connect, store_errors
 from pipeline.store.deadletters import DeadLetters
 from pipeline.store.deadlines import Deadline, Deadlines
 from pipeline.store.expected import ExpectedNodeWorkers
@@ -242,6 +242,16 @@ class Store:
         with the pipeline's own reason."""
         sent = self.marks.sent(jobid, "exception:")
         return self.outbox.undelivered(sorted(sent.values()))
+
+    def run_id(self) -> str | None:
+        """Redis's ``run_id``, new at every start of the server (None when it gives none):
+        what tells a process that Redis restarted, and may hold less than it had."""
+        try:
+            info: Any = self.client.info("server")
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+        run = info.get("run_id") if isinstance(info, dict) else None
+        return str(run) if run else None
 
     def close(self) -> None:
         """Close the Redis connections (a command-line tool that is done)."""

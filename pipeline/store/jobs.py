@@ -264,9 +264,12 @@ class JobStore:
         pipe.execute()
 
     def tracked(self, jobid: int) -> bool:
-        """Whether the pipeline tracks ``jobid``: it has a record, or a Workflow of it was
-        seen and not yet seen gone."""
-        return bool(self.client.sismember(self.keys.jobs_index, str(jobid)))
+        """Whether the pipeline tracks ``jobid``: it has a record, or the watcher saw an
+        event of its Workflow (:meth:`finish` forgets both)."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.sismember(self.keys.jobs_index, str(jobid))
+        pipe.hexists(self.keys.workflow_seen, str(jobid))
+        return any(pipe.execute())
 
     def finish(self, jobid: int, retain_s: float) -> None:
         """Stop tracking ``jobid``: its record and marks expire ``retain_s`` from now, and

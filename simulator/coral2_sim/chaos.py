@@ -11,8 +11,11 @@ Faults, drawn from a seeded random generator while jobs run:
   or just after Flux takes it, and a new one starts
   (:class:`~coral2_sim.flux.delivery.DeliveryThread`);
 * ``freeze beat`` — SIGSTOP for a few seconds, then SIGCONT;
-* ``restart redis``, ``crash redis`` — Redis stops (or is SIGKILLed, losing what its
-  append-only file had not synced) and starts again on its port;
+* ``restart redis``, ``crash redis`` — Redis stops (or is SIGKILLed: the kernel keeps
+  every write it was handed) and starts again on its port;
+* ``crash redis host`` — Redis's host crashes: SIGKILLed, its append-only file cut back
+  to its size a second before (``appendfsync everysec``: the writes the host had not
+  synced are lost), and started again; applied only when writes were lost;
 * ``restart kube-api`` — the API server goes down for 1 to 5 s and comes back over the
   same objects with every connection cut and its watch cache afresh (a watch resumed
   from before gets 410), as one restarted over its etcd;

@@ -27,13 +27,15 @@ CLASSES: dict[str, tuple[str, ...]] = {
     "watcher": ("kill watcher",),
     "beat": ("kill beat", "freeze beat"),
     "bridge": ("kill bridge",),
-    "redis": ("restart redis", "crash redis"),
+    "redis": ("restart redis", "crash redis", "crash redis host"),
     "kube-api": ("restart kube-api",),
     "clock": ("step clock forward", "step clock back"),
 }
 CLASSES["mixed"] = tuple(kind for kinds in CLASSES.values() for kind in kinds)
 #: At least this long between two faults of Redis (s): each one stalls every process.
 REDIS_EVERY_S = 20.0
+#: What a crash of Redis's host loses: the writes of its last second (appendfsync everysec).
+HOST_CRASH_LOSES_S = 1.0
 #: How far a clock step moves the pipeline hosts' clock (s), forward or back.
 CLOCK_STEP_S = 3600.0
 
@@ -164,6 +166,15 @@ class Faults:
             run_before = system.redis.run_id()
             restart_redis(system, crash=kind == "crash redis")
             return system.redis.run_id() not in (None, run_before)
+        if kind == "crash redis host":  # the append-only file cut back by a second
+            self._redis_restarted = True
+            assert system.redis is not None
+            mark = system.redis.aof_mark()
+            time.sleep(HOST_CRASH_LOSES_S)
+            run_before = system.redis.run_id()
+            lost = system.redis.crash_back_to(mark)
+            restart_redis(system, down_s=0.5)
+            return lost > 0 and system.redis.run_id() not in (None, run_before)
         raise ValueError(f"unknown fault {kind!r}")
 
     def _kill_between(self) -> bool:

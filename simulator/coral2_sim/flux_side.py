@@ -36,7 +36,7 @@ def start_flux(system: SimulatedSystem, settings: Settings) -> None:
     # the bridge's view of every job (the events journal) and the job-manager prolog
     # (coral2-pipeline flux-prolog) when the pipeline does node work
     node_work = system.node_workers or system.slingshot
-    states = JobStates(hooks, view=store.flux_jobs) if node_work else None
+    states = JobStates(hooks, view=store.flux_jobs, run_id=store.run_id) if node_work else None
     system.flux = flux = JobManager(
         system.mapping,
         # the dws service as the bridge serves it: an outage is an error answer
@@ -51,8 +51,8 @@ def start_flux(system: SimulatedSystem, settings: Settings) -> None:
     ).start()
     path_of = functools.partial(containment_path, system.mapping, CLUSTER)
 
-    def flush() -> None:
-        if states is not None and states.pending:
+    def flush() -> None:  # every round: it also looks whether Redis restarted
+        if states is not None:
             with flux.lock:  # the journal feeds it under the lock
                 states.flush()
 

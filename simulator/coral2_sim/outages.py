@@ -4,6 +4,7 @@ server restarted over its objects, Redis restarted or crashed over its append-on
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coral2_sim.kube.sim_paths import RESTART_PATH
@@ -32,14 +33,24 @@ def restart_kube(system: SimulatedSystem, down_s: float) -> None:
     raise RuntimeError(f"the API server did not come back within {down_s + 60:.0f} s")
 
 
-def restart_redis(system: SimulatedSystem, down_s: float = 0.5, *, crash: bool = False) -> None:
+def restart_redis(
+    system: SimulatedSystem,
+    down_s: float = 0.5,
+    *,
+    crash: bool = False,
+    host_crash: tuple[Path, int] | None = None,
+) -> None:
     """Stop Redis and start it again on its port, with its append-only file (a real
-    restart; ``crash``: SIGKILLed, losing what the file had not synced). The caller's
+    restart; ``crash``: SIGKILLed, losing nothing the kernel was handed; ``host_crash``:
+    the file cut back to that mark as well, as the host's crash loses the writes not yet
+    synced, :meth:`~coral2_sim.redis_server.RedisServer.crash_back_to`). The caller's
     Celery app gets a new result consumer: Celery's Redis result backend does not come
     back from a lost subscription connection."""
     redis = system.redis
     assert redis is not None
-    if crash:
+    if host_crash is not None:
+        redis.crash_back_to(host_crash)
+    elif crash:
         redis.kill()
     else:
         redis.stop()

@@ -139,6 +139,29 @@ class RedisServer:
         finally:
             client.close()
 
+    def aof_mark(self) -> tuple[Path, int]:
+        """The append-only file Redis appends to now, and its size: the point a crash of
+        the host, its last writes not yet on disk, may cut the file back to."""
+        files = sorted((self.workdir / "appendonlydir").glob("*.incr.aof"))
+        newest = max(files, key=lambda f: (f.stat().st_mtime, f.name))
+        return newest, newest.stat().st_size
+
+    def crash_back_to(self, mark: tuple[Path, int]) -> int:
+        """A crash of Redis's host: SIGKILL, and the append-only file cut back to ``mark``
+        (:meth:`aof_mark`), as the writes the kernel had not synced are lost with the host
+        (a SIGKILL of the process alone loses nothing the kernel was handed). Returns the
+        bytes lost; start it again with :meth:`start`."""
+        self.kill()
+        path, size = mark
+        lost = 0
+        for later in (self.workdir / "appendonlydir").glob("*.incr.aof"):
+            keep = size if later == path else 0 if later.name > path.name else None
+            if keep is not None and later.stat().st_size > keep:
+                lost += later.stat().st_size - keep
+                with later.open("r+b") as aof:
+                    aof.truncate(keep)
+        return lost
+
     def kill(self) -> None:
         """SIGKILL the server: no shutdown, whatever the append-only file had not synced
         (up to a second, with ``appendfsync everysec``) is lost, as in a crash."""

@@ -31,6 +31,12 @@ then a sentinel (id -1).
 A report the pipeline cannot take (Redis unreachable) stays pending and is
 sent again by :meth:`JobStates.flush`; duplicates are harmless, since the
 tasks behind the hook are idempotent.
+
+When Redis has restarted (its ``run_id`` changed), what it held may be older than what
+Flux holds — a crash of its host loses its last second of writes, a total loss all of
+them — so the bridge sends again everything Flux still waits on: the DWS requests whose
+wait has not ended (:mod:`pipeline.services.bridge.owed`), the RUN of every job the
+job-manager prolog still holds and the CLEANUP of every job not yet clean.
 """
 
 from __future__ import annotations
@@ -44,12 +50,15 @@ from typing import Any
 
 from pipeline.errors import FluxError, PipelineError
 from pipeline.model.eventlog import EventlogEntry
+from pipeline.services.bridge.owed import Owed
 from pipeline.services.hooks import HookError, Hooks
 from pipeline.store.fluxjobs import FluxJobs
 
 log = logging.getLogger("coral2_pipeline.bridge")
 
 SENTINEL = -1
+#: How often the bridge asks whether Redis restarted (s).
+RESTART_CHECK_S = 1.0
 #: the type of the exception dws-jobtap raises when it gives the DWS epilog up
 DWS_EPILOG = "dws-epilog"
 
@@ -62,6 +71,7 @@ class _Job:
     run: bool = False
     started: bool = False
     cleanup: bool = False
+    run_report: dict[str, Any] | None = None  # the RUN report, sent again after a restart
 
 
 @dataclass
@@ -79,9 +89,14 @@ class JobStates:
     #: nobody served ``dws``
     held: Callable[[], Iterable[int]] = lambda: ()
     eventlog: Callable[[int], list[EventlogEntry]] | None = None
+    #: Redis's run_id (None: not known now); a change sends again what Flux waits on
+    run_id: Callable[[], str | None] | None = None
     jobs: dict[int, _Job] = field(default_factory=dict)
     pending: deque[dict[str, Any]] = field(default_factory=deque)
     caught_up: bool = False
+    owed: Owed = field(default_factory=Owed)
+    _redis_run: str | None = None
+    _checked: float = 0.0
 
     def feed(self, response: Mapping[str, Any]) -> None:
         """Take one journal response (``{"id", "events", "jobspec"?, "R"?}``)."""
@@ -101,6 +116,7 @@ class JobStates:
         for event in response.get("events") or []:
             if isinstance(event, Mapping):
                 self._event(jobid, event, response)
+                self.owed.event(jobid, event, response)
         self.flush()
 
     def _event(self, jobid: int, event: Mapping[str, Any], response: Mapping[str, Any]) -> None:
@@ -120,16 +136,15 @@ class JobStates:
             job.shell_options = dict((system.get("shell") or {}).get("options") or {})
         elif name == "alloc" and not job.run:
             job.run = True
-            self.pending.append(
-                {
-                    "jobid": jobid,
-                    "state": "run",
-                    "userid": job.userid,
-                    "R": response.get("R"),
-                    "shell_options": job.shell_options,
-                    "dw": job.dw,
-                }
-            )
+            job.run_report = {
+                "jobid": jobid,
+                "state": "run",
+                "userid": job.userid,
+                "R": response.get("R"),
+                "shell_options": job.shell_options,
+                "dw": job.dw,
+            }
+            self.pending.append(job.run_report)
         elif name == "start":
             job.started = True
         elif (name == "finish" or (name == "exception" and self._ends_now(job, context))) and (
@@ -185,13 +200,50 @@ class JobStates:
         else:
             self.view.inactive(report["jobid"], now)
 
+    def _restarted(self) -> bool:
+        """Whether Redis restarted since the last look (at most every
+        :data:`RESTART_CHECK_S`)."""
+        now = time.monotonic()
+        if self.run_id is None or now - self._checked < RESTART_CHECK_S:
+            return False
+        self._checked = now
+        try:
+            current = self.run_id()
+        except PipelineError:
+            return False
+        if current is None:
+            return False
+        before, self._redis_run = self._redis_run, current
+        return before is not None and before != current
+
+    def _send_again(self) -> None:
+        """Queue again everything Flux still waits on (the module's docstring)."""
+        requests = self.owed.requests()
+        held = [j.run_report for j in self.jobs.values() if j.run_report and not j.started]
+        held = [r for r in held if not self.jobs[r["jobid"]].cleanup]
+        cleaning = [jobid for jobid, j in self.jobs.items() if j.cleanup]
+        log.warning(
+            "Redis restarted: what it held may be older than Flux; sending again %d DWS "
+            "requests Flux waits on, %d jobs held in their prolog, %d jobs in CLEANUP",
+            len(requests), len(held), len(cleaning),
+        )  # fmt: skip
+        self.pending.extend({"dws": topic, "payload": payload} for topic, payload in requests)
+        self.pending.extend(held)
+        self.pending.extend({"jobid": jobid, "state": "cleanup"} for jobid in sorted(cleaning))
+
     def flush(self) -> int:
         """Send the pending reports in order; return how many are left (Redis down)."""
+        if self._restarted():
+            self._send_again()
         while self.pending:
             report = self.pending[0]
             try:
                 if "view" in report:
                     self._note(report)
+                elif "dws" in report:
+                    answer = self.hooks.dispatch_once(report["dws"], report["payload"])
+                    if not answer.get("success"):
+                        log.warning("%s again: %s", report["dws"], answer.get("errstr"))
                 else:
                     self.hooks.job_state(report)
             except HookError as exc:

@@ -66,7 +66,14 @@ def run_bridge(
             if r.workflow and r.epilog_held and r.teardown == Teardown.NOT_ASKED
         ]
 
-    states = JobStates(hooks, reserved, view=store.flux_jobs, held=held, eventlog=handle.eventlog)
+    states = JobStates(
+        hooks,
+        reserved,
+        view=store.flux_jobs,
+        held=held,
+        eventlog=handle.eventlog,
+        run_id=store.run_id,
+    )
     resources = ResourceMirror(store.resource_log, hostlist=handle.attr("hostlist"))
 
     def deliver() -> None:
