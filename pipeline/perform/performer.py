@@ -53,6 +53,7 @@ from pipeline.states.actions import (
     ReleaseVnis,
     ReserveMulticast,
     ReserveVnis,
+    RestoreVnis,
     SendNodeTask,
     SendOnce,
     SendTask,
@@ -192,6 +193,8 @@ class _Performer(WorkflowHands):
                 self.send_task(task_name, kwargs)
             case ReserveVnis(count, pool, reason, nodes, fatal):
                 self._reserve_vnis(count, pool, reason, list(nodes), fatal)
+            case RestoreVnis(vnis, pool, reason, nodes):
+                self._restore_vnis(list(vnis), pool, reason, list(nodes))
             case ReserveMulticast(fm_job_id, limit, step):
                 client = self._fabric()
                 reserve(store, client, self.jobid, fm_job_id, limit, step)
@@ -253,6 +256,18 @@ class _Performer(WorkflowHands):
             except VniError as exc:
                 reason, failed = str(exc), fatal
         state = slingshot_outcome(vnis, reason, fatal=failed, nodes=nodes)
+        self.store.jobs.update(self.jobid, _updater({"slingshot": state}))
+
+    def _restore_vnis(self, vnis: list[int], pool: str, reason: str, nodes: list[str]) -> None:
+        """Hold the VNIs Flux says the job has again (the pool's restore is idempotent per
+        job) and write them in its record; a record that holds a reservation is left."""
+        record = self.store.jobs.get(self.jobid)
+        if record is not None and record.slingshot is not None:
+            return
+        if vnis:
+            self.store.vnipool.configure(pool)
+            self.store.vnipool.restore(self.jobid, vnis)
+        state = slingshot_outcome(vnis, reason, fatal=False, nodes=nodes)
         self.store.jobs.update(self.jobid, _updater({"slingshot": state}))
 
     def _send_nodes(self, sends: Sequence[tuple[str, str, dict[str, Any]]]) -> None:

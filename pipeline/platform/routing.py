@@ -24,6 +24,7 @@ SENT_BY_NAME: dict[str, str] = {
     "dws.observe": "lifecycle",
     "job.run": "lifecycle",
     "job.cleanup": "lifecycle",
+    "job.restore": "lifecycle",
     "storage.observe": "housekeeping",
 }
 

@@ -75,6 +75,7 @@ FLUX_REQUESTS = {
     "dws.epilog_lost": "dws-jobtap gave the epilog up: nothing served dws.post_run",
     "job.run": "the job entered RUN (alloc)",
     "job.cleanup": "the job entered CLEANUP",
+    "job.restore": "Flux runs the job with VNIs the store lost: held again",
 }
 
 

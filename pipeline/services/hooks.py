@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -71,8 +71,11 @@ class JobStatePayload(_Payload):
     job's epilog up (``epilog-lost``, with whether the job ran)."""
 
     jobid: JobId
-    state: Literal["run", "cleanup", "epilog-lost"]
+    state: Literal["run", "cleanup", "epilog-lost", "restore"]
     run_started: bool = False
+    #: ``restore``: the VNIs of the job's ``cray-slingshot`` event, and why it has none
+    vnis: list[Annotated[int, Field(ge=0, le=65535)]] = Field(default_factory=list, max_length=4)
+    reason: str = Field(default="", max_length=1000)
     #: required at RUN: a job without one is not taken as root's (uid 0)
     userid: int | None = Field(default=None, ge=0, le=2**32 - 1)
     R: dict[str, Any] | None = None
@@ -196,6 +199,19 @@ class Hooks:
         if request.userid is None:
             raise HookError("malformed job-state payload: userid: a job entering RUN needs it")
         _check_r(request.R)
+        if request.state == "restore":
+            restore = {"jobid": request.jobid, "userid": request.userid, "R": request.R}
+            self.enqueue(
+                "job.restore",
+                {
+                    **restore,
+                    "vnis": request.vnis,
+                    "reason": request.reason,
+                    "dw": request.dw,
+                    "started": request.run_started,
+                },
+            )
+            return
         self.enqueue(
             "job.run",
             {

@@ -254,6 +254,19 @@ class ExpectAnswers:
 
 
 @dataclass(frozen=True)
+class RestoreVnis:
+    """Hold ``vnis`` for the job again in the pool ``pool`` (Flux's ``cray-slingshot``
+    event says the job has them; the store lost its reservation), and write the
+    reservation into its record as :class:`ReserveVnis` would have, ``nodes`` getting CXI
+    services for it. A record that holds a reservation already is left as it is."""
+
+    vnis: tuple[int, ...]
+    pool: str
+    reason: str = ""
+    nodes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ReserveVnis:
     """Reserve ``count`` VNIs for the job from the pool ``pool`` (flux-coral2's
     ``vni-pool``), and write the outcome into its record as part of this action: the
@@ -343,6 +356,7 @@ Action = (
     | MarkMounted
     | SendTask
     | ReserveVnis
+    | RestoreVnis
     | ReserveMulticast
     | ReleaseMulticast
 )

@@ -29,6 +29,7 @@ from pipeline.states.actions import (
     ArmDeadline,
     CreateRecord,
     CreateWorkflow,
+    DisarmDeadline,
     FinishJob,
     MarkDone,
     PatchDesiredState,
@@ -48,7 +49,7 @@ from pipeline.states.persistent import (
     persistent_placement,
 )
 from pipeline.states.snapshot import Snapshot
-from pipeline.states.teardown import free_rabbits
+from pipeline.states.teardown import WORKFLOW_DEADLINES, free_rabbits
 
 
 def name_of(jobid: int) -> str:
@@ -214,11 +215,20 @@ def topology_drift(
 
 
 def workflow_gone(job: JobRecord) -> list[Action]:
-    """The Workflow is gone: release the epilog if Flux waits for it, and finish."""
+    """The Workflow is gone: release the epilog if Flux waits for it, disarm the deadlines
+    on its states (none of them can come now: a Workflow deleted by hand, or whose
+    Teardown's record a Redis crash lost), and finish."""
+    disarm = [DisarmDeadline(kind) for kind in sorted(WORKFLOW_DEADLINES)]
     if not job.epilog_held:
-        return [*free_rabbits(job), MarkDone({"teardown": Teardown.DELETED}), FinishJob()]
+        return [
+            *free_rabbits(job),
+            *disarm,
+            MarkDone({"teardown": Teardown.DELETED}),
+            FinishJob(),
+        ]
     return [
         SendOnce("epilog-remove", {"id": job.jobid}, "epilog-remove"),
+        *disarm,
         MarkDone({"teardown": Teardown.DELETED, "epilog": Epilog.RELEASED}),
         FinishJob(),
     ]

@@ -19,7 +19,7 @@ from typing import Any
 
 from pipeline.model.answers import Phase
 from pipeline.model.hwcoll import environment
-from pipeline.model.job import JobRecord, Slingshot
+from pipeline.model.job import JobRecord, NodeWork, Slingshot
 from pipeline.states import hwcoll, nodes, slingshot
 from pipeline.states.actions import (
     Action,
@@ -28,6 +28,7 @@ from pipeline.states.actions import (
     MarkDone,
     ReserveMulticast,
     ReserveVnis,
+    RestoreVnis,
     SendTask,
     UpdateJob,
 )
@@ -91,6 +92,39 @@ def on_run(
             step = str(job.jobid)
             actions.append(ReserveMulticast(multicast.fm_job_id, multicast.limit, step))
     return [*actions, SendTask(PROLOGS, prologs)]
+
+
+def on_restore(
+    job: JobRecord,
+    *,
+    hosts: list[str],
+    cxi_enable: bool,
+    pool: str,
+    vnis: list[int],
+    reason: str,
+    dw: bool,
+    started: bool,
+) -> list[Action]:
+    """The store lost the record of ``job``, which Flux runs on ``hosts`` with ``vnis``
+    (its ``cray-slingshot`` event): hold its VNIs again, so that no other job is given
+    them and its CLEANUP destroys its CXI services and frees them as if nothing had been
+    lost. A job that ``started`` has its node work recorded as done and released; one
+    still held in its prolog gets its node prologs from its RUN sent again (the nodes
+    find their services made). A record that still holds its reservation is left."""
+    if job.slingshot is not None:
+        return []
+    nodes_ = tuple(hosts) if cxi_enable and vnis else ()
+    actions: list[Action] = [
+        CreateRecord(job),
+        # a record the Workflow's observe made again first has no user: the node epilogs
+        # find the job's services by it
+        UpdateJob({"userid": job.userid}),
+        RestoreVnis(tuple(vnis), pool, reason, nodes_),
+    ]
+    if started:
+        work = NodeWork(nodes=hosts, dw=dw, mounted=dw, released=True)
+        actions.append(UpdateJob({"node_work": work}))
+    return actions
 
 
 def on_prologs(

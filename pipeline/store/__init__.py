@@ -9,6 +9,8 @@ here, at the store's boundary.
 from __future__ import annotations
 
 import importlib
+import time
+import uuid
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -243,15 +245,24 @@ class Store:
         sent = self.marks.sent(jobid, "exception:")
         return self.outbox.undelivered(sorted(sent.values()))
 
-    def run_id(self) -> str | None:
-        """Redis's ``run_id``, new at every start of the server (None when it gives none):
-        what tells a process that Redis restarted, and may hold less than it had."""
+    def generation(self) -> str | None:
+        """What changes whenever Redis may hold less than it did: its ``run_id``, new at
+        every start of the server (a crash of its host loses its last writes), and the
+        store's epoch, a key the first process to ask writes and that is gone only with
+        the data (a Redis emptied or replaced). None when Redis gives no run_id."""
+        fresh = f"{uuid.uuid4().hex} {time.time():.0f}"
         try:
-            info: Any = self.client.info("server")
+            pipe = self.client.pipeline(transaction=False)
+            pipe.info("server")
+            pipe.set(self.keys.epoch, fresh, nx=True)
+            pipe.get(self.keys.epoch)
+            info, _, epoch = pipe.execute()
         except redis.RedisError as exc:
             raise store_errors(exc) from exc
         run = info.get("run_id") if isinstance(info, dict) else None
-        return str(run) if run else None
+        if not run or epoch is None:
+            return None
+        return f"{run} {epoch.decode() if isinstance(epoch, bytes) else epoch}"
 
     def close(self) -> None:
         """Close the Redis connections (a command-line tool that is done)."""

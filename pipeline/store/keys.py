@@ -24,6 +24,11 @@ class Keys:
         return f"{self.prefix}:lock:{jobid}"
 
     @property
+    def epoch(self) -> str:
+        """The store's epoch, written once (``SET NX``) and kept: gone only with the data."""
+        return f"{self.prefix}:epoch"
+
+    @property
     def flux_refusals(self) -> str:
         """Hash message kind → how many Flux refused, ever."""
         return f"{self.prefix}:flux-refusals"

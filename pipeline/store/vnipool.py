@@ -131,6 +131,30 @@ return {1, text}
 """
 )
 
+# KEYS: meta, free, held, jobs. ARGV: jobid, then its VNIs.
+# Returns {1, vnis JSON}, or {0, the job holding one of them}.
+_RESTORE = (
+    _HELPERS
+    + """
+local existing = redis.call('HGET', KEYS[4], ARGV[1])
+if existing then return {1, existing} end
+for i = 2, #ARGV do
+  local holder = redis.call('HGET', KEYS[3], ARGV[i])
+  if holder and holder ~= ARGV[1] then return {0, holder} end
+end
+local got = {}
+for i = 2, #ARGV do
+  local vni = tonumber(ARGV[i])
+  redis.call('ZREM', KEYS[2], vni)
+  redis.call('HSET', KEYS[3], vni, ARGV[1])
+  got[#got + 1] = vni
+end
+local text = array(got)
+redis.call('HSET', KEYS[4], ARGV[1], text)
+return {1, text}
+"""
+)
+
 # KEYS: meta, free, held, jobs, quarantine. ARGV: jobid, waiting nodes JSON, now (epoch s).
 # Returns 0 for an unknown job, 1 when freed, 2 when quarantined.
 _RELEASE = (
@@ -191,6 +215,7 @@ class VniPool:
         self._jobs, self._quarantine = f"{base}:jobs", f"{base}:quarantine"
         self._configure = client.register_script(_CONFIGURE)
         self._reserve = client.register_script(_RESERVE)
+        self._restore = client.register_script(_RESTORE)
         self._release = client.register_script(_RELEASE)
         self._confirm = client.register_script(_CONFIRM)
 
@@ -220,6 +245,21 @@ class VniPool:
         ok, value = self._run(self._reserve, keys, [jobid, count])
         if not ok:
             raise VniError(reserve_failure(count, int(value)))
+        return [int(v) for v in json.loads(value)]
+
+    def restore(self, jobid: int, vnis: Iterable[int]) -> list[int]:
+        """Hold ``vnis`` for ``jobid`` again, as Flux says the job holds them (its
+        ``cray-slingshot`` event) after the store lost its reservation: taken out of the
+        free set whatever the round robin's cursor. A job that holds VNIs already keeps
+        them. VniError naming the other job should one of them be held by another."""
+        got = [int(v) for v in vnis]
+        keys = [self._meta, self._free, self._held, self._jobs]
+        ok, value = self._run(self._restore, keys, [jobid, *got])
+        if not ok:
+            holder = int(value)
+            raise VniError(
+                f"VNIs {got} of job {encode_f58(jobid)} are held by job {encode_f58(holder)}"
+            )
         return [int(v) for v in json.loads(value)]
 
     def release(self, jobid: int, nodes: Iterable[str] = ()) -> None:

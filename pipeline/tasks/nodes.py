@@ -138,6 +138,38 @@ def run(
     act(task, jobid, actions)
 
 
+@pipeline_task("job.restore", queue="lifecycle", lock_job=True)
+def restore(
+    task: PipelineTask,
+    jobid: int,
+    userid: int,
+    R: dict[str, Any],
+    vnis: list[int],
+    reason: str = "",
+    dw: bool = False,
+    started: bool = False,
+) -> None:
+    """Flux runs the job with ``vnis`` (its ``cray-slingshot`` event) and the store lost
+    its record (the bridge sends this after Redis restarted or lost its data): hold its
+    VNIs again and, for a job that ``started``, record its node work, so that its CLEANUP
+    undoes both."""
+    if ended(task, jobid):
+        return
+    record = record_of(task, jobid).model_copy(update={"userid": userid})
+    settings = task.settings.cray_slingshot
+    actions = run_states.on_restore(
+        record,
+        hosts=sorted(ResourceSet.parse(R).unique_hosts()),
+        cxi_enable=settings.cxi_enable,
+        pool=settings.vni_pool,
+        vnis=vnis,
+        reason=reason,
+        dw=dw,
+        started=started,
+    )
+    act(task, jobid, actions)
+
+
 @pipeline_task(run_states.PROLOGS, queue="lifecycle", lock_job=True)
 def prologs(task: PipelineTask, jobid: int, R: dict[str, Any], dw: bool = False) -> None:
     """The job's reservations are made (``job.run``): post its events, then send each node

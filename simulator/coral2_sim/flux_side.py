@@ -36,7 +36,9 @@ def start_flux(system: SimulatedSystem, settings: Settings) -> None:
     # the bridge's view of every job (the events journal) and the job-manager prolog
     # (coral2-pipeline flux-prolog) when the pipeline does node work
     node_work = system.node_workers or system.slingshot
-    states = JobStates(hooks, view=store.flux_jobs, run_id=store.run_id) if node_work else None
+    states = (
+        JobStates(hooks, view=store.flux_jobs, generation=store.generation) if node_work else None
+    )
     system.flux = flux = JobManager(
         system.mapping,
         # the dws service as the bridge serves it: an outage is an error answer

@@ -32,11 +32,14 @@ A report the pipeline cannot take (Redis unreachable) stays pending and is
 sent again by :meth:`JobStates.flush`; duplicates are harmless, since the
 tasks behind the hook are idempotent.
 
-When Redis has restarted (its ``run_id`` changed), what it held may be older than what
+When Redis has restarted or lost its data (:meth:`pipeline.store.Store.generation`
+changed: its ``run_id``, or the store's epoch key), what it holds may be older than what
 Flux holds — a crash of its host loses its last second of writes, a total loss all of
 them — so the bridge sends again everything Flux still waits on: the DWS requests whose
 wait has not ended (:mod:`pipeline.services.bridge.owed`), the RUN of every job the
-job-manager prolog still holds and the CLEANUP of every job not yet clean.
+job-manager prolog still holds and the CLEANUP of every job not yet clean — after, first,
+the VNIs of every job whose ``cray-slingshot`` event gave them (``job.restore``), so that
+no job is given a VNI another job holds and every job's CLEANUP frees its own.
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ from pipeline.store.fluxjobs import FluxJobs
 log = logging.getLogger("coral2_pipeline.bridge")
 
 SENTINEL = -1
-#: How often the bridge asks whether Redis restarted (s).
+#: How often the bridge asks whether Redis restarted or lost its data (s).
 RESTART_CHECK_S = 1.0
 #: the type of the exception dws-jobtap raises when it gives the DWS epilog up
 DWS_EPILOG = "dws-epilog"
@@ -72,6 +75,7 @@ class _Job:
     started: bool = False
     cleanup: bool = False
     run_report: dict[str, Any] | None = None  # the RUN report, sent again after a restart
+    reservation: dict[str, Any] | None = None  # its cray-slingshot event's context
 
 
 @dataclass
@@ -89,13 +93,13 @@ class JobStates:
     #: nobody served ``dws``
     held: Callable[[], Iterable[int]] = lambda: ()
     eventlog: Callable[[int], list[EventlogEntry]] | None = None
-    #: Redis's run_id (None: not known now); a change sends again what Flux waits on
-    run_id: Callable[[], str | None] | None = None
+    #: Redis's generation (None: not known now); a change sends again what Flux waits on
+    generation: Callable[[], str | None] | None = None
     jobs: dict[int, _Job] = field(default_factory=dict)
     pending: deque[dict[str, Any]] = field(default_factory=deque)
     caught_up: bool = False
     owed: Owed = field(default_factory=Owed)
-    _redis_run: str | None = None
+    _generation: str | None = None
     _checked: float = 0.0
 
     def feed(self, response: Mapping[str, Any]) -> None:
@@ -147,6 +151,8 @@ class JobStates:
             self.pending.append(job.run_report)
         elif name == "start":
             job.started = True
+        elif name == "cray-slingshot" and isinstance(context, Mapping):
+            job.reservation = dict(context)
         elif (name == "finish" or (name == "exception" and self._ends_now(job, context))) and (
             job.run and not job.cleanup
         ):
@@ -201,32 +207,45 @@ class JobStates:
             self.view.inactive(report["jobid"], now)
 
     def _restarted(self) -> bool:
-        """Whether Redis restarted since the last look (at most every
+        """Whether Redis restarted or lost its data since the last look (at most every
         :data:`RESTART_CHECK_S`)."""
         now = time.monotonic()
-        if self.run_id is None or now - self._checked < RESTART_CHECK_S:
+        if self.generation is None or now - self._checked < RESTART_CHECK_S:
             return False
         self._checked = now
         try:
-            current = self.run_id()
+            current = self.generation()
         except PipelineError:
             return False
         if current is None:
             return False
-        before, self._redis_run = self._redis_run, current
+        before, self._generation = self._generation, current
         return before is not None and before != current
 
     def _send_again(self) -> None:
         """Queue again everything Flux still waits on (the module's docstring)."""
         requests = self.owed.requests()
+        restores = [
+            {
+                **job.run_report,
+                "state": "restore",
+                "run_started": job.started,
+                "vnis": list(job.reservation.get("vnis") or []),
+                "reason": str(job.reservation.get("empty-reason") or ""),
+            }
+            for job in self.jobs.values()
+            if job.run_report is not None and job.reservation is not None
+        ]
         held = [j.run_report for j in self.jobs.values() if j.run_report and not j.started]
         held = [r for r in held if not self.jobs[r["jobid"]].cleanup]
         cleaning = [jobid for jobid, j in self.jobs.items() if j.cleanup]
         log.warning(
-            "Redis restarted: what it held may be older than Flux; sending again %d DWS "
-            "requests Flux waits on, %d jobs held in their prolog, %d jobs in CLEANUP",
-            len(requests), len(held), len(cleaning),
+            "Redis restarted or lost its data: what it holds may be older than Flux; "
+            "holding again the VNIs of %d jobs, sending again %d DWS requests Flux waits "
+            "on, %d jobs held in their prolog, %d jobs in CLEANUP",
+            len(restores), len(requests), len(held), len(cleaning),
         )  # fmt: skip
+        self.pending.extend(restores)  # first: no job may be given a VNI another holds
         self.pending.extend({"dws": topic, "payload": payload} for topic, payload in requests)
         self.pending.extend(held)
         self.pending.extend({"jobid": jobid, "state": "cleanup"} for jobid in sorted(cleaning))

@@ -72,7 +72,7 @@ def run_bridge(
         view=store.flux_jobs,
         held=held,
         eventlog=handle.eventlog,
-        run_id=store.run_id,
+        generation=store.generation,
     )
     resources = ResourceMirror(store.resource_log, hostlist=handle.attr("hostlist"))
 

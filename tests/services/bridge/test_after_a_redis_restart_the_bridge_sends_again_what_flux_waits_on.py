@@ -1,9 +1,10 @@
-"""When Redis has restarted (its run_id changed), the bridge sends again, from the events
-journal, every DWS request a job still waits on — ``dws.create`` while it waits on
-``dws-create``, ``dws.setup`` while its ``dws-setup`` prolog runs, ``dws.post_run`` while
-its ``dws-epilog`` epilog runs — built as dws-jobtap built them, and the RUN of every job
-the job-manager prolog still holds; a wait that ended, a job that died before its
-create, or Redis merely answering again with the same run_id sends nothing."""
+"""When Redis has restarted or lost its data (its run_id or the store's epoch changed),
+the bridge sends again, from the events journal, every DWS request a job still waits on:
+``dws.create`` while it waits on ``dws-create``, ``dws.setup`` while its ``dws-setup``
+prolog runs, ``dws.post_run`` while its ``dws-epilog`` epilog runs — built as dws-jobtap
+built them — and the RUN of every job the job-manager prolog still holds. A wait that
+ended, a job that died before its create, or Redis answering again as it was, sends
+nothing."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def event(name: str, **context: Any) -> dict[str, Any]:
 
 def states_over(redis: Redis) -> JobStates:
     hooks = Hooks(load_settings(env={}), redis, owner_uid=0)
-    return JobStates(hooks, run_id=lambda: redis.run)
+    return JobStates(hooks, generation=lambda: redis.run)
 
 
 def look(states: JobStates) -> None:
