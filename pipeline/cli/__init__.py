@@ -61,6 +61,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ),
     ("resource_cmd", "resource", "drained nodes, drain/undrain, the RFC 44 resource journal"),
     (
+        "recover_cmd",
+        "recover",
+        "rebuild the pipeline's state from Flux and DWS (after Redis lost writes)",
+    ),
+    (
         "node_cert_cmd",
         "node-cert",
         "issue each node of a hostlist its own key and certificate from the site CA",

@@ -118,6 +118,8 @@ class Watcher:
     _outage: str | None = None  # why Redis does not answer, while it does not
     #: set once Redis has answered: the watcher can do its work (systemd's READY)
     reached: threading.Event = field(default_factory=threading.Event)
+    #: the store's generation each watch last ran in (:meth:`Store.generation`)
+    _generations: dict[str, str] = field(default_factory=dict)
 
     # --- leadership -------------------------------------------------------------
     def try_lead(self) -> bool:
@@ -200,8 +202,17 @@ class Watcher:
         return rv
 
     def pump(self, plural: str, handle: Handler, *, timeout_s: int) -> None:
-        """Run one watch round for ``plural``: resume, relist if needed, handle events."""
+        """Run one watch round for ``plural``: resume, relist if needed, handle events. A
+        store whose generation changed (Redis restarted or lost its data: its records may
+        be older than DWS) lists every object again, each one observed."""
         watch = self.store.watch
+        generation = self.store.generation()
+        before = self._generations.get(plural)
+        if generation is not None:
+            self._generations[plural] = generation
+            if before is not None and before != generation:
+                log.warning("%s: Redis restarted or lost its data; listing again", plural)
+                watch.forget(plural)
         rv = watch.resume_from(plural)
         handled: Checkpoint | None = None  # the last event handled, not yet saved
         saved = time.monotonic()

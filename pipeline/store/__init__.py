@@ -264,6 +264,15 @@ class Store:
             return None
         return f"{run} {epoch.decode() if isinstance(epoch, bytes) else epoch}"
 
+    def renew_generation(self) -> None:
+        """Drop the store's epoch: the next :meth:`generation` writes a new one, and every
+        process that looks (the bridge, the watcher) rebuilds from Flux and DWS as after a
+        loss (``coral2-pipeline recover``)."""
+        try:
+            self.client.delete(self.keys.epoch)
+        except redis.RedisError as exc:
+            raise store_errors(exc) from exc
+
     def close(self) -> None:
         """Close the Redis connections (a command-line tool that is done)."""
         self.client.close()
