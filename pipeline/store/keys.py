@@ -24,6 +24,11 @@ class Keys:
         return f"{self.prefix}:lock:{jobid}"
 
     @property
+    def ledger_generation(self) -> str:
+        """The store generation ``housekeeping.redeliver`` last ran in."""
+        return f"{self.prefix}:ledger-generation"
+
+    @property
     def epoch(self) -> str:
         """The store's epoch, written once (``SET NX``) and kept: gone only with the data."""
         return f"{self.prefix}:epoch"

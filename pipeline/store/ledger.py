@@ -166,6 +166,20 @@ class Ledger:
         keys = [self.keys.sweep_clock, self.keys.deadlines, self.keys.ledger_due]
         eval_in(pipe, self._postpone, keys, [repr(now), repr(GRACE_S), repr(until), task_id])
 
+    def all_due_after_a_loss(self, generation: str, now: float) -> int:
+        """Once per store generation (:meth:`pipeline.store.Store.generation`): when it is
+        not the one this was last called with, Redis restarted or lost writes, and the
+        message of any entry may be gone with them: every entry falls due at ``now``, not
+        ``resend_after`` later (a message still in its queue is not sent twice: the
+        redeliverer looks first). Returns how many were made due (0: the same generation)."""
+        key = self.keys.ledger_generation
+        if self.client.getset(key, generation) in (None, generation.encode()):
+            return 0
+        members: Any = self.client.zrange(self.keys.ledger_due, 0, -1)
+        if members:
+            self.client.zadd(self.keys.ledger_due, dict.fromkeys(members, now), xx=True)
+        return len(members)
+
     def due(self, now: float, limit: int = 500) -> list[Entry]:
         """The entries to send again at ``now``, oldest due first, at most ``limit``.
 

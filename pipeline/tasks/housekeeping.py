@@ -60,6 +60,9 @@ def redeliver(task: PipelineTask) -> int:
     sent = 0
     node_prefix = task.settings.pipeline.queues.node_prefix
     copies: dict[str, list[Entry]] = {}  # manifest id → its due copies
+    generation = task.store.generation()
+    if generation is not None and (made := ledger.all_due_after_a_loss(generation, now)):
+        log.warning("Redis restarted or lost writes: %d sent task(s) looked at again now", made)
     due = ledger.due(now, limit=REDELIVER_BATCH)
     due_ids = {entry.task_id for entry in due}
     due += [e for e in _of_dead_workers(task, now) if e.task_id not in due_ids]
