@@ -81,6 +81,8 @@ def _load_breakdowns(paths: list[str]) -> list[Any]:
 
 
 def _nodes_per_rabbit(args: argparse.Namespace, mapping_path: str | None) -> dict[str, int] | None:
+    if args.mapping and not args.hosts:  # it would be read for nothing
+        raise CommandError("--mapping goes with --hosts HOSTLIST (the job's computes)")
     if args.nodes_per_rabbit:
         counts: dict[str, int] = {}
         for item in args.nodes_per_rabbit.split(","):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -168,5 +169,12 @@ def _nics(
         return backends[args.nic].nic(args, state)
     from node_worker.cxi_cli import CxiServiceCli
 
-    cli = CxiServiceCli([d.strip() for d in args.cxi_devices.split(",") if d.strip()])
+    devices = [d.strip() for d in args.cxi_devices.split(",") if d.strip()]
+    bad = [d for d in devices if not re.fullmatch(r"cxi[0-9]{1,3}", d)]
+    if not devices or bad:
+        raise CommandError(
+            f"--cxi-devices {args.cxi_devices!r}: give the node's CXI devices as a comma list "
+            "such as cxi0,cxi1,cxi2,cxi3" + (f" ({bad[0]!r} is not one)" if bad else "")
+        )
+    cli = CxiServiceCli(devices)
     return lambda host: cli

@@ -239,5 +239,10 @@ def check_hostname(name: str) -> str:
 def expand_hostnames(text: str) -> list[str]:
     """The hosts of hostlist ``text``, each through :func:`check_hostname`: the one way a
     command takes the names of nodes it writes anything for (an ACL's key patterns, a
-    password file's name, a drain); :class:`HostlistError` naming the first that is not."""
-    return [check_hostname(host) for host in expand_hostlist(text)]
+    password file's name, a drain); :class:`HostlistError` naming the first that is not,
+    or saying that there is none (a command given no node would do nothing, and say so
+    with exit 0)."""
+    hosts = [check_hostname(host) for host in expand_hostlist(text)]
+    if not hosts:
+        raise HostlistError("no host given: name the nodes, e.g. compute[1-64]")
+    return hosts

@@ -178,6 +178,11 @@ class SlingshotSettings(_Table):
             ids = decode_idset(value)
         except IdsetError as exc:
             raise ValueError(str(exc)) from exc
+        if not ids:  # every reservation would fail: a mistake, not a way to have no VNIs
+            raise ValueError(
+                "vni-pool is empty: name the VNIs the pool hands out (e.g. 1024-65535), or "
+                "set vnis-per-job = 0 for jobs without VNIs"
+            )
         bad = invalid_vnis(ids)
         if bad:
             raise ValueError(
