@@ -1,6 +1,7 @@
 """Options that would be taken and then do nothing, or start a service on nothing, are
 refused in one line: ``breakdown --mapping`` without ``--hosts`` (the mapping was never
-read), ``node-worker --cxi-devices`` naming no CXI device (``''``, ``,,``, ``eth0``)."""
+read), ``node-worker --cxi-devices`` naming no CXI device (``''``, ``,,``, ``eth0``), and
+``sim clientmountd --hostname`` naming no node, or one that is not a hostname."""
 
 from __future__ import annotations
 
@@ -54,3 +55,14 @@ def test_cxi_devices_naming_no_cxi_device_are_refused(devices: str) -> None:
     assert done.returncode != 0
     [line] = done.stderr.strip().splitlines()
     assert line.startswith(f"coral2-pipeline node-worker: --cxi-devices {devices!r}:")
+
+
+@pytest.mark.parametrize("hostname", ["", "../x", "comp?te01"])
+def test_the_simulated_clientmountd_takes_names_through_the_hostname_check(
+    tmp_path: Path, hostname: str
+) -> None:
+    done = run("sim", "clientmountd", "--hostname", hostname, "--sim-root", str(tmp_path))
+    assert done.returncode != 0
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("coral2-pipeline sim: --hostname: ")
+    assert list(tmp_path.iterdir()) == []

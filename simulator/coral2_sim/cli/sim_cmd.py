@@ -271,10 +271,10 @@ def run_clientmountd(args: argparse.Namespace) -> int:
     from coral2_sim.node.agent import SimulatedAgent, agent_client
     from coral2_sim.node.plugin import slow_mounts
     from pipeline.cli.common import settings_of
-    from pipeline.model.hostlist import expand_hostlist
+    from pipeline.model.hostlist import expand_hostnames
 
     try:
-        hosts = expand_hostlist(args.hostname)
+        hosts = expand_hostnames(args.hostname)  # names checked: they make directories
     except ValueError as exc:
         raise CommandError(f"--hostname: {exc}") from exc
     slow = slow_mounts(args.sim_slow_mounts, args.sim_fault_seed)
@@ -297,14 +297,12 @@ def run_node_emulator(args: argparse.Namespace) -> int:
     """Serve until SIGINT/SIGTERM."""
     from coral2_sim.node.emulator import NodeEmulator
     from pipeline.cli.common import settings_of
-    from pipeline.model.hostlist import expand_hostlist
+    from pipeline.model.hostlist import expand_hostnames
 
     try:
-        hosts = expand_hostlist(args.hostname)
+        hosts = expand_hostnames(args.hostname)
     except ValueError as exc:
         raise CommandError(f"--hostname: {exc}") from exc
-    if not hosts:
-        raise CommandError("--hostname names no node")
     times = writable_file(args.times, "--times") if args.times else None
     state = writable_directory(args.state_dir, "--state-dir")
     emulator = NodeEmulator(settings_of(args), hosts, state, hold=args.hold, times=times)
