@@ -11,6 +11,8 @@ from typing import Any
 from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, settings_of
 from pipeline.clients.k8s import DwsClient, api_client
+from pipeline.clients.kube import ONE_SHOT_TIMEOUT_S
+from pipeline.clients.kube_auth import without_retries
 from pipeline.errors import NotFound
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.model.rabbitmap_build import build_mapping
@@ -55,7 +57,13 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     kubeconfig = args.kubeconfig or settings.pipeline.kubeconfig or settings.rabbit.kubeconfig
     host = None if args.kubeconfig else settings.pipeline.api_host
-    dws = DwsClient(api_client(host=host, kubeconfig=kubeconfig))
+    # one request at a time, each answered within ONE_SHOT_TIMEOUT_S or the command ends
+    # (exit 4): an API server that accepts and never answers holds it no longer
+    dws = DwsClient(
+        without_retries(api_client(host=host, kubeconfig=kubeconfig)),
+        request_timeout_s=ONE_SHOT_TIMEOUT_S,
+        outage_budget_s=0.0,
+    )
     dws.probe_version(settings.rabbit.dws_api_version)
     try:
         config = dws.get("systemconfigurations", "default")

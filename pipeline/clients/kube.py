@@ -35,6 +35,9 @@ DWS_VERSIONS = ("v1alpha7", "v1alpha6")
 #: within the outage budget, then the task's own retry — never a thread held forever
 #: (the threads pool enforces no task time limit).
 REQUEST_TIMEOUT_S = 30.0
+#: The longest one request of a one-shot command (``rabbitmapping``) may take: it is not
+#: retried, and an API server that does not answer in time ends the command with exit 4.
+ONE_SHOT_TIMEOUT_S = 10.0
 #: Objects a list asks for at once (client-go's pager asks for 500): no answer holds all of
 #: a whole machine's Workflows, and no server or client holds its lock for the lot.
 LIST_PAGE = 500

@@ -57,6 +57,14 @@ def api_client(
     return api
 
 
+def without_retries(api: client.ApiClient) -> client.ApiClient:
+    """``api`` whose requests urllib3 does not try again (it tries each three more times by
+    default): a one-shot command's request that times out ends it at once."""
+    pool_kw = api.rest_client.pool_manager.connection_pool_kw
+    pool_kw["retries"] = False
+    return api
+
+
 #: How often a kubeconfig's credentials are looked at again (s).
 REFRESH_EVERY_S = 1.0
 
