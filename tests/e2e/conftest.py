@@ -68,7 +68,7 @@ def system() -> Iterator[SimulatedSystem]:
     sim.stop()
 
 
-def run(system: SimulatedSystem, dw: Any, n: int = 2, timeout_s: float = 60) -> FluxJob:
+def run(system: SimulatedSystem, dw: Any, n: int = 2, timeout_s: float = 240) -> FluxJob:
     """Submit one job with ``dw`` (None: no #DW) and wait until it is inactive."""
     assert system.flux is not None
     jobid = system.flux.submit(nodes(n), system={} if dw is None else {"dw": dw})
