@@ -6,17 +6,14 @@ still finished."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import pytest
 from celery import Celery
 from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.store import Store
 from pipeline.store.jobs import ENDED
-from tests.tasks.eager_app import eager_app, store_of_app
 
 SLOT = {"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 1}]}
 CREATE: dict[str, Any] = {
@@ -26,16 +23,6 @@ CREATE: dict[str, Any] = {
     "resources": [{"type": "node", "count": 1, "with": [SLOT]}],
     "failure_tolerance": 0,
 }
-
-
-@pytest.fixture
-def app(tmp_path: Path, redis_url: str, kube: tuple[KubeApiServer, DwsClient]) -> Celery:
-    return eager_app(tmp_path, redis_url, kube[0].url)
-
-
-@pytest.fixture
-def store(app: Celery) -> Store:
-    return store_of_app(app)
 
 
 def outbox_kinds(store: Store, jobid: int) -> list[bytes]:
