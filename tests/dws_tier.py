@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from coral2_sim.dws_real import NotBuilt, RealDws, describe
+from coral2_sim.dws_real_found import NotBuilt, RealDws, describe
 
 from tests.tiers import Tier
 

@@ -4,9 +4,9 @@ tier's world (``tests/dws_real``).
 Nothing here is built or copied from those projects: ``make dws-real`` builds
 ``kube-apiserver`` and ``etcd`` from the Go modules ``testenv/go.mod`` pins, and the DWS
 and nnf-sos managers are built beside them from their public source (the Go module proxy
-serves neither; docs/testing.md, "The real DWS stack"). This module finds those binaries
-and the CRDs, webhook manifest, ruleset and storage profile of the same sources, and
-starts, as their own test suites and kind environments do:
+serves neither; docs/testing.md, "The real DWS stack"). :mod:`coral2_sim.dws_real_found`
+finds those binaries; this module reads the CRDs, webhook manifest, ruleset and storage
+profile of the same sources, and starts, as their own test suites and kind environments do:
 
 * etcd, and kube-apiserver with token authentication, TLS and the RBAC authorizer (the
   tokens and certificate of :func:`coral2_sim.kube.identities.with_identities`);
@@ -36,7 +36,6 @@ import base64
 import json
 import os
 import re
-import shutil
 import ssl
 import subprocess
 import time
@@ -50,16 +49,13 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from coral2_sim.children import die_with_parent
+from coral2_sim.dws_real_found import PINS, NotBuilt, RealDws, describe
 from coral2_sim.kube.identities import KubeEndpoint, _self_signed, rbac_manifest, with_identities
 from coral2_sim.redis_server import free_port
 from pipeline.errors import ConfigError
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.platform.pki import write_private
 
-#: The pins ``make dws-real`` builds (its ``DWS_REAL_PINS``).
-PINS = "k8s-v1.34.4_etcd-v3.6.4"
-#: The binaries the stack runs.
-BINARIES = ("etcd", "kube-apiserver", "dws", "nnf-sos")
 #: controller-runtime's webhook port, which DWS's manager does not let one change.
 WEBHOOK_PORT = 9443
 #: kube-apiserver's audit log, under the stack's work directory: each request's user and
@@ -86,41 +82,6 @@ MPIJOB_CRD = {
         }],
     },
 }  # fmt: skip
-
-
-class NotBuilt(ConfigError):
-    """The real stack is not built here; the message says what is missing."""
-
-
-@dataclass(frozen=True)
-class RealDws:
-    """Where the binaries are, and the sources the CRDs and manifests come from."""
-
-    bin: Path
-    src: Path
-
-    @classmethod
-    def find(cls) -> RealDws:
-        """The stack this machine has built (``CORAL2_DWS_REAL_BIN`` and
-        ``CORAL2_DWS_REAL_SRC``, else ``make dws-real``'s cache); :class:`NotBuilt` naming
-        what is missing."""
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        root = cache / "coral2-pipeline" / "dws-real"
-        found = cls(
-            Path(os.environ.get("CORAL2_DWS_REAL_BIN") or root / PINS / "bin"),
-            Path(os.environ.get("CORAL2_DWS_REAL_SRC") or root / "src"),
-        )
-        missing = [f"{found.bin / b}" for b in BINARIES if not os.access(found.bin / b, os.X_OK)]
-        missing += [
-            str(found.src / p)
-            for p in ("dws/config/crd/bases", "nnf-sos/config/crd/bases", "nnf-sos/config/dws")
-            if not (found.src / p).is_dir()
-        ]
-        if shutil.which("kubectl") is None:
-            missing.append("kubectl")
-        if missing:
-            raise NotBuilt("not built (make dws-real; docs/testing.md): no " + ", ".join(missing))
-        return found
 
 
 @dataclass
@@ -455,9 +416,4 @@ def _service_account_keys(directory: Path) -> tuple[Path, Path]:
     return signing, verifying
 
 
-def describe(found: RealDws) -> str:
-    """One line naming what the tier runs against."""
-    return f"real-DWS tier: runs against {found.bin} (kube-apiserver, etcd, dws, nnf-sos)"
-
-
-__all__ = ["NotBuilt", "RealDws", "RealDwsStack", "describe"]
+__all__ = ["PINS", "NotBuilt", "RealDws", "RealDwsStack", "describe"]

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from coral2_sim.dws_real import PINS, NotBuilt, RealDws
+from coral2_sim.dws_real_found import PINS, NotBuilt, RealDws
 
 from tests.dws.scenarios import SCENARIOS, Scenario, play
 from tests.e2e.conftest import start_system

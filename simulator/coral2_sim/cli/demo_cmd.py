@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
             env["FLUX_PREFIX"] = args.flux_prefix
         site = find_flux(env)
     if args.dws == "real":  # before anything starts: what is missing, in one line
-        from coral2_sim.dws_real import NotBuilt, RealDws
+        from coral2_sim.dws_real_found import NotBuilt, RealDws
 
         try:
             RealDws.find()
