@@ -279,10 +279,19 @@ def compared(job: dict[str, Any]) -> dict[str, Any]:
     * the Workflow's steps with the message of a ``DriverWait`` left out: which progress
       message nnf's drivers post while they wait (``allocation``, ``allocation set not
       ready``, ``delete``, or a mount attempt that failed and is retried) depends on
-      how far the reconciler got before its requeue; the pipeline only waits on them.
+      how far the reconciler got before its requeue; the pipeline only waits on them;
+    * a ``TransientCondition`` that cleared, its state then Completed: whether nnf meets
+      one (a Lustre file system's NnfLustreMGT looked up before it was made, "no
+      NnfLustreMGT resource found for MGS address") depends on its reconcilers' order;
+      the pipeline waits through it (``tc_timeout``). One that lasts is compared.
     """
     steps: list[list[str]] = []
-    for desired, state, status, message in job["workflow"]:
+    workflow = job["workflow"]
+    for at, (desired, state, status, message) in enumerate(workflow):
+        if status == "TransientCondition" and any(
+            later[1] == state and later[2] == "Completed" for later in workflow[at + 1 :]
+        ):
+            continue  # cleared within its state: the reconciler's pace (see above)
         step = [desired, state, status, "" if status == "DriverWait" else message]
         if not steps or steps[-1] != step:
             steps.append(step)

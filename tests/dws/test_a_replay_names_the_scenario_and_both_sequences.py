@@ -36,3 +36,18 @@ def test_the_order_of_concurrent_events_and_progress_messages_are_not_difference
         if step[2] == "DriverWait":
             step[3] = "DW Directive 0: allocation"
     assert differences("xfs", recorded, played) == ""
+
+
+def test_a_transient_condition_that_cleared_is_not_a_difference_and_one_that_lasted_is() -> None:
+    recorded = load("lustre")["jobs"]
+    played = copy.deepcopy(recorded)
+    steps = played[0]["workflow"]
+    at = next(i for i, s in enumerate(steps) if s[1] == "Setup" and s[2] == "DriverWait")
+    steps.insert(at + 1, ["Setup", "Setup", "TransientCondition", "DW Directive 0: slow"])
+    assert differences("lustre", recorded, played) == ""
+    lasted = copy.deepcopy(recorded)
+    lasted[0]["workflow"] = [
+        *lasted[0]["workflow"],
+        ["Teardown", "Teardown", "TransientCondition", "x"],
+    ]
+    assert "lustre, job 1 of 1, workflow" in differences("lustre", recorded, lasted)
