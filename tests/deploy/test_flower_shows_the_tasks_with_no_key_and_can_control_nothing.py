@@ -41,9 +41,26 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         flower = spawn(argv, env, work / "flower.log")
         url = f"http://127.0.0.1:{port}"
         wait_until_served(url, flower, work / "flower.log")
-        yield Site(worker, url)
+        site = Site(worker, url)
+        wait_until_listening(site)
+        yield site
         flower.terminate()
         flower.wait(timeout=60)
+
+
+def wait_until_listening(site: Site) -> None:
+    """Flower serves its pages before its event receiver has joined the workers' event
+    exchange, and a task's name comes only with its task-received event: pings go until
+    Flower has seen one of them at all."""
+    app = site.worker.app("management", site.worker.management)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        sent = app.send_task("housekeeping.ping", args=["listening?"])
+        assert sent.get(timeout=120) == "listening?"
+        time.sleep(0.5)
+        if sent.id in httpx.get(f"{site.url}/api/tasks", auth=AUTH, timeout=30).json():
+            return
+    raise AssertionError("Flower saw none of the pings sent in 120 s")
 
 
 def test_flower_shows_a_task_a_signing_worker_ran(site: Site) -> None:
