@@ -40,7 +40,7 @@ from pipeline.states.actions import Action
 from pipeline.states.create_rules import CreateRules
 from pipeline.states.persistent import persistent_names
 from pipeline.store.jobs import ENDED
-from pipeline.store.marks import TEARDOWN_FENCE
+from pipeline.store.marks import CLEANUP_FENCE, TEARDOWN_FENCE
 
 log = logging.getLogger("coral2_pipeline.tasks")
 
@@ -185,10 +185,15 @@ def setup(task: PipelineTask, jobid: int, R: dict[str, Any]) -> bool:
     observe saved it as it read them; the move to Setup is then one guarded patch, and
     only a Workflow found elsewhere (a duplicate ``dws.setup``) is read. For storage on
     the computes' own rabbits, the Storages of the job's rabbits are read too: the
-    topology nnf will hand the allocations out by. A copy that
-    runs after the job ended does nothing.
+    topology nnf will hand the allocations out by. A copy that runs after the job ended
+    does nothing; so does one that runs after the job's CLEANUP began (``job.cleanup``
+    ran first, knowing no compute of the job's): its Teardown is coming, and a Setup now
+    would let its PreRun make ClientMounts that no epilog unmounts.
     """
     if ended(task, jobid):
+        return False
+    if task.store.marks.fenced(jobid, CLEANUP_FENCE):
+        log.info("dws.setup for job %s after its CLEANUP: nothing to do", jobid)
         return False
     settings = task.settings.rabbit
     if not settings.mapping:

@@ -23,7 +23,7 @@ from pipeline.model.slingshot import vni_request
 from pipeline.platform import nodework
 from pipeline.platform.sending import dispatch, dispatch_nodes
 from pipeline.platform.task import PipelineTask, pipeline_task
-from pipeline.states import hwcoll as hwcoll_states
+from pipeline.states import cleanup as cleanup_states
 from pipeline.states import nodes, slingshot
 from pipeline.states import run as run_states
 from pipeline.store import Deadline
@@ -300,31 +300,17 @@ def _tallies(task: PipelineTask, jobid: int) -> tuple[set[str], set[str]]:
 @pipeline_task("job.cleanup", queue="lifecycle", lock_job=True)
 def cleanup(task: PipelineTask, jobid: int) -> None:
     """A job reached CLEANUP: its VNIs go to quarantine and each node gets its epilog
-    (nothing in Flux waits for them). Its first step fences the job's RUN: a
-    ``job.run`` that comes later (a retry, a late copy) does nothing."""
+    (nothing in Flux waits for them; :func:`pipeline.states.cleanup.on_cleanup`). Its
+    first step fences the job's RUN: a ``job.run`` or ``dws.setup`` that comes later (a
+    retry, a late copy, one the queue put behind it) does nothing."""
     # not a mark of work done but a fence, so first; up as long as a finished job's record
     task.store.marks.fence(jobid, CLEANUP_FENCE, max(task.settings.pipeline.retention, 3600.0))
     record = record_of(task, jobid)
-    if record.node_work is None and record.slingshot is None:
-        if task.store.jobs.get(jobid) is not None:
-            # a record its job.run made and died before filling (it sent the job's
-            # exception, perhaps): nothing of the job's is held, and no copy of that
-            # run will fill it now (the fence): finish it, if no Workflow keeps it
-            act(task, jobid, slingshot.finished(record, None))
-        return
-    actions = [*slingshot.on_cleanup(record)]
-    state = record.slingshot
-    released = state
-    if state is None or not state.released:
-        vnis = state.vnis if state is not None and state.nodes else None
-        actions += nodes.epilogs(record, vnis, task.settings.pipeline.clientmount)
-        released = None if state is None else state.model_copy(update={"released": True})
-    # whether the job is finished follows from what is done, not from the released mark: a
-    # run killed between that mark and the finish left a record a re-run must finish
-    # the reservation's release is sent before the mark that the job is finished
-    actions += hwcoll_states.on_cleanup(record)
-    actions += slingshot.finished(record, released)
-    act(task, jobid, actions)
+    recorded = task.store.jobs.get(jobid) is not None
+    clientmount = task.settings.pipeline.clientmount
+    actions = cleanup_states.on_cleanup(record, recorded=recorded, clientmount=clientmount)
+    if actions:
+        act(task, jobid, actions)
 
 
 @pipeline_task("job.epilog_done", queue="lifecycle")

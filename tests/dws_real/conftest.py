@@ -11,7 +11,10 @@ from collections.abc import Iterator
 import pytest
 from coral2_sim.system import SimulatedSystem
 
-from tests.e2e.conftest import start_system
+from tests.e2e.conftest import pytest_runtest_makereport, start_system
+
+#: a failed test shows each process's log and the story of each job it did not see end
+__all__ = ["pytest_runtest_makereport"]
 
 
 @pytest.fixture(scope="package")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -11,6 +14,7 @@ from coral2_sim.demo.model import sample_path
 from coral2_sim.flux.job import FluxJob
 from coral2_sim.system import SimulatedSystem
 
+from pipeline.errors import NotFound
 from pipeline.model.job import DeadlineKind
 from pipeline.model.rabbitmap import RabbitMapping
 from pipeline.store.deadlines import Deadline
@@ -59,6 +63,38 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             stuck = [job for job in sim.flux.jobs.values() if job.state != "INACTIVE"]
             text = "\n".join(f"{job.id} {job.state}: {event_names(job)}" for job in stuck)
         report.sections.append(("jobs not inactive", text or "none"))
+        for job in stuck:
+            report.sections.append((f"job {job.id}", story(sim, job.id)))
+
+
+def story(sim: SimulatedSystem, jobid: int) -> str:
+    """What the pipeline says of one job (``coral2-pipeline job show``) and where its
+    Workflow stands."""
+    shown = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "job", "show", str(jobid)],
+        check=False,
+        env={
+            **os.environ,
+            "COLUMNS": "160",
+            **sim.env(),
+            **(sim.role_env("monitoring") if sim.users else {}),
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    text = shown.stdout + shown.stderr
+    if sim.dws is not None:
+        try:
+            workflow = sim.dws.get_workflow(f"fluxjob-{jobid}")
+        except NotFound:
+            return text + "\nWorkflow: gone"
+        keep = ("desiredState", "state", "status", "message", "ready")
+        text += f"\nWorkflow spec: {workflow.get('spec', {}).get('desiredState')}"
+        text += f"\nWorkflow status: { {k: workflow.get('status', {}).get(k) for k in keep} }"
+        text += f"\nWorkflow finalizers: {workflow['metadata'].get('finalizers')}"
+        text += f"\nWorkflow deleting: {workflow['metadata'].get('deletionTimestamp')}"
+    return text
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,9 @@
 """dws.setup fills Servers from the DirectiveBreakdowns' storage the Proposal observe saved
 in the job record, and moves the Workflow to Setup without reading it or its breakdowns
 (only the Storages of its rabbits, for their topology); a record without it is served by
-reading them, and a duplicate changes nothing."""
+reading them, and a duplicate changes nothing; nor does one that comes after the job's
+CLEANUP began (its Teardown is coming: a Setup would let PreRun make ClientMounts no
+epilog unmounts)."""
 
 from __future__ import annotations
 
@@ -163,3 +165,16 @@ def test_setup_of_a_workflow_that_is_gone_fails_the_job_as_flux_coral2_does(
     [raised] = exceptions(store, 64)
     assert raised["type"] == "dws-setup"
     assert "workflow fluxjob-64 does not exist" in raised["note"]
+
+
+def test_a_setup_after_the_jobs_cleanup_began_changes_nothing(
+    app: Celery, kube: tuple[KubeApiServer, DwsClient]
+) -> None:
+    _, dws = kube
+    store = store_of(app)
+    described = proposal_done(dws, 64, breakdown=False)
+    store.jobs.create(JobRecord(jobid=64, workflow="fluxjob-64", storages=[described]))
+    app.tasks["job.cleanup"].apply(kwargs={"jobid": 64}).get()
+    assert run_setup(app, 64) is False
+    assert dws.get_workflow("fluxjob-64")["spec"]["desiredState"] == "Proposal"
+    assert dws.get("servers", "fluxjob-64-0")["spec"] == {}
