@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.cli import kinds
-from pipeline.cli.common import add_verbose, settings_of, setup_logging
+from pipeline.cli.common import UsageError, add_verbose, settings_of, setup_logging
 from pipeline.errors import ConfigError
 
 log = logging.getLogger("coral2_pipeline.worker")
@@ -55,9 +55,49 @@ def register(sub: Any) -> None:
     beat.set_defaults(func=run_beat)
 
 
-def _extra(args: argparse.Namespace) -> list[str]:
+#: The most threads (or processes) ``-- --concurrency`` may ask of one worker: more are
+#: a typo (the pipeline's tasks wait on Redis and the API server, not on the CPU).
+MAX_CONCURRENCY = 1000
+
+
+def passed_through(args: argparse.Namespace) -> list[str]:
+    """The options after ``--``, each a printable string: a control character (a newline
+    in ``--hostname``) would reach logs and node names unseen."""
     extra = list(args.celery)
-    return extra[1:] if extra[:1] == ["--"] else extra
+    extra = extra[1:] if extra[:1] == ["--"] else extra
+    for option in extra:
+        if not option.isprintable():
+            raise UsageError(f"the option {option!r} after -- holds a control character")
+    return extra
+
+
+def _check_concurrency(options: list[str]) -> None:
+    """``--concurrency`` / ``-c`` within 1 to :data:`MAX_CONCURRENCY` (Celery takes any
+    count and starts that many threads)."""
+    for index, option in enumerate(options):
+        name, eq, value = option.partition("=")
+        if name in ("--concurrency", "-c"):
+            text = value if eq else (options[index + 1] if index + 1 < len(options) else "")
+        elif option.startswith("-c") and not option.startswith("--"):
+            text = option[2:]
+        else:
+            continue
+        if text.isdigit() and 1 <= int(text) <= MAX_CONCURRENCY:
+            continue
+        raise UsageError(
+            f"--concurrency {text!r}: give a whole number of threads from 1 to {MAX_CONCURRENCY}"
+        )
+
+
+def start_celery(app: Any, argv: list[str]) -> None:
+    """Run Celery's ``argv`` on ``app``; an option Celery's command line refuses is one
+    line (exit 2), not click's traceback."""
+    import click
+
+    try:
+        app.start(argv)
+    except click.exceptions.ClickException as exc:
+        raise UsageError(f"celery {argv[0]}: {exc.format_message()}") from None
 
 
 #: The entry points of worker plugins: each a callable given the app as the worker starts
@@ -77,6 +117,8 @@ def install_plugins(app: Any) -> None:
 
 def run_worker(args: argparse.Namespace) -> int:
     """Consume until SIGTERM."""
+    extra = passed_through(args)
+    _check_concurrency(extra)
     level = setup_logging(args.verbose)
     settings = settings_of(args)
     from pipeline.platform.app import create_app
@@ -85,12 +127,13 @@ def run_worker(args: argparse.Namespace) -> int:
     install_plugins(app)
     queues = settings.pipeline.queues
     argv = ["worker", "-Q", f"{queues.lifecycle},{queues.timeouts},{queues.housekeeping}"]
-    app.worker_main([*argv, f"--loglevel={level}", *_extra(args)])
+    start_celery(app, [*argv, f"--loglevel={level}", *extra])
     return 0
 
 
 def run_beat(args: argparse.Namespace) -> int:
     """Schedule until SIGTERM."""
+    extra = passed_through(args)
     level = setup_logging(args.verbose)
     directory = args.schedule_dir or os.environ.get("STATE_DIRECTORY", "").split(":")[0]
     if not directory:
@@ -106,5 +149,5 @@ def run_beat(args: argparse.Namespace) -> int:
 
     app = create_app(settings)
     argv = ["beat", "-s", str(path / "beat-schedule"), f"--loglevel={level}"]
-    app.start([*argv, *_extra(args)])
+    start_celery(app, [*argv, *extra])
     return 0

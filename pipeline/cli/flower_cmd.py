@@ -22,7 +22,14 @@ import signal
 from typing import Any, NoReturn
 
 from pipeline.cli import kinds
-from pipeline.cli.common import UsageError, add_verbose, settings_of, setup_logging
+from pipeline.cli.celery_cmd import passed_through, start_celery
+from pipeline.cli.common import (
+    CommandError,
+    UsageError,
+    add_verbose,
+    settings_of,
+    setup_logging,
+)
 from pipeline.errors import ConfigError
 from pipeline.platform.systemd import notify, watchdog_interval
 
@@ -61,8 +68,7 @@ def _check_port(options: list[str]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGTERM; exit 0 then."""
     level = setup_logging(args.verbose)
-    extra = list(args.celery)
-    extra = extra[1:] if extra[:1] == ["--"] else extra
+    extra = passed_through(args)
     _check_port(extra)
     if not os.environ.get("FLOWER_BASIC_AUTH") and not any(
         a.startswith(("--auth", "--basic-auth", "--basic_auth")) for a in extra
@@ -86,8 +92,23 @@ def run(args: argparse.Namespace) -> int:
     app.conf.broker_transport = None
     _worker_page()
     _supervised()
-    app.start(["flower", "--enable_events=False", f"--logging={level.lower()}", *extra])
+    start_flower(app, ["flower", "--enable_events=False", f"--logging={level.lower()}", *extra])
     _exit_without_joining()
+
+
+def start_flower(app: Any, argv: list[str]) -> None:
+    """Run Flower; an option its Tornado command line refuses (``--max_tasks=nan``), or a
+    port it cannot listen on, is one line."""
+    from tornado.options import Error as OptionError
+
+    try:
+        start_celery(app, argv)
+    except OptionError as exc:
+        raise UsageError(f"celery flower: {exc}") from None
+    except ValueError as exc:  # Tornado parses a number option's value with int()/float()
+        raise UsageError(f"celery flower: an option's value is not of its type: {exc}") from None
+    except OSError as exc:
+        raise CommandError(f"Flower cannot listen: {exc.strerror or exc}") from None
 
 
 def _exit_without_joining() -> NoReturn:

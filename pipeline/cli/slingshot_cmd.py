@@ -170,6 +170,9 @@ def run_clean(args: argparse.Namespace) -> int:
     """Sweep the node and confirm it clean to the pool's quarantine."""
     settings = settings_of(args)
     store = _store(args)
+    # Redis answers first, within the store's socket timeout (exit 4 if not): the message
+    # to the node goes through kombu, whose publish retries a silent server far longer
+    store.vnipool.query()
     answer = _ask(args, "node.cxi_clean", args.node, pool=settings.cray_slingshot.vni_pool)
     for name in answer["destroyed"]:
         print(f"{args.node}: {name} destroyed")

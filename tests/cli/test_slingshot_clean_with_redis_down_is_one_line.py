@@ -1,13 +1,19 @@
 """``slingshot clean`` (and ``env``), which send a node task and await its result, say in
 one line that Redis could not be reached — exit 4, as every command does — where the
-send through Celery's result store used to end in a traceback of 127 lines."""
+send through Celery's result store used to end in a traceback of 127 lines; a Redis that
+accepts and never answers is the same line once the store's socket timeout passed (kombu's
+publish would retry it for minutes)."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 
+from tests import silent_server
 from tests.redis_server import free_port
+
+silent = silent_server.silent  # the fixture
 
 
 def test_a_refused_redis_is_one_line_and_exit_4() -> None:
@@ -22,4 +28,24 @@ def test_a_refused_redis_is_one_line_and_exit_4() -> None:
     assert done.returncode == 4, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("coral2-pipeline slingshot: cannot send node.cxi_clean")
+    assert lines[0].startswith("coral2-pipeline slingshot: Redis unavailable: ")
+
+
+def test_a_redis_that_never_answers_is_one_line_and_exit_4_within_its_timeout(
+    silent: tuple[int, list[socket.socket]],
+) -> None:
+    port, held = silent
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "CORAL2_PIPELINE_PIPELINE__BROKER_URL": f"redis://127.0.0.1:{port}/0",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "slingshot", "clean", "compute01"],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert held, "the command never reached the silent server"
+    assert done.returncode == 4, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    # the store's socket timeout ended it, not kombu's publish retries (past 100 s)
+    said = "coral2-pipeline slingshot: Redis unavailable: Timeout reading from 127.0.0.1"
+    assert line == f"{said}:{port}"
