@@ -11,6 +11,9 @@ configuration it ignores."""
 from __future__ import annotations
 
 import logging
+import os
+import threading
+import time
 from typing import Any
 
 from celery.signals import beat_init, worker_process_init, worker_ready, worker_shutting_down
@@ -48,9 +51,47 @@ def _pool_child_ready(**_: Any) -> None:
     heap.settle()  # a prefork child: what it inherited and what it set up
 
 
+#: How long a worker with no task running may take to leave once told to stop (s): its
+#: warm shutdown closes its broker connection, which against a Redis that accepts and never
+#: answers would wait for ever (systemd's TimeoutStopSec= is for the tasks it lets finish).
+STOP_GRACE_S = 10.0
+
+
 @worker_shutting_down.connect  # type: ignore[untyped-decorator]
 def _worker_stopping(**_: Any) -> None:
     notify("STOPPING=1")
+    if not any(t.name == LEAVER for t in threading.enumerate()):
+        threading.Thread(
+            target=_leave_when_idle, args=(STOP_GRACE_S,), name=LEAVER, daemon=True
+        ).start()
+
+
+LEAVER = "coral2-leave-when-idle"
+
+
+def _leave_when_idle(grace_s: float) -> None:
+    """Exit once no task has run for ``grace_s`` since the stop began: the tasks in flight
+    finish (each is bounded by its own timeouts), a shutdown stuck on a silent broker does
+    not hold the process. Every task is idempotent and its message stays on the ledger, so
+    leaving is safe."""
+    from celery.worker import state
+
+    idle_since: float | None = None
+    while True:
+        time.sleep(0.25)
+        if state.active_requests:
+            idle_since = None
+            continue
+        now = time.monotonic()
+        idle_since = now if idle_since is None else idle_since
+        if now - idle_since >= grace_s:
+            log.warning(
+                "stopping: no task running and the shutdown still not done %g s after the "
+                "stop signal (a broker that does not answer?): leaving now",
+                grace_s,
+            )
+            logging.shutdown()
+            os._exit(0)
 
 
 @beat_init.connect  # type: ignore[untyped-decorator]
