@@ -82,6 +82,11 @@ def arguments() -> list[Argument]:
     return found
 
 
+def commands() -> list[tuple[str, ...]]:
+    """The words of every subcommand a user can run (the leaves of the parser)."""
+    return [words for words, _ in _leaves(build_parser(every=True), ()) if words]
+
+
 def raw_number_options() -> list[str]:
     """The arguments that take a number some other way than a :class:`Number`."""
     parser = build_parser(every=True)
@@ -99,9 +104,12 @@ class Outcome:
     stderr: str
 
 
-def run(argv: list[str], env: dict[str, str], timeout_s: float = 15.0) -> Outcome:
+def run(
+    argv: list[str], env: dict[str, str], timeout_s: float = 15.0, stdout: str = os.devnull
+) -> Outcome:
     """``coral2-pipeline ARGV`` in a forked child with ``env`` added, its stdin empty and
-    its stdout dropped; its exit status (None: killed at ``timeout_s``) and stderr."""
+    its stdout ``stdout`` (dropped); its exit status (None: killed at ``timeout_s``) and
+    stderr."""
     reader, writer = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns into pytest
@@ -110,7 +118,7 @@ def run(argv: list[str], env: dict[str, str], timeout_s: float = 15.0) -> Outcom
             os.dup2(writer, 2)
             null = os.open(os.devnull, os.O_RDWR)
             os.dup2(null, 0)
-            os.dup2(null, 1)
+            os.dup2(os.open(stdout, os.O_WRONLY), 1)
             sys.stdin = io.TextIOWrapper(io.FileIO(0, "r"))
             sys.stdout = io.TextIOWrapper(io.FileIO(1, "w"))
             sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
