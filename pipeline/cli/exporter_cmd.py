@@ -60,7 +60,10 @@ def register(sub: Any) -> None:
     )
     parser.add_argument("--port", type=kinds.port(), default=9464, help="port (default 9464)")
     parser.add_argument(
-        "--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+        "--address",
+        type=kinds.address,
+        default="127.0.0.1",
+        help="address to listen on, an IP address or a hostname (default 127.0.0.1)",
     )
     parser.set_defaults(func=run)
 

@@ -52,6 +52,7 @@ def register(sub: Any) -> None:
     )
     parser.add_argument(
         "--node",
+        type=kinds.hostname,
         metavar="HOST",
         help="run as this node's per-rank prolog (prolog.d/coral2-pipeline, with the node's "
         "own Redis user): wait for the verdict written for HOST (pipeline.node_prologs)",

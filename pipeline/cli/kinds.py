@@ -95,6 +95,31 @@ def count(*, least: int = 0, most: int = numbers.MAX_COUNT) -> Number:
     return Number("count", lambda v: numbers.count(int(v), least=least, most=most), integer=True)
 
 
+def hostname(value: str) -> str:
+    """A node's name, through the one hostname check
+    (:func:`pipeline.model.hostlist.check_hostname`)."""
+    from pipeline.model.hostlist import check_hostname
+
+    try:
+        return check_hostname(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def address(value: str) -> str:
+    """An address to listen on: an IP address, or a hostname (:func:`hostname`)."""
+    import ipaddress
+
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        pass
+    try:
+        return hostname(value)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"not an IP address, and {exc}") from None
+
+
 def fraction() -> Number:
     """A fraction: 0 to 1."""
 

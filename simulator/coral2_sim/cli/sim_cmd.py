@@ -50,7 +50,12 @@ def register(sub: Any) -> None:
             "(kubectl --server URL --insecure-skip-tls-verify get workflows)."
         ),
     )
-    kube.add_argument("--host", default="127.0.0.1", help="address to bind (default %(default)s)")
+    kube.add_argument(
+        "--host",
+        type=kinds.address,
+        default="127.0.0.1",
+        help="address to bind (default %(default)s)",
+    )
     kube.add_argument(
         "--port", type=kinds.port(free=True), default=0, help="port (default: a free one)"
     )
