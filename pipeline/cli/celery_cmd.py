@@ -32,7 +32,7 @@ def register(sub: Any) -> None:
         description=(
             "Run a Celery worker on the lifecycle, timeouts and housekeeping queues of the "
             "settings. Arguments after -- go to 'celery worker' (e.g. -- --pool=threads "
-            "--concurrency=4 -n lifecycle1@%%h)."
+            "--concurrency=4 -n lifecycle1@%h)."
         ),
     )
     add_verbose(worker)
