@@ -88,7 +88,8 @@ test: lint typecheck contracts unit
 
 # test-all: every test, and the generators' longer, random runs
 test-all: lint typecheck contracts venv redis kubectl promtool nft
-	CORAL2_TRUST_EXAMPLES=$${CORAL2_TRUST_EXAMPLES:-400} $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
+	CORAL2_TRUST_EXAMPLES=$${CORAL2_TRUST_EXAMPLES:-400} \
+	CORAL2_BADINPUT_EXAMPLES=$${CORAL2_BADINPUT_EXAMPLES:-25} $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
 
 # the real-DWS tier alone, against the stack `make dws-real` built; fails where it has not
 test-dws-real: venv redis kubectl

@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 #: the real-Flux tier runs only where a Flux is installed (tests/flux_tier.py)
-pytest_plugins = ["tests.flux_tier", "tests.dws_tier"]
+pytest_plugins = ["tests.flux_tier", "tests.dws_tier", "tests.bad_input_report"]
 
 DATA = Path(__file__).parent / "data"
 

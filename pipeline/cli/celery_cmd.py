@@ -82,7 +82,7 @@ def _check_concurrency(options: list[str]) -> None:
             text = option[2:]
         else:
             continue
-        if text.isdigit() and 1 <= int(text) <= MAX_CONCURRENCY:
+        if text.isascii() and text.isdigit() and 1 <= int(text) <= MAX_CONCURRENCY:
             continue
         raise UsageError(
             f"--concurrency {text!r}: give a whole number of threads from 1 to {MAX_CONCURRENCY}"

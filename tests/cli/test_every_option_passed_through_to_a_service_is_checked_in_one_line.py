@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from tests.cli.walker import run
 
 CHECKS = settings(
-    max_examples=4,
+    max_examples=int(os.environ.get("CORAL2_BADINPUT_EXAMPLES", "0")) or 4,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -150,4 +150,12 @@ def run(
             break
         chunks.append(chunk)
     os.close(reader)
-    return Outcome(status, b"".join(chunks).decode(errors="replace"))
+    outcome = Outcome(status, b"".join(chunks).decode(errors="replace"))
+    RUNS.append(outcome)
+    return outcome
+
+
+#: Every outcome :func:`run` gave in this process since the last report took them
+#: (``tests/cli/conftest.py`` counts them by the test that ran them: the generator's
+#: classes, with its hangs and tracebacks, in the session's summary).
+RUNS: list[Outcome] = []
