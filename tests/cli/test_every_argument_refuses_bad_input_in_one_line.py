@@ -28,8 +28,11 @@ PATHS = [a for a in ARGUMENTS if isinstance(a.kind, PathArg)]
 #: a documented exit status of a refusal (README): 1 refused, 2 usage, 3 settings and
 #: files, 4 unreachable
 REFUSED = {1, 2, 3, 4}
+#: a few examples of each, the same each run; ``make test-all`` runs more, at random
+EXAMPLES = int(os.environ.get("CORAL2_BADINPUT_EXAMPLES", "0")) or None
 CHECKS = settings(
-    max_examples=int(os.environ.get("CORAL2_BADINPUT_EXAMPLES", "0")) or 3,
+    max_examples=EXAMPLES or 3,
+    derandomize=EXAMPLES is None,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

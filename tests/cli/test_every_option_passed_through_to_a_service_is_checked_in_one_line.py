@@ -15,8 +15,11 @@ from hypothesis import strategies as st
 
 from tests.cli.walker import run
 
+#: a few examples of each, the same each run; ``make test-all`` runs more, at random
+EXAMPLES = int(os.environ.get("CORAL2_BADINPUT_EXAMPLES", "0")) or None
 CHECKS = settings(
-    max_examples=int(os.environ.get("CORAL2_BADINPUT_EXAMPLES", "0")) or 4,
+    max_examples=EXAMPLES or 4,
+    derandomize=EXAMPLES is None,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
