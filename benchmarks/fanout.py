@@ -88,19 +88,28 @@ def _settle(
             raise RuntimeError(f"still in quarantine: {sim.store.vnipool.query()['quarantine']}")
         time.sleep(0.01)
         epilog = json.loads(sim.emulator_times(0).read_text())
-    done = [
-        entry.at
-        for entry in sim.store.timeline.read(jobid)
-        if entry.what.startswith("job.epilogs_complete run") and entry.what.endswith(": done")
-    ]
-    if not done:
-        raise RuntimeError(f"job {jobid}'s timeline shows no job.epilogs_complete done")
+    # the run's outcome is written once its actions (the quarantine's release among them)
+    # are done: the quarantine may be seen empty a moment before it
+    while not (done := _epilogs_completed(sim, jobid)):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"job {jobid}'s timeline shows no job.epilogs_complete done")
+        time.sleep(0.01)
     freed = max(done)
     while sim.store.ledger.unsettled(1):
         if time.monotonic() > deadline:
             raise RuntimeError(f"node tasks still unanswered: {sim.store.ledger.unsettled(3)}")
         time.sleep(0.05)
     return epilog, freed
+
+
+def _epilogs_completed(sim: SimulatedSystem, jobid: int) -> list[float]:
+    """When each run of the job's ``job.epilogs_complete`` was done, as its timeline says."""
+    assert sim.store is not None
+    return [
+        entry.at
+        for entry in sim.store.timeline.read(jobid)
+        if entry.what.startswith("job.epilogs_complete run") and entry.what.endswith(": done")
+    ]
 
 
 def bench_fanout(nodes: int, workers: int = 1) -> dict[str, float]:
