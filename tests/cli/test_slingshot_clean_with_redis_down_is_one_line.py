@@ -16,33 +16,30 @@ from tests.redis_server import free_port
 silent = silent_server.silent  # the fixture
 
 
-def test_a_refused_redis_is_one_line_and_exit_4() -> None:
+def clean(port: int) -> subprocess.CompletedProcess[str]:
+    """``slingshot clean compute01`` with the Redis at ``port`` of the loopback."""
     env = {
         "PATH": "/usr/bin:/bin",
-        "CORAL2_PIPELINE_PIPELINE__BROKER_URL": f"redis://127.0.0.1:{free_port()}/0",
+        "CORAL2_PIPELINE_PIPELINE__BROKER_URL": f"redis://127.0.0.1:{port}/0",
     }
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", "pipeline.cli", "slingshot", "clean", "compute01"],
         capture_output=True, text=True, env=env, timeout=120, check=False,
     )  # fmt: skip
+
+
+def test_a_refused_redis_is_one_line_and_exit_4() -> None:
+    done = clean(free_port())
     assert done.returncode == 4, done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("coral2-pipeline slingshot: Redis unavailable: ")
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("coral2-pipeline slingshot: Redis unavailable: ")
 
 
 def test_a_redis_that_never_answers_is_one_line_and_exit_4_within_its_timeout(
     silent: tuple[int, list[socket.socket]],
 ) -> None:
     port, held = silent
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "CORAL2_PIPELINE_PIPELINE__BROKER_URL": f"redis://127.0.0.1:{port}/0",
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "slingshot", "clean", "compute01"],
-        capture_output=True, text=True, env=env, timeout=120, check=False,
-    )  # fmt: skip
+    done = clean(port)
     assert held, "the command never reached the silent server"
     assert done.returncode == 4, done.stderr
     [line] = done.stderr.strip().splitlines()
