@@ -259,6 +259,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"coral2-pipeline {args.command}: {text}", file=sys.stderr)
         return exit_status(exc)
     except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:  # a path from the settings no reader took first
+            name = str(exc.filename or "")
+            shown = repr(name if len(name) <= 60 else name[:56] + "...")
+            print(
+                f"coral2-pipeline {args.command}: the path {shown} ({len(name):,} characters) "
+                "is too long: File name too long; fix it in the settings or arguments",
+                file=sys.stderr,
+            )
+            return EXIT_CONFIG
         if exc.errno not in OUTPUT_ERRNOS:
             raise
         return _output_failed(args.command, exc)
