@@ -19,6 +19,7 @@ CLASSES = {
     "test_every_commands_help_on_a_full_disk_is_one_line": "a full stdout",
     "test_every_option_passed_through_to_a_service_is_checked_in_one_line": "pass-through options",
     "test_an_address_or_node_name_option_is_checked_in_one_line": "names and addresses",
+    "test_a_path_too_long_in_the_settings_is_one_line": "names and addresses",
 }
 
 
