@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import signal
 import time
 from typing import Any
 
@@ -28,6 +29,7 @@ from pipeline.cli.status_flags import (
     Flag,
     headline,
     job_flags,
+    perfdata,
     pipeline_flags,
     verdict,
 )
@@ -68,7 +70,24 @@ def register(sub: Any) -> None:
         metavar="N",
         help="rows per list (default 10)",
     )
+    parser.add_argument(
+        "-t",
+        "--timeout",
+        type=kinds.seconds(most=3600),
+        default=30.0,
+        metavar="S",
+        help="give a verdict of UNKNOWN after S seconds, as Nagios plugins do (default 30)",
+    )
     parser.set_defaults(func=run)
+
+
+class _TimedOut(BaseException):
+    """``-t`` passed (a BaseException: no library's ``except Exception`` takes it for its
+    own error)."""
+
+
+def _alarm(*_: object) -> None:
+    raise _TimedOut
 
 
 def _unknown_or_critical(status: int, text: str, as_json: bool) -> int:
@@ -86,7 +105,20 @@ def _unknown_or_critical(status: int, text: str, as_json: bool) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the verdict and the report; return the verdict's Nagios status."""
+    """Print the verdict and the report within ``-t``; return the verdict's Nagios status."""
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, args.timeout)
+    try:
+        return _report(args)
+    except _TimedOut:
+        why = f"no verdict in {args.timeout:g} s (-t): Redis or the report took longer"
+        return _unknown_or_critical(UNKNOWN, why, args.json)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _report(args: argparse.Namespace) -> int:
     try:
         settings = settings_of(args)
     except ConfigError as exc:  # NRPE shows stdout alone: say it there, as UNKNOWN
@@ -233,7 +265,7 @@ def _pipeline(
         whole = {**_plain(view), **_verdict(flags), "flux_refusals": refused}
         print(json.dumps(redact(_json(whole)), sort_keys=True))
         return verdict(flags)
-    print(headline(flags))
+    print(f"{headline(flags)} | {perfdata(view, nodes)}")
     now = view.at
     summary = SafeTable(title="coral2-pipeline", show_header=False)
     summary.add_column(style="bold")

@@ -38,6 +38,28 @@ def headline(flags: list[Flag]) -> str:
     return f"{NAMES[status]}: {worst[0].text}{more}"
 
 
+def perfdata(view: PipelineView, nodes: list[str] | None) -> str:
+    """The figures after ``|`` on the check's first line, as Nagios plugins give them
+    (``'label'=value[unit];warn;crit;min;max``): what the report counts, for graphs."""
+    figures = [
+        f"tracked_jobs={view.tracked};;;0",
+        f"outbox={view.outbox_backlog};;;0",
+        f"outbox_unacked={view.outbox_unacked};;;0",
+        f"answers_waiting={view.answers_waiting};;;0",
+        f"sent_tasks={view.ledger_pending};;;0",
+        f"deadlines={view.deadlines};;;0",
+        f"failures={view.failures};;;0",
+        f"dead_letters={view.dead_letters};;;0",
+        f"locks_held={view.locks_held};;;0",
+    ]
+    if view.outbox_oldest_at is not None:
+        figures.append(f"outbox_oldest={max(view.at - view.outbox_oldest_at, 0):.1f}s;;;0")
+    if nodes and view.node_workers is not None:
+        connected = sum(1 for n in nodes if n in view.node_workers)
+        figures.append(f"node_workers={connected};;;0;{len(nodes)}")
+    return " ".join(figures)
+
+
 def job_flags(view: JobView, now: float, resend_after_s: float) -> list[Flag]:
     """The flags of one job."""
     flags: list[Flag] = []
