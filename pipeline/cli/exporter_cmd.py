@@ -18,7 +18,10 @@ Redis user is enough) and answers with ``prometheus-client``'s text format:
 - ``coral2_node_workers_silent``: computes that need a node worker and have none connected;
 - ``coral2_hwcoll_reservations``: hardware-collective reservations tracked jobs hold;
 - ``coral2_status``: the ``status`` verdict (0 OK, 1 WARNING, 2 CRITICAL);
-- ``coral2_up``: 1 when Redis answered the scrape, else 0.
+- ``coral2_up``: 1 when Redis answered the scrape, else 0;
+- ``coral2_build_info{version}``: the release running (always 1);
+- ``coral2_scrape_duration_seconds``, ``coral2_scrape_errors_total``: how long a scrape
+  read the store, and how many scrapes Redis did not answer.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from pipeline import __version__
 from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, settings_of
 from pipeline.cli.status_flags import pipeline_flags, verdict
@@ -73,6 +77,7 @@ class PipelineCollector(Collector):
 
     def __init__(self, settings: Settings, store: Store) -> None:
         self.settings, self.store = settings, store
+        self.scrape_errors = 0
         # the mapping is read once; without node work in these settings, the computes
         # the lifecycle workers noted are read at each scrape (one HGET)
         self.computes, self.problem = expected_computes(settings)
@@ -85,16 +90,38 @@ class PipelineCollector(Collector):
         return self.store.expected_node_workers.read()
 
     def collect(self) -> Iterator[Metric]:
+        info = GaugeMetricFamily(
+            "coral2_build_info", "the running release (always 1)", labels=["version"]
+        )
+        info.add_metric([__version__], 1)
+        yield info
         up = GaugeMetricFamily("coral2_up", "1 when Redis answered the scrape")
+        started = time.monotonic()
         try:
             metrics = list(self._read())
         except StoreUnavailable:
             up.add_metric([], 0)
             yield up
+            yield from self._scrape(started, failed=True)
             return
         up.add_metric([], 1)
         yield up
         yield from metrics
+        yield from self._scrape(started, failed=False)
+
+    def _scrape(self, started: float, *, failed: bool) -> Iterator[Metric]:
+        """How long this scrape's reads took, and how many scrapes failed since the start."""
+        self.scrape_errors += failed
+        yield _gauge(
+            "coral2_scrape_duration_seconds",
+            "how long the scrape took to read the job store",
+            time.monotonic() - started,
+        )
+        errors = CounterMetricFamily(
+            "coral2_scrape_errors", "scrapes Redis did not answer, since the exporter started"
+        )
+        errors.add_metric([], self.scrape_errors)
+        yield errors
 
     def _read(self) -> Iterator[Metric]:
         nodes = self.nodes  # read once a scrape

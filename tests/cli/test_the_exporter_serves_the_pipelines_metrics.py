@@ -19,6 +19,7 @@ from coral2_sim.children import die_with_parent
 from coral2_sim.redis_server import RedisServer, free_port
 from prometheus_client.parser import text_string_to_metric_families
 
+from pipeline import __version__
 from pipeline.store import JobRecord, OutboxMessage, Store
 from tests.http_service import wait_until_served
 
@@ -68,6 +69,9 @@ def test_a_scrape_shows_what_the_store_holds(exporter: tuple[str, Store, RedisSe
     store.client.rpush("lifecycle", b"m1", b"m2")
     metrics = scrape(url)
     assert metrics[("coral2_up", ())] == 1
+    assert metrics[("coral2_build_info", (("version", __version__),))] == 1
+    assert metrics[("coral2_scrape_duration_seconds", ())] > 0
+    assert metrics[("coral2_scrape_errors_total", ())] == 0
     assert metrics[("coral2_jobs", (("state", "PreRun:ready"),))] == 2
     assert metrics[("coral2_jobs", (("state", "Proposal:DriverWait"),))] == 1
     assert metrics[("coral2_job_oldest_seconds", (("state", "PreRun:ready"),))] >= 30
@@ -107,3 +111,5 @@ def test_a_scrape_while_redis_is_down_says_so(exporter: tuple[str, Store, RedisS
     metrics = scrape(url)
     assert metrics[("coral2_up", ())] == 0
     assert ("coral2_jobs", ()) not in metrics
+    assert metrics[("coral2_scrape_errors_total", ())] >= 1  # this one, counted
+    assert ("coral2_build_info", (("version", __version__),)) in metrics
