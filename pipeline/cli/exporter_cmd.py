@@ -90,22 +90,21 @@ class PipelineCollector(Collector):
         return self.store.expected_node_workers.read()
 
     def collect(self) -> Iterator[Metric]:
+        up = GaugeMetricFamily("coral2_up", "1 when Redis answered the scrape")
         info = GaugeMetricFamily(
             "coral2_build_info", "the running release (always 1)", labels=["version"]
         )
         info.add_metric([__version__], 1)
-        yield info
-        up = GaugeMetricFamily("coral2_up", "1 when Redis answered the scrape")
         started = time.monotonic()
         try:
             metrics = list(self._read())
         except StoreUnavailable:
             up.add_metric([], 0)
-            yield up
+            yield from (up, info)
             yield from self._scrape(started, failed=True)
             return
         up.add_metric([], 1)
-        yield up
+        yield from (up, info)
         yield from metrics
         yield from self._scrape(started, failed=False)
 
