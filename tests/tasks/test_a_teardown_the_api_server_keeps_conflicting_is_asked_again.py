@@ -13,10 +13,9 @@ from coral2_sim.kube.api import KubeApiServer
 
 from pipeline.clients.k8s import DwsClient
 from pipeline.model.job import Teardown
-from pipeline.store import JobRecord
 from tests.tasks.test_setup_fills_servers_from_what_the_proposal_observe_saved import (
     app,
-    proposal_done,
+    recorded_at_proposal,
     store_of,
 )
 
@@ -28,8 +27,7 @@ def test_a_conflicted_teardown_is_retried_and_then_asked(
 ) -> None:
     server, dws = kube
     store = store_of(app)
-    described = proposal_done(dws, 70, breakdown=False)
-    store.jobs.create(JobRecord(jobid=70, workflow="fluxjob-70", storages=[described]))
+    recorded_at_proposal(dws, store, 70)
     server.inject(code=409, method="PATCH", times=20, path="/workflows/fluxjob-70")
     with pytest.raises(Retry):
         app.tasks["dws.post_run"].apply(kwargs={"jobid": 70, "run_started": False}, throw=True)

@@ -88,6 +88,13 @@ def proposal_done(dws: DwsClient, jobid: int, *, breakdown: bool) -> dict[str, A
     return described
 
 
+def recorded_at_proposal(dws: DwsClient, store: Store, jobid: int) -> None:
+    """A job whose Workflow is at Proposal (complete) and whose record holds the storage
+    the Proposal observe saved."""
+    described = proposal_done(dws, jobid, breakdown=False)
+    store.jobs.create(JobRecord(jobid=jobid, workflow=f"fluxjob-{jobid}", storages=[described]))
+
+
 def run_setup(app: Celery, jobid: int) -> Any:
     return app.tasks["dws.setup"].apply(kwargs={"jobid": jobid, "R": make_r("c[1-2]")}).get()
 
@@ -104,8 +111,7 @@ def test_setup_reads_neither_the_workflow_nor_its_breakdowns_when_the_record_has
     server, dws = kube
     store = store_of(app)
     # a first job: the process's client probes the served DWS version (reads) once
-    warm = proposal_done(dws, 60, breakdown=False)
-    store.jobs.create(JobRecord(jobid=60, workflow="fluxjob-60", storages=[warm]))
+    recorded_at_proposal(dws, store, 60)
     assert run_setup(app, 60) is True
     described = proposal_done(dws, 61, breakdown=False)  # reading the breakdown would fail
     store.jobs.create(JobRecord(jobid=61, workflow="fluxjob-61", storages=[described]))
@@ -139,8 +145,7 @@ def test_a_duplicate_setup_after_the_workflow_moved_on_changes_nothing(
 ) -> None:
     _, dws = kube
     store = store_of(app)
-    described = proposal_done(dws, 63, breakdown=False)
-    store.jobs.create(JobRecord(jobid=63, workflow="fluxjob-63", storages=[described]))
+    recorded_at_proposal(dws, store, 63)
     assert run_setup(app, 63) is True
     dws.patch("workflows", "fluxjob-63", {"status": {"state": "Setup", "ready": True}})
     dws.patch("workflows", "fluxjob-63", {"spec": {"desiredState": "DataIn"}})
@@ -172,8 +177,7 @@ def test_a_setup_after_the_jobs_cleanup_began_changes_nothing(
 ) -> None:
     _, dws = kube
     store = store_of(app)
-    described = proposal_done(dws, 64, breakdown=False)
-    store.jobs.create(JobRecord(jobid=64, workflow="fluxjob-64", storages=[described]))
+    recorded_at_proposal(dws, store, 64)
     app.tasks["job.cleanup"].apply(kwargs={"jobid": 64}).get()
     assert run_setup(app, 64) is False
     assert dws.get_workflow("fluxjob-64")["spec"]["desiredState"] == "Proposal"
