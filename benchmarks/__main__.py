@@ -234,13 +234,17 @@ def main() -> None:
     )
     x = exporter.bench_exporter()
     figures["exporter.scrape_ms"] = x["scrape_p50_ms"]
+    figures["exporter.status_ms"] = x["status_p50_ms"]
     figures["exporter.pool_ms"] = x["pool_p50_ms"]
     table.add_row(
-        f"monitoring: one exporter scrape, one `slingshot pool`, {x['jobs']:,.0f} jobs in "
-        "flight (two VNIs each of 64,512)",
-        f"scrape {x['scrape_p50_ms']:.0f} ms CPU (max {x['scrape_max_ms']:.0f}); pool "
-        f"{x['pool_p50_ms']:.0f} ms, --json {x['pool_json_p50_ms']:.0f} ms",
-        "≤ 50 ms CPU each",
+        f"monitoring at the whole machine's size: one exporter scrape, one `status`, one "
+        f"`slingshot pool`; {x['nodes']:,.0f} computes with their node workers connected, "
+        f"{x['jobs']:,.0f} jobs in flight (two VNIs each of 64,512)",
+        f"scrape {x['scrape_p50_ms']:.0f} ms CPU (max {x['scrape_max_ms']:.0f}) + "
+        f"{x['scrape_redis_ms']:.0f} ms in Redis; status {x['status_p50_ms']:.0f} ms "
+        f"(a whole process {x['status_process_ms']:.0f} ms); pool {x['pool_p50_ms']:.0f} ms, "
+        f"--json {x['pool_json_p50_ms']:.0f} ms",
+        "scrape ≤ 50 ms CPU, status ≤ 200 ms",
     )
     console.print(table)
     print("\nagainst docs/performance.md (a figure more than 30 % worse is a regression):")

@@ -24,11 +24,13 @@ from typing import Any, NoReturn, Protocol
 
 from celery import Celery
 from celery.exceptions import Reject
+from celery.signals import worker_ready, worker_shutting_down
 
 from node_worker import steps
 from node_worker.attempts import Attempts
 from node_worker.cxi import Nic, clean_services, env_devices
 from node_worker.ended import EndedJobs
+from node_worker.heartbeat import Heartbeat
 from node_worker.service import ClientmountService
 from pipeline.errors import CxiError
 from pipeline.model.answers import cut, parse
@@ -227,11 +229,21 @@ class NodeWorker:
         host = host if host in self.hosts else self.hosts[0]
         return self.answers_to or answers_key(self.settings.pipeline, host)
 
+    def heartbeat(self) -> Heartbeat:
+        """The heartbeat of the nodes it serves (not yet started)."""
+        keys = [f"{self.settings.pipeline.key_prefix}:node-alive:{h}" for h in self.hosts]
+        return Heartbeat(self.app, keys, self.settings.pipeline.node_heartbeat)
+
     def run(self, concurrency: int, loglevel: str = "WARNING") -> Any:
         """Run the worker until it is told to stop (SIGTERM/SIGINT)."""
         deadletters.to_node_streams(self.dead_letters_to)
         if self.companion is not None:
             self.companion.start()
+        # it beats once its consumer reads its queues, and its heartbeat keys go as soon
+        # as it is told to stop
+        heartbeat = self.heartbeat()
+        worker_ready.connect(lambda **_: heartbeat.start(), weak=False)
+        worker_shutting_down.connect(lambda **_: heartbeat.stop(), weak=False)
         try:
             return self.app.worker_main(
                 [
@@ -249,5 +261,6 @@ class NodeWorker:
                 ]
             )
         finally:
+            heartbeat.stop()
             if self.companion is not None:
                 self.companion.stop()

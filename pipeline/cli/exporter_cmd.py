@@ -15,7 +15,8 @@ Redis user is enough) and answers with ``prometheus-client``'s text format:
 - ``coral2_transition_seconds{state}``: a histogram of the time from DWS marking a state
   ready to our move out of it (every worker adds to it in Redis);
 - ``coral2_vni_pool{status}``: VNIs free, reserved and quarantined;
-- ``coral2_node_workers_silent``: computes that need a node worker and have none connected;
+- ``coral2_node_workers_silent``: computes that need a node worker and have none alive
+  (no heartbeat, ``pipeline.store.census``);
 - ``coral2_hwcoll_reservations``: hardware-collective reservations tracked jobs hold;
 - ``coral2_status``: the ``status`` verdict (0 OK, 1 WARNING, 2 CRITICAL);
 - ``coral2_up``: 1 when Redis answered the scrape, else 0;
@@ -125,7 +126,8 @@ class PipelineCollector(Collector):
     def _read(self) -> Iterator[Metric]:
         nodes = self.nodes  # read once a scrape
         store, settings = self.store, self.settings
-        view = pipeline_view(store, limit=10)
+        prefix = settings.pipeline.queues.node_prefix
+        view = pipeline_view(store, limit=10, nodes=nodes, node_queue_prefix=prefix)
         now = view.at
         jobs = GaugeMetricFamily("coral2_jobs", "tracked jobs by state", labels=["state"])
         for state, n in sorted(view.states.items()):
@@ -142,7 +144,7 @@ class PipelineCollector(Collector):
         queues = GaugeMetricFamily(
             "coral2_queue_messages", "messages waiting in each queue", labels=["queue"]
         )
-        for name, n in _queue_depths(store, settings, nodes).items():
+        for name, n in _queue_depths(store, settings, view).items():
             queues.add_metric([name], n)
         yield queues
         yield _gauge(
@@ -184,10 +186,8 @@ class PipelineCollector(Collector):
         for status, n in store.vnipool.counts().items():
             vnis.add_metric([status], n)
         yield vnis
-        silent = 0
-        if nodes and view.node_workers is not None:
-            silent = sum(1 for n in nodes if n not in view.node_workers)
-        yield _gauge("coral2_node_workers_silent", "computes with no node worker connected", silent)
+        silent = len(view.node_workers.silent) if view.node_workers else 0
+        yield _gauge("coral2_node_workers_silent", "computes with no node worker alive", silent)
         expected = len(nodes or ())
         what = "computes that must run a node worker"
         yield _gauge("coral2_node_workers_expected", what, expected)
@@ -254,12 +254,14 @@ def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
     return gauge
 
 
-def _queue_depths(store: Store, settings: Settings, nodes: list[str] | None) -> dict[str, int]:
+def _queue_depths(store: Store, settings: Settings, view: PipelineView) -> dict[str, int]:
+    """The lifecycle, timeouts and housekeeping queues' depths, and the nodes' summed
+    (the census counted those)."""
     queues = settings.pipeline.queues
     names = [queues.lifecycle, queues.timeouts, queues.housekeeping]
-    depths = queue_lengths(store, names + [f"{queues.node_prefix}{n}" for n in nodes or []])
+    depths = queue_lengths(store, names)
     out = {name: depths.get(name, 0) for name in names}
-    out["node"] = sum(v for k, v in depths.items() if k not in out)
+    out["node"] = view.node_workers.queued if view.node_workers else 0
     return out
 
 

@@ -137,14 +137,15 @@ def _report(args: argparse.Namespace) -> int:
                 why = f"{exc} (give it in decimal or F58, e.g. ƒ2n6QhDjk)"
                 return _unknown_or_critical(UNKNOWN, why, args.json)
             return job_report(job_view(store, jobid), args.json, resend_after)
-        view = pipeline_view(store, limit=args.limit)
+        nodes, unknown = node_worker_hosts(settings, store)
+        prefix = settings.pipeline.queues.node_prefix
+        view = pipeline_view(store, limit=args.limit, nodes=nodes, node_queue_prefix=prefix)
         rabbit = settings.rabbit
         timeouts = {
             "Setup": rabbit.setup_timeout,
             "PreRun": rabbit.prerun_timeout,
             "PostRun": rabbit.postrun_timeout,
         }
-        nodes, unknown = node_worker_hosts(settings, store)
         refusals = store.metrics.refusals_total()
         more: list[Flag] = []
         if unknown:  # a check that cannot run says so: never switched off silently
@@ -215,8 +216,8 @@ def _pipeline(
     summary.add_row("Flux refused (ever)", told or "nothing")
     summary.add_row("locks held", str(view.locks_held))
     if nodes and view.node_workers is not None:
-        connected = sum(1 for n in nodes if n in view.node_workers)
-        summary.add_row("node workers", f"{connected} of {len(nodes)} connected")
+        census = view.node_workers
+        summary.add_row("node workers", f"{census.alive} of {census.expected} alive")
     resume = ", ".join(f"{p} at rv {rv}" for p, rv in sorted(view.watch_resume.items()))
     summary.add_row(
         "watcher",

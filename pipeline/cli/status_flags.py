@@ -55,8 +55,8 @@ def perfdata(view: PipelineView, nodes: list[str] | None) -> str:
     if view.outbox_oldest_at is not None:
         figures.append(f"outbox_oldest={max(view.at - view.outbox_oldest_at, 0):.1f}s;;;0")
     if nodes and view.node_workers is not None:
-        connected = sum(1 for n in nodes if n in view.node_workers)
-        figures.append(f"node_workers={connected};;;0;{len(nodes)}")
+        census = view.node_workers
+        figures.append(f"node_workers={census.alive};;;0;{census.expected}")
     return " ".join(figures)
 
 
@@ -253,17 +253,17 @@ def pipeline_flags(
     flags += disabled_rabbits(view)
     if nodes and view.node_workers is None:  # a check that cannot run says so
         why = (
-            "cannot check the node workers: Redis did not list its clients to this user "
-            "(grant +client|list: coral2-pipeline redis-acl)"
+            "cannot check the node workers: Redis refused this user the census script "
+            "(grant +evalsha_ro +eval_ro: coral2-pipeline redis-acl)"
         )
         flags.append(Flag(UNKNOWN, why))
     elif nodes and view.node_workers is not None:
-        silent = [n for n in nodes if n not in view.node_workers]
+        silent = view.node_workers.silent
         if silent:
             why = (
-                f"{len(silent)} of {len(nodes)} node workers are not connected to Redis "
-                f"({encode_hostlist(silent)}): jobs on those nodes wait for their prologs; "
-                "is coral2-pipeline-node-worker running there?"
+                f"{len(silent)} of {len(nodes)} node workers are not running (no "
+                f"heartbeat from {encode_hostlist(silent)}): jobs on those nodes wait for "
+                "their prologs; is coral2-pipeline-node-worker running there?"
             )
             flags.append(Flag(silent_severity(len(silent), len(nodes)), why))
     if view.watcher_leader is None:

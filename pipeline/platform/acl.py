@@ -85,6 +85,8 @@ NODE_CONNECTION = "+hello +auth +ping +client|setname +client|id +multi +exec +d
 NODE_QUEUE_COMMANDS = "+brpop +lpush"
 #: Its own answers stream: its answers and its dead letters, appended, never read.
 NODE_ANSWERS_COMMANDS = "+xadd"
+#: Its own heartbeat: set with its expiry, and deleted as it stops.
+NODE_ALIVE_COMMANDS = "+set +del"
 #: The verdicts on its own jobs, read by its per-rank prolog (prolog.d).
 NODE_VERDICT_COMMANDS = "+get"
 #: Their wake-up lists: waited on, and the wake-up passed on to the next waiter.
@@ -141,6 +143,8 @@ def node_selectors(settings: Settings, hosts: Iterable[str]) -> list[str]:
         # its answers and its dead letters: appended to its own stream, never read; what
         # XADD's arguments can do there (an ID at the end, MAXLEN 0) it does to itself
         kind([f"%W~{p.key_prefix}:answers:{h}" for h in hosts], NODE_ANSWERS_COMMANDS),
+        # its heartbeat, which status and the exporter read (pipeline.store.census)
+        kind([f"%W~{p.key_prefix}:node-alive:{h}" for h in hosts], NODE_ALIVE_COMMANDS),
         # the verdicts on its own jobs, which its per-rank prolog (prolog.d) waits for, and
         # their wake-up lists (pipeline.node_prologs)
         kind([f"%R~{p.key_prefix}:release:{h}:*" for h in hosts], NODE_VERDICT_COMMANDS),
@@ -209,9 +213,13 @@ def rules(role: str, settings: Settings, hosts: Iterable[str] = ()) -> str:
             raise ValueError("a node user needs the nodes it serves")
         return node_rules(settings, hosts)
     if role == "monitoring":
-        # CLIENT LIST: which node workers are connected (status); MULTI/EXEC: reads taken
-        # together (the VNI pool's), which need no write
-        return f"%R~* {CONNECTION} +@read -@dangerous +info +scan +client|list +multi +exec"
+        # EVALSHA_RO: the node census (pipeline.store.census), a script Redis itself
+        # keeps from writing; CLIENT LIST: who is connected, for an operator's eyes;
+        # MULTI/EXEC: reads taken together (the VNI pool's), which need no write
+        return (
+            f"%R~* {CONNECTION} +@read -@dangerous +info +scan +client|list +multi +exec "
+            "+eval_ro +evalsha_ro"
+        )
     if role == "sentinel":
         return f"allchannels resetkeys +hello +auth {SENTINEL_COMMANDS}"
     if role == "replica":

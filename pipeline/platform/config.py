@@ -106,8 +106,8 @@ def node_worker_config(settings: Settings, hosts: list[str]) -> dict[str, Any]:
     """The Celery settings of a node worker: :func:`celery_config`, made lean for a
     process that runs on every compute — two Redis connections (its blocking read and
     one for everything else, :mod:`pipeline.platform.onepool`) and no periodic traffic
-    but that read. The worker also runs without gossip, mingle and heartbeats
-    (``node_worker.app``)."""
+    but that read and its own heartbeat (:mod:`node_worker.heartbeat`). The worker also
+    runs without Celery's gossip, mingle and heartbeats (``node_worker.app``)."""
     config = celery_config(settings)
     config["broker_transport_options"] = dict(
         config["broker_transport_options"],
@@ -115,8 +115,8 @@ def node_worker_config(settings: Settings, hosts: list[str]) -> dict[str, Any]:
             ONE_CONNECTION_OPTION: True,
             # one read per NODE_BRPOP_S when idle, not one a second
             "polling_interval": NODE_BRPOP_S,
-            # its connections named for the nodes it serves: status finds the node
-            # workers connected in CLIENT LIST, with no heartbeat of theirs
+            # its connections named for the nodes it serves, for an operator reading
+            # CLIENT LIST (its heartbeat says it runs: node_worker.heartbeat)
             "client_name": client_name(hosts),
             # one list per queue, not one per priority: nothing sends node work with a
             # priority, and its Redis user may reach its queue's own key only

@@ -106,6 +106,16 @@ class PipelineSettings(_Table):
             "costs the worker 10-20 % more CPU per job"
         ),
     )
+    node_heartbeat: float = Field(
+        default=30.0,
+        ge=1.0,
+        le=3600.0,
+        description=(
+            "seconds between two heartbeats of a node worker (one small write per node "
+            "it serves); status and the exporter take a node worker with no heartbeat for "
+            "three of them as not running"
+        ),
+    )
     resend_after: float = Field(
         default=120.0,
         gt=0,

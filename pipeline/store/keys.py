@@ -43,6 +43,11 @@ class Keys:
         """Hash of the computes the lifecycle workers expect node workers on, and when."""
         return f"{self.prefix}:node-workers-expected"
 
+    def node_alive(self, host: str) -> str:
+        """Node ``host``'s heartbeat (``node_worker.heartbeat``): set by its node worker
+        alone, expiring unless set again."""
+        return f"{self.prefix}:node-alive:{host}"
+
     @property
     def deadlines(self) -> str:
         """The deadline sorted set."""

@@ -24,7 +24,7 @@ import redis
 from pipeline.model.answers import Phase
 from pipeline.model.deadletter import DeadLetter
 from pipeline.model.job import JobRecord
-from pipeline.model.node_client import hosts_of
+from pipeline.store.census import Census, NodeCensus
 from pipeline.store.connection import refused_keys, store_errors
 from pipeline.store.deadlines import Deadline
 from pipeline.store.jobs import parse_notes
@@ -120,8 +120,9 @@ class PipelineView:
     latest_dead_letters: list[DeadLetter] = field(default_factory=list)  # newest first
     memory: tuple[int, int] | None = None  # Redis's (used_memory, maxmemory) in bytes
     clients: tuple[int, int] | None = None  # Redis's (connected_clients, maxclients)
-    #: the nodes whose node worker holds a connection to Redis (None: CLIENT LIST refused)
-    node_workers: set[str] | None = None
+    #: the computes expected to run a node worker, those with no heartbeat, and the
+    #: messages on their queues (None: no computes asked of, or the census refused)
+    node_workers: NodeCensus | None = None
     #: state → when the job in it the longest was last seen changing (epoch s)
     oldest_by_state: dict[str, float] = field(default_factory=dict)
     #: task name → how many of its runs failed for good (the failures kept)
@@ -173,8 +174,17 @@ def _appended_at(first: Any) -> float | None:
     return int(_text(first[0][0]).split("-")[0]) / 1000 if first else None
 
 
-def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT) -> PipelineView:
-    """Read the state of the whole pipeline from ``store``; each list holds at most ``limit``."""
+def pipeline_view(
+    store: Store,
+    *,
+    limit: int = 10,
+    scan_limit: int = SCAN_LIMIT,
+    nodes: list[str] | None = None,
+    node_queue_prefix: str = "node.",
+) -> PipelineView:
+    """Read the state of the whole pipeline from ``store``; each list holds at most
+    ``limit``; with ``nodes``, their node workers' census (queues ``node_queue_prefix``
+    and the host)."""
     keys, client = store.keys, store.client
     try:
         pipe = client.pipeline(transaction=False)
@@ -198,12 +208,12 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
         jobids = sorted(last)
         states, hwcoll_held = _states(client, keys, jobids)
         failures, _ = _scan(client, keys.failures, scan_limit)
+        census = Census(client, keys, node_queue_prefix).take(nodes) if nodes else None
     except redis.RedisError as exc:
         raise store_errors(exc) from exc
     kept, total = store.dead_letters.counts()
     memory = _memory(client)
     clients = _clients(client)
-    connected = node_workers(client)
     stalest = sorted(
         ((j, states.get(j), last[j][1] or None) for j in jobids),
         key=lambda row: row[2] or 0.0,  # never observed: first
@@ -249,30 +259,10 @@ def pipeline_view(store: Store, *, limit: int = 10, scan_limit: int = SCAN_LIMIT
         latest_dead_letters=store.dead_letters.latest(min(limit, 3)) if kept else [],
         memory=memory,
         clients=clients,
-        node_workers=connected,
+        node_workers=census,
         oldest_by_state=oldest,
         failures_by_task=dict(by_task),
     )
-
-
-def node_workers(client: redis.Redis) -> set[str] | None:
-    """The nodes whose node worker has a connection open (its blocking read never closes
-    while it runs): read from ``CLIENT LIST``, by connection name, or by a per-node Redis
-    user ``node-<host>``: a per-node user's connection speaks for its own node alone,
-    whatever name it gave itself (``CLIENT SETNAME`` is the node's to send). None when this
-    user may not list the clients."""
-    try:
-        clients: Any = client.client_list()
-    except redis.RedisError:
-        return None
-    nodes: set[str] = set()
-    for entry in clients:
-        name, user = str(entry.get("name") or ""), str(entry.get("user") or "")
-        if user.startswith("node-"):
-            nodes.add(user.removeprefix("node-"))
-        else:
-            nodes.update(hosts_of(name))
-    return nodes
 
 
 def _memory(client: redis.Redis) -> tuple[int, int] | None:

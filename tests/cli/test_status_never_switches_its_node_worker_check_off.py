@@ -44,8 +44,8 @@ def test_a_minimal_monitoring_config_checks_what_the_workers_noted(
     store = Store.from_url(redis_url, prefix)
     store.expected_node_workers.publish(["c1", "c2"])  # as a lifecycle worker does at start
     code, answer = as_json(status)
-    [flag] = [f for f in answer["flags"] if "node workers are not connected" in f]
-    assert flag.startswith("2 of 2 node workers are not connected to Redis (c[1-2])")
+    [flag] = [f for f in answer["flags"] if "node workers are not running" in f]
+    assert flag.startswith("2 of 2 node workers are not running (no heartbeat from c[1-2])")
     assert code == CRITICAL and answer["status"] == "CRITICAL"
     store.expected_node_workers.publish(None)  # node work turned off: nothing to check
     _, answer = as_json(status)

@@ -1,7 +1,8 @@
 """A node worker, one per compute node at El Capitan's 11,136, holds at most two Redis
 connections — its blocking read and one for everything else — idle and while it runs
-jobs, and sends nothing while idle but that read: no heartbeats, no task events, no
-remote-control subscription, no sweeps of the unacked index."""
+jobs, and sends nothing while idle but that read and its own heartbeat (one SET every
+``pipeline.node_heartbeat`` seconds, 30 by default): no Celery heartbeats, no task events,
+no remote-control subscription, no sweeps of the unacked index."""
 
 from __future__ import annotations
 
@@ -72,17 +73,21 @@ def commands(client: redis.Redis) -> dict[str, int]:
     }
 
 
-def test_an_idle_node_worker_holds_two_connections_and_sends_only_its_read(
+def test_an_idle_node_worker_holds_two_connections_and_sends_only_its_read_and_beat(
     node: tuple[RedisServer, int, dict[str, str]],
 ) -> None:
-    server, pid, _ = node
+    server, pid, env = node
     client = redis.Redis.from_url(server.url)
     assert connections(pid, server.port) == 2
     client.config_resetstat()
     time.sleep(3.0)
     sent = commands(client)
-    assert set(sent) <= {"brpop"}, sent
+    assert set(sent) <= {"brpop", "set"}, sent
+    assert sent.get("set", 0) <= 1  # one node, a beat every 30 s
     assert connections(pid, server.port) == 2
+    # the beat: its own node's key, kept three beats
+    alive = f"{env['CORAL2_PIPELINE_PIPELINE__KEY_PREFIX']}:node-alive:{HOST}"
+    assert 0 < client.ttl(alive) <= 90
 
 
 def test_a_node_worker_running_jobs_never_holds_more_than_two(

@@ -89,6 +89,9 @@ FIELDS = ["task", "id", "ct", "ce", "body", "node", "size", "raw", "reason", "wh
 TASKS = ["node.dead_letter", "job.prolog_done", "job.epilog_done", "job.clientmount_done"]
 #: Commands that block: sent with a timeout of their own, never for ever.
 BLOCKING = {"brpop", "blpop"}
+#: Commands whose every argument is a key: the generated values would name keys of no
+#: grant, which is the generator's error, not the node's.
+KEYS_ONLY = {"del"}
 #: A transaction's commands.
 TRANSACTION = {"multi", "exec", "discard", "watch", "unwatch"}
 SUFFIXES = st.text(st.characters(codec="ascii"), max_size=12)
@@ -257,7 +260,10 @@ def test_the_node_user_is_granted_each_kind_of_its_keys_and_nothing_of_another_n
 ) -> None:
     _, granted = rig
     keyed = {g.command for g in granted if g.keys}
-    assert keyed == {"brpop", "lpush", "xadd", "get", "blpop", "rpush", "set", "setex", "publish"}
+    assert keyed == {
+        *("brpop", "lpush", "xadd", "get", "blpop", "rpush", "set", "setex", "publish"),
+        "del",  # its own heartbeat, as it stops
+    }
     for grant in granted:
         assert all(ATTACKER in key for key in grant.keys), grant
         assert all(OTHER not in key for key in grant.keys), grant
@@ -301,6 +307,8 @@ def test_whatever_the_node_sends_the_other_node_is_served(
             key = fill(grant.keys[0], suffix)
             if grant.command in BLOCKING:
                 self._send(*words, key, "0.01")
+            elif grant.command in KEYS_ONLY:
+                self._send(*words, key)
             elif grant.command == "publish":
                 self._send(*words, fill(grant.channels[0], suffix), *(args[:1] or ["x"]))
             else:

@@ -103,7 +103,14 @@ class NodeEmulator:
         self._stop.set()
 
     def serve(self) -> None:
-        """Take and run messages until :meth:`stop`."""
+        """Take and run messages until :meth:`stop`, beating for every node served."""
+        heartbeat = self.worker.heartbeat().start()
+        try:
+            self._serve()
+        finally:
+            heartbeat.stop()
+
+    def _serve(self) -> None:
         with self.app.connection_for_read() as connection:
             channel: Any = connection.default_channel
             client = channel.client

@@ -1,7 +1,7 @@
-"""`coral2-pipeline status` knows which node workers are up without a heartbeat of
-theirs: each names its Redis connections for its nodes, and status reads CLIENT LIST.
-A compute of the mapping with no node worker connected is a WARNING naming it, and the
-flag clears once its node worker is back."""
+"""`coral2-pipeline status` knows which node workers run by their heartbeats: a compute of
+the mapping whose node worker has not beaten is flagged by name; the flag clears once it
+beats, comes back at once when it stops, and within three beats when it is killed
+outright (its heartbeat left to expire)."""
 
 from __future__ import annotations
 
@@ -37,6 +37,8 @@ def site(
         "CORAL2_PIPELINE_PIPELINE__KEY_PREFIX": f"nw-{uuid.uuid4().hex[:6]}",
         "CORAL2_PIPELINE_RABBIT__MAPPING": str(tmp_path / "mapping.json"),
         "CORAL2_PIPELINE_CRAY_SLINGSHOT__CXI_ENABLE": "true",
+        # a beat a second: a killed worker is seen within three
+        "CORAL2_PIPELINE_PIPELINE__NODE_HEARTBEAT": "1",
     }
     for name, value in env.items():
         monkeypatch.setenv(name, value)
@@ -63,7 +65,7 @@ def site(
 def silent_flags(status: Status) -> list[str]:
     _, out, err = status("--json")
     assert err == "", err
-    return [f for f in json.loads(out)["flags"] if "node workers are not connected" in f]
+    return [f for f in json.loads(out)["flags"] if "node workers are not running" in f]
 
 
 def until(check: Callable[[], bool], what: str) -> None:
@@ -73,21 +75,28 @@ def until(check: Callable[[], bool], what: str) -> None:
         time.sleep(0.1)
 
 
-def test_a_node_without_its_node_worker_is_named_until_it_connects(
+def test_a_node_without_its_node_worker_is_named_until_it_beats_and_after_it_stops(
     site: Callable[[str], subprocess.Popen[bytes]], status: Status, redis_url: str
 ) -> None:
     client = redis.Redis.from_url(redis_url, decode_responses=True)
+    prefix = os.environ["CORAL2_PIPELINE_PIPELINE__KEY_PREFIX"]
     assert silent_flags(status) == [
-        "2 of 2 node workers are not connected to Redis (c[1-2]): jobs on those nodes wait "
-        "for their prologs; is coral2-pipeline-node-worker running there?"
+        "2 of 2 node workers are not running (no heartbeat from c[1-2]): jobs on those "
+        "nodes wait for their prologs; is coral2-pipeline-node-worker running there?"
     ]
-    site("c1")
-    until(
-        lambda: any(c.get("name") == "coral2-node-worker:c1" for c in client.client_list()),
-        "c1's node worker never connected",
-    )
+    c1 = site("c1")
+    until(lambda: bool(client.exists(f"{prefix}:node-alive:c1")), "c1 never beat")
     [flag] = silent_flags(status)
-    assert flag.startswith("1 of 2 node workers are not connected to Redis (c2)")
-    site("c2")
-    until(lambda: silent_flags(status) == [], "the flag did not clear once c2 connected")
+    assert flag.startswith("1 of 2 node workers are not running (no heartbeat from c2)")
+    c2 = site("c2")
+    until(lambda: silent_flags(status) == [], "the flag did not clear once c2 beat")
+    c1.terminate()  # a worker told to stop takes its heartbeat away as it goes
+    c1.wait(timeout=60)
+    [flag] = silent_flags(status)
+    assert flag.startswith("1 of 2 node workers are not running (no heartbeat from c1)")
+    c2.kill()  # killed outright: its heartbeat expires three beats after the last
+    until(
+        lambda: any("(no heartbeat from c[1-2])" in f for f in silent_flags(status)),
+        "c2's heartbeat never expired",
+    )
     client.close()
