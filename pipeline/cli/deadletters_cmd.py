@@ -7,11 +7,9 @@ import datetime
 import json
 from typing import Any
 
-from rich.console import Console
-
 from pipeline.cli import kinds
 from pipeline.cli.common import settings_of
-from pipeline.cli.tables import SafeTable
+from pipeline.cli.tables import SafeTable, report_console
 from pipeline.store import Store
 
 
@@ -72,5 +70,5 @@ def run(args: argparse.Namespace) -> int:
     for letter in latest:
         when = datetime.datetime.fromtimestamp(letter.at).isoformat(sep=" ", timespec="seconds")
         table.add_row(when, letter.where, letter.reason, str(letter.size), letter.raw[:200])
-    Console().print(table)
+    report_console().print(table)
     return 0

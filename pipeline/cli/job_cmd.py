@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline.cli.common import CommandError, settings_of
+from pipeline.cli.tables import report_console
 from pipeline.errors import InputError
 from pipeline.model.hostlist import unique_hostlist
 from pipeline.model.hwcoll import REDACTED
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(story, sort_keys=True))
     else:
-        _print(Console(), story)
+        _print(report_console(), story)
     return 0
 
 

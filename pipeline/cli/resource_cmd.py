@@ -19,11 +19,9 @@ import threading
 import time
 from typing import Any
 
-from rich.console import Console
-
 from pipeline.cli import kinds
 from pipeline.cli.common import CommandError, settings_of
-from pipeline.cli.tables import SafeTable
+from pipeline.cli.tables import SafeTable, report_console
 from pipeline.errors import HostlistError
 from pipeline.model.hostlist import expand_hostlist, expand_hostnames, unique_hostlist
 from pipeline.platform.sealing import seal_of
@@ -148,7 +146,7 @@ def run_status(args: argparse.Namespace) -> int:
     for rank, (stamp, reason) in drained:
         when = datetime.datetime.fromtimestamp(stamp).isoformat(sep=" ", timespec="seconds")
         table.add_row(hosts[rank], str(rank), when, reason)
-    Console().print(table)
+    report_console().print(table)
     return 0
 
 

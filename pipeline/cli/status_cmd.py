@@ -14,8 +14,6 @@ import json
 import signal
 from typing import Any
 
-from rich.console import Console
-
 from pipeline.cli import kinds
 from pipeline.cli.common import settings_of
 from pipeline.cli.status_flags import (
@@ -39,7 +37,7 @@ from pipeline.cli.status_render import (
     until,
     verdict_json,
 )
-from pipeline.cli.tables import SafeTable
+from pipeline.cli.tables import SafeTable, report_console
 from pipeline.errors import ConfigError, InputError, StoreUnavailable
 from pipeline.model.hwcoll import redact
 from pipeline.model.jobid import decode_jobid
@@ -240,7 +238,7 @@ def _pipeline(
         used, limit = view.memory
         shown = f"{limit / 2**20:.0f} MiB" if limit else "no limit"
         summary.add_row("redis memory", f"{used / 2**20:.0f} MiB used of {shown}")
-    console = Console()
+    console = report_console()
     console.print(summary)
     rows(
         console,

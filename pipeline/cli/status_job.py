@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 import time
 
-from rich.console import Console
-
 from pipeline.cli.status_flags import UNKNOWN, headline, job_flags, verdict
 from pipeline.cli.status_render import ago, plain, plain_json, print_flags, until, verdict_json
-from pipeline.cli.tables import SafeTable
+from pipeline.cli.tables import SafeTable, report_console
 from pipeline.model.hostlist import unique_hostlist
 from pipeline.model.hwcoll import REDACTED, redact
 from pipeline.model.job import NodeWork, Slingshot
@@ -92,7 +90,7 @@ def job_report(view: JobView, as_json: bool, resend_after_s: float) -> int:
     table.add_row(
         "failures", "; ".join(f"{f.get('task')}: {f.get('reason')}" for f in view.failures) or "-"
     )
-    console = Console()
+    console = report_console()
     console.print(table)
     print_flags(console, flags)
     return verdict(flags)

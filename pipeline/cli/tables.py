@@ -4,12 +4,27 @@ does not load rich."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from pipeline.cli.common import printable
+
+#: The width a report is laid out in when it goes to a pipe or a file: wide enough that no
+#: table is cut or wrapped (rich's default there is 80 columns).
+WHOLE = 100_000
+
+
+def report_console(*, stderr: bool = False) -> Console:
+    """The console a command prints its report on: the terminal's width on a terminal;
+    piped or redirected, every row whole on its line (``COLUMNS`` still chooses)."""
+    out = Console(stderr=stderr)
+    if not out.is_terminal and "COLUMNS" not in os.environ:
+        out = Console(stderr=stderr, width=WHOLE)
+    return out
 
 
 class SafeTable(Table):

@@ -63,7 +63,26 @@ def create_app(
     # bind the shared tasks now: send_task() routes by the task found in the app's registry
     # without finalizing it, so an unfinalized app would send every task to the default queue
     celery.finalize(auto=True)
+    # beat's ticks (every few seconds, whatever the jobs do) send no task events: Flower
+    # shows the jobs' tasks, not a list scrolled by the sweeps
+    for name in ticks(celery.conf.beat_schedule):
+        if name in celery.tasks:
+            celery.tasks[name].send_events = False
     return celery
+
+
+#: A periodic task run at least this often is a tick (s).
+TICK_S = 5.0
+
+
+def ticks(schedule: dict[str, dict[str, Any]]) -> set[str]:
+    """The tasks beat sends every :data:`TICK_S` seconds or more often."""
+    out = set()
+    for entry in schedule.values():
+        every = entry.get("schedule")
+        if isinstance(every, int | float) and every <= TICK_S:
+            out.add(str(entry["task"]))
+    return out
 
 
 def sender(celery: Celery) -> Callable[[str, dict[str, Any]], None]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import shlex
 import shutil
 import signal
 import sys
@@ -178,6 +179,14 @@ def _print(console: Console, report: Report) -> None:
         f"{report.wall_s:.1f}",
     )
     console.print(outcome)
+    intended = report.outcomes["FAILED"] + report.outcomes["CANCELED"]
+    if intended and not report.unexpected:
+        console.print(
+            f"  the {intended} failed or cancelled jobs are the batch's intended failures (a "
+            "bad directive, a cancel, an outage, …): each ended as its case means it to",
+            soft_wrap=True,
+            highlight=False,
+        )
     latency = Table(title="transition latency, ms: DWS shows the state ready → our next patch")
     for column in ("state", "transitions", "p50", "p95", "p99"):
         latency.add_column(column, justify="right")
@@ -234,25 +243,31 @@ def _keep_running(system: SimulatedSystem, console: Console) -> None:
     console.print(f"API server: {system.kube.url}   Redis: {system.redis_url}")
     console.print(f"kubectl:    export KUBECONFIG={config}; kubectl get storages -A")
     console.print(f"logs:       {system.workdir}")
-    login = " ".join(f"{k}={v}" for k, v in system.role_env("monitoring").items())
+    # each line pasted whole into a shell runs (every value quoted; the command by its
+    # path, which a fresh clone does not have on PATH)
+    cli = shlex.quote(str(Path(sys.executable).parent / "coral2-pipeline"))
+    login = {
+        "CORAL2_PIPELINE_PIPELINE__BROKER_URL": system.redis_url,
+        "CORAL2_PIPELINE_PIPELINE__KEY_PREFIX": system.prefix,
+        **system.role_env("monitoring"),
+    }
     console.print(
-        f"status:     CORAL2_PIPELINE_PIPELINE__BROKER_URL={system.redis_url} "
-        f"CORAL2_PIPELINE_PIPELINE__KEY_PREFIX={system.prefix} {login} "
-        "coral2-pipeline status",
-        soft_wrap=True,
-        highlight=False,
+        f"status:     {_assignments(login)} {cli} status", soft_wrap=True, highlight=False
     )
-    management = " ".join(
-        f"{k}={v}" for k, v in sorted(system.env().items()) if k.startswith("CORAL2_PIPELINE_")
-    )
+    management = {k: v for k, v in system.env().items() if k.startswith("CORAL2_PIPELINE_")}
     console.print(  # what a management host's worker.toml holds, for the runbook's commands
-        f"management: {management} coral2-pipeline slingshot pool",
+        f"management: {_assignments(management)} {cli} slingshot pool",
         soft_wrap=True,
         highlight=False,
     )
     console.print("running; Ctrl-C stops every process the demo started")
     while True:
         time.sleep(3600)
+
+
+def _assignments(env: dict[str, str]) -> str:
+    """``env`` as a shell's ``NAME=value`` words, each value quoted as it must be."""
+    return " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()))
 
 
 def _run(

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
+from pipeline.cli.tables import report_console
 from pipeline.errors import InputError, PipelineError
 from pipeline.model.breakdown import (
     ResourceLimits,
@@ -222,12 +223,12 @@ def run_demo(
     if as_json:
         from coral2_sim.demo.lifecycle import run_lifecycle_demo
 
-        quiet = Console(stderr=True)
+        quiet = report_console(stderr=True)
         return run_lifecycle_demo(
             quiet, mapping, config=config, jobs=jobs, as_json=True, flux_site=flux_site,
             keep=keep, systemstatus=systemstatus, dws=dws,
         )  # fmt: skip
-    console = console or Console()
+    console = console or report_console()
     console.rule("coral2-pipeline demo: the domain model on the sample cluster")
     _jgf_summary(console, settings, mapping)
     free = list(mapping.computes)
