@@ -18,7 +18,12 @@ Redis user is enough) and answers with ``prometheus-client``'s text format:
 - ``coral2_node_workers_silent``: computes that need a node worker and have none alive
   (no heartbeat, ``pipeline.store.census``);
 - ``coral2_hwcoll_reservations``: hardware-collective reservations tracked jobs hold;
-- ``coral2_status``: the ``status`` verdict (0 OK, 1 WARNING, 2 CRITICAL);
+- ``coral2_status``: the ``status`` verdict (0 OK, 1 WARNING, 2 CRITICAL), and the causes
+  it folds together, each its own gauge: ``coral2_watcher_leading``, and as Unix
+  timestamps (absent when there is none) ``coral2_beat_last_tick_timestamp_seconds``,
+  ``coral2_queue_heartbeat_timestamp_seconds{queue}``,
+  ``coral2_outbox_oldest_timestamp_seconds``, ``coral2_answers_oldest_timestamp_seconds``
+  and ``coral2_vni_quarantine_oldest_timestamp_seconds``;
 - ``coral2_up``: 1 when Redis answered the scrape, else 0;
 - ``coral2_build_info{version}``: the release running (always 1);
 - ``coral2_scrape_duration_seconds``, ``coral2_scrape_errors_total``: how long a scrape
@@ -193,7 +198,7 @@ class PipelineCollector(Collector):
         yield _gauge("coral2_node_workers_expected", what, expected)
         held = view.hwcoll_held
         yield _gauge("coral2_hwcoll_reservations", "hardware-collective reservations held", held)
-        yield from _causes(store, view, now)
+        yield from _causes(store, view)
         rabbit = settings.rabbit
         timeouts = {
             "Setup": rabbit.setup_timeout,
@@ -204,44 +209,49 @@ class PipelineCollector(Collector):
         yield _gauge("coral2_status", "status verdict: 0 OK, 1 WARNING, 2 CRITICAL", verdict(flags))
 
 
-def _age(now: float, at: float | None) -> float:
-    """Seconds since ``at`` (0 when there is nothing to be old)."""
-    return max(now - at, 0.0) if at else 0.0
-
-
-def _causes(store: Store, view: PipelineView, now: float) -> Iterator[Metric]:
-    """The causes ``coral2_status`` folds together, each a gauge its own alert reads."""
+def _causes(store: Store, view: PipelineView) -> Iterator[Metric]:
+    """The causes ``coral2_status`` folds together, each a gauge its own alert reads.
+    Each "since when" is a Unix timestamp, left out when there is none (no beat ever
+    ticked, an empty outbox), as Prometheus's conventions have it: the rules take
+    ``time() - …`` for an age."""
     leading = 1 if view.watcher_leader is not None else 0
     yield _gauge("coral2_watcher_leading", "1 while a watcher holds the lease", leading)
-    tick = view.beat_tick[0] if view.beat_tick else None
-    yield _gauge(
-        "coral2_beat_tick_age_seconds",
-        "seconds since the leading beat's last tick (-1: no beat ever ticked)",
-        _age(now, tick) if tick else -1.0,
+    yield _stamp(
+        "coral2_beat_last_tick_timestamp_seconds",
+        "when the leading beat last ticked (absent: no beat ever ticked)",
+        view.beat_tick[0] if view.beat_tick else None,
     )
     heartbeats = GaugeMetricFamily(
-        "coral2_queue_heartbeat_age_seconds",
-        "seconds since a worker of each queue last took beat's heartbeat",
+        "coral2_queue_heartbeat_timestamp_seconds",
+        "when a worker of each queue last took beat's heartbeat",
         labels=["queue"],
     )
     for queue, at in sorted(view.alive.items()):
-        heartbeats.add_metric([queue], _age(now, at))
+        heartbeats.add_metric([queue], at)
     yield heartbeats
-    yield _gauge(
-        "coral2_outbox_oldest_seconds",
-        "age of the oldest outbox entry Flux has not taken (0: none)",
-        _age(now, view.outbox_oldest_at),
+    yield _stamp(
+        "coral2_outbox_oldest_timestamp_seconds",
+        "when the oldest outbox entry Flux has not taken was appended (absent: none)",
+        view.outbox_oldest_at,
     )
-    yield _gauge(
-        "coral2_answers_oldest_seconds",
-        "age of the oldest node answer not yet counted (0: none)",
-        _age(now, view.answers_oldest_at),
+    yield _stamp(
+        "coral2_answers_oldest_timestamp_seconds",
+        "when the oldest node answer not yet counted was appended (absent: none)",
+        view.answers_oldest_at,
     )
-    yield _gauge(
-        "coral2_vni_quarantine_oldest_seconds",
-        "how long the VNIs longest in quarantine have waited for their nodes (0: none)",
-        _age(now, store.vnipool.quarantined_since()),
+    yield _stamp(
+        "coral2_vni_quarantine_oldest_timestamp_seconds",
+        "since when the VNIs longest in quarantine have waited for their nodes (absent: none)",
+        store.vnipool.quarantined_since(),
     )
+
+
+def _stamp(name: str, documentation: str, at: float | None) -> GaugeMetricFamily:
+    """A timestamp gauge: no sample when ``at`` is None."""
+    gauge = GaugeMetricFamily(name, documentation)
+    if at:
+        gauge.add_metric([], at)
+    return gauge
 
 
 def _bound(bound: float) -> str:
