@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ssl
 import subprocess
 import time
 from pathlib import Path
@@ -10,14 +11,19 @@ import httpx
 
 
 def wait_until_served(
-    url: str, process: subprocess.Popen[bytes], log: Path, timeout_s: float = 120
+    url: str,
+    process: subprocess.Popen[bytes],
+    log: Path,
+    timeout_s: float = 120,
+    *,
+    verify: ssl.SSLContext | bool = True,
 ) -> None:
-    """Return once ``url`` answers anything; fail with the process's log if it exits first,
-    or with a line saying so after ``timeout_s``."""
+    """Return once ``url`` answers anything (over TLS, trusting ``verify``); fail with the
+    process's log if it exits first, or with a line saying so after ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            httpx.get(url, timeout=5)
+            httpx.get(url, timeout=5, verify=verify)
             return
         except httpx.TransportError:
             assert process.poll() is None, log.read_text(errors="replace")

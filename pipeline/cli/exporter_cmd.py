@@ -37,9 +37,9 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from prometheus_client import start_http_server
 from prometheus_client.core import (
     REGISTRY,
     CounterMetricFamily,
@@ -50,8 +50,9 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 from pipeline import __version__
-from pipeline.cli import kinds
+from pipeline.cli import exporter_web, kinds
 from pipeline.cli.common import CommandError, settings_of
+from pipeline.cli.exporter_web import WebConfig
 from pipeline.cli.status_flags import pipeline_flags, verdict
 from pipeline.errors import StoreUnavailable
 from pipeline.platform.nodework import expected_computes
@@ -74,6 +75,15 @@ def register(sub: Any) -> None:
         type=kinds.address,
         default="127.0.0.1",
         help="address to listen on, an IP address or a hostname (default 127.0.0.1)",
+    )
+    parser.add_argument(
+        "--web.config.file",
+        dest="web_config",
+        metavar="FILE",
+        help=(
+            "TLS and basic authentication for /metrics, in the format of Prometheus's "
+            "exporter toolkit (tls_server_config, basic_auth_users; docs/operations.md)"
+        ),
     )
     parser.set_defaults(func=run)
 
@@ -279,14 +289,17 @@ def run(args: argparse.Namespace) -> int:
     """Serve until SIGTERM/SIGINT."""
     if not 0 < args.port < 65536:
         raise CommandError(f"--port must be between 1 and 65535, got {args.port}")
+    web, base = exporter_web.load(args.web_config) if args.web_config else (WebConfig(), Path())
     settings = settings_of(args)
     store = Store.from_url(settings.store_url, settings.pipeline.key_prefix)
     REGISTRY.register(PipelineCollector(settings, store))
     try:
-        server, thread = start_http_server(args.port, addr=args.address)
+        server, thread = exporter_web.serve(REGISTRY, args.address, args.port, web, base)
     except OSError as exc:
         raise CommandError(f"cannot listen on {args.address}:{args.port}: {exc.strerror}") from exc
-    print(f"serving metrics at http://{args.address}:{args.port}/metrics", flush=True)
+    scheme = "https" if web.tls_server_config else "http"
+    auth = ", basic authentication" if web.basic_auth_users else ""
+    print(f"serving metrics at {scheme}://{args.address}:{args.port}/metrics{auth}", flush=True)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     # under systemd: ready once it listens, the watchdog pinged while its server serves
