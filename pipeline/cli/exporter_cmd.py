@@ -79,6 +79,7 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--web.config.file",
         dest="web_config",
+        type=kinds.FILE,
         metavar="FILE",
         help=(
             "TLS and basic authentication for /metrics, in the format of Prometheus's "

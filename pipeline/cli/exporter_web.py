@@ -31,10 +31,10 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import bcrypt
 import pydantic
-import yaml
 from prometheus_client import CollectorRegistry, make_wsgi_app
 
 from pipeline.errors import ConfigError
+from pipeline.model import files
 from pipeline.model.pydantic_errors import describe_validation_error
 
 #: The TLS versions by the toolkit's names.
@@ -88,13 +88,13 @@ class WebConfig(pydantic.BaseModel):
 def load(path: str) -> tuple[WebConfig, Path]:
     """The web configuration at ``path``, and the directory its relative paths are in."""
     where = Path(path)
-    try:
-        raw = yaml.safe_load(where.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"--web.config.file {path}: {exc.strerror}") from exc
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        why = " ".join(str(exc).split())  # YAML's words span lines: one line here
-        raise ConfigError(f"--web.config.file {path}: not YAML: {why}") from exc
+    # a FIFO, a device, a file too large or an alias bomb is refused as every file is
+    documents = files.load(path, "--web.config.file", "yaml")
+    if len(documents) > 1:
+        raise ConfigError(
+            f"--web.config.file {path}: holds {len(documents)} YAML documents, not one"
+        )
+    raw = documents[0] if documents else {}
     try:
         return WebConfig.model_validate(raw or {}), where.parent
     except pydantic.ValidationError as exc:

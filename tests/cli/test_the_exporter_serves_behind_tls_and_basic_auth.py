@@ -153,7 +153,7 @@ def test_a_required_client_certificate_is_checked_against_its_ca(
         ("basic_auth_users:\n  prometheus: plaintext\n", "is not a bcrypt hash"),
         (TLS, "tls_server_config: [Errno 2] No such file or directory"),
         (TLS + "  min_version: TLS9\n", "min_version"),
-        ("tls_server_config: [\n", "not YAML"),
+        ("tls_server_config: [\n", "is not valid YAML"),
         ("http_server_config:\n  http2: true\n", "http_server_config"),
     ],
     ids=["unknown key", "not bcrypt", "no certificate", "bad version", "not yaml", "http2"],
