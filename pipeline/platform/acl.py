@@ -63,10 +63,13 @@ SENTINEL_COMMANDS = (
 #: What a replica sends its primary (``masteruser``): the replication stream alone.
 REPLICA_COMMANDS = "+psync +replconf +ping"
 
-#: What oliver006's redis_exporter reads: the server's figures, its settings, the slow log
-#: and latency, the clients; no key at all.
+#: What oliver006's redis_exporter reads: the server's figures, the slow log and latency,
+#: the clients; no key at all. Not ``CONFIG GET``: Redis's ACL cannot grant it for some
+#: settings and not others, and ``CONFIG GET masterauth`` (or ``requirepass``) would hand
+#: this user a password; run redis_exporter with ``--config-command=-`` (maxmemory and
+#: maxclients are in INFO).
 REDIS_EXPORTER_COMMANDS = (
-    "+info +config|get +slowlog|get +slowlog|len +latency|latest +latency|histogram "
+    "+info +slowlog|get +slowlog|len +latency|latest +latency|histogram "
     "+client|list +dbsize +memory|stats"
 )
 
