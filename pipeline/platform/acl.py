@@ -10,9 +10,12 @@ rotated or switched off alone:
   tasks' results, remote control's replies) and
   Celery's channels (events, remote control, results); no other key a Redis shared
   with another application holds, no administrative or dangerous command.
-* ``watcher`` and ``bridge`` — the job store (``<prefix>:*``), the lifecycle and
-  housekeeping queues they send to and kombu's binding tables (a send declares its
-  queue): no channel, no timeouts or node queue, no result.
+* ``watcher`` and ``bridge`` — each the keys of the job store it writes and reads, by
+  name (:func:`watcher_keys`, :func:`bridge_keys`), and what sending a task writes: the
+  ledger, the timelines, the lifecycle and housekeeping queues and their kombu bindings.
+  Neither may change a job record, a lock or another's keys, nor run ``EVAL`` (the
+  store's scripts by ``EVALSHA``, each call held to these keys): no channel, no timeouts
+  or node queue, no result.
 * ``node-<host>`` — one user per node worker: its own queue, an append-only right on
   its own answers stream (its answers and
   its dead letters), the verdicts on its own jobs, results; no job store, no other
@@ -22,8 +25,8 @@ rotated or switched off alone:
 * ``sentinel`` and ``replica`` — Redis Sentinel's user on the servers it watches, and the
   user a replica replicates as (``masteruser``): the commands Redis documents for each,
   no key.
-* ``redis-exporter`` — Prometheus's redis_exporter: ``INFO``, ``CONFIG GET``, the slow
-  log, latency, ``CLIENT LIST``; no key and no channel.
+* ``redis-exporter`` — Prometheus's redis_exporter: ``INFO``, the slow log, latency,
+  ``CLIENT LIST``; no key, no channel, no ``CONFIG GET``.
 * ``flower`` — ``coral2-pipeline flower``: the monitoring role's reads, and what
   kombu needs to receive the workers' events: its binding to the ``celeryev``
   exchange (three keys, by kombu's script), a pattern subscription to that exchange's
@@ -164,14 +167,70 @@ def node_rules(settings: Settings, hosts: Iterable[str]) -> str:
     return " ".join([root, *node_selectors(settings, hosts)])
 
 
-def sender_keys(settings: Settings) -> str:
-    """The keys of a process that writes the job store and sends tasks to the lifecycle and
-    housekeeping queues, and nothing else of Celery's (the watcher, the bridge): the job
-    store, those two queues, and kombu's binding tables (a send declares its queue)."""
+#: What the watcher and the bridge may send: data commands on their keys, transactions,
+#: the store's scripts by digest (each command in them held to the same keys), and INFO
+#: (the store's generation reads ``run_id``); no EVAL, no administrative command.
+SENDER_COMMANDS = (
+    "+@read +@write +@transaction -@admin -@dangerous +evalsha +script|load +info -keys -scan"
+)
+
+
+def sender_keys(settings: Settings) -> list[str]:
+    """What sending a task writes, for the watcher and the bridge alike: the ledger (with
+    the deadline clock its script rebases after a clock step), the job's timeline, the
+    store's epoch, the lifecycle and housekeeping queues with their priority lists, and
+    kombu's bindings of those two queues (a send declares its queue)."""
     p = settings.pipeline
-    queues = p.queues
-    # a queue and its priority lists (kombu's ``<queue>\\x06\\x16<n>``, which a send counts)
-    return f"~{p.key_prefix}:* ~{queues.lifecycle}* ~{queues.housekeeping}* ~_kombu.binding*"
+    queues = [p.queues.lifecycle, p.queues.housekeeping]
+    keys = [
+        f"~{p.key_prefix}:{name}"
+        for name in ("ledger", "ledger-due", "deadlines", "deadlines:clock", "timeline:*", "epoch")
+    ]
+    keys += [f"~{q}*" for q in queues]
+    keys += [f"~_kombu.binding.{q}" for q in queues]
+    keys += [f"~_kombu.binding_permanent.{q}" for q in queues]
+    return keys
+
+
+def watcher_keys(settings: Settings) -> list[str]:
+    """The watcher's own keys (``pipeline.store.watch``): its lease, each watch's resume
+    point, the Workflow events it noted, the observes it owes and their resync times, the
+    rabbits' health it reads from Storages; with :func:`sender_keys`."""
+    p = settings.pipeline.key_prefix
+    own = (
+        "watcher-leader",
+        "watch-rv:*",
+        "workflow-seen",
+        "observe-pending:*",
+        "resync-due",
+        "rabbits",
+    )
+    return [f"~{p}:{name}" for name in own] + sender_keys(settings)
+
+
+def bridge_keys(settings: Settings) -> list[str]:
+    """The bridge's keys: the outbox it delivers (a consumer group's reads, acks and
+    deletes), its view of Flux's jobs and resources, Flux's refusals and the dead letters
+    it sets aside; read only, the job records, the VNI pool and the verdicts it answers
+    ``dws.*`` requests and rebuilds from; with :func:`sender_keys`."""
+    p = settings.pipeline.key_prefix
+    own = (
+        "outbox",
+        "flux-jobs",
+        "flux-jobs-synced",
+        "resource-eventlog",
+        "resource-R",
+        "resource-epoch",
+        "flux-refusals",
+        "deadletters",
+        "deadletters:count",
+    )
+    read = ("job:*", "jobs", "vnipool", "vnipool:*", "release:*")
+    return (
+        [f"~{p}:{name}" for name in own]
+        + [f"%R~{p}:{name}" for name in read]
+        + sender_keys(settings)
+    )
 
 
 def management_keys(settings: Settings) -> str:
@@ -208,8 +267,9 @@ def rules(role: str, settings: Settings, hosts: Iterable[str] = ()) -> str:
         return f"{management_keys(settings)} {NO_ADMIN}"
     if role in ("watcher", "bridge"):
         # no channel (they neither receive events nor control workers), no timeouts or
-        # node queue, no result
-        return f"resetchannels {sender_keys(settings)} {NO_ADMIN}"
+        # node queue, no result, no job record to change
+        keys = watcher_keys(settings) if role == "watcher" else bridge_keys(settings)
+        return f"resetchannels {' '.join(keys)} {CONNECTION} {SENDER_COMMANDS}"
     if role == "node":
         hosts = list(hosts)
         if not hosts:

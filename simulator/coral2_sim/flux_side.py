@@ -8,15 +8,19 @@ import functools
 import os
 from typing import TYPE_CHECKING
 
+from celery import Celery
+
 from coral2_sim.flux import libfabric
 from coral2_sim.flux.delivery import DeliveryThread
 from coral2_sim.flux.hold import StoreHold
 from coral2_sim.flux.jobmanager import JobManager
 from pipeline.model.jgf import containment_path
+from pipeline.platform.sealing import seal_of
 from pipeline.services.bridge import service as bridge_service
 from pipeline.services.bridge.journal import JobStates
 from pipeline.services.hooks import Hooks
-from pipeline.settings import Settings
+from pipeline.settings import Settings, load_settings
+from pipeline.store import Store
 
 if TYPE_CHECKING:
     from coral2_sim.system import SimulatedSystem
@@ -31,8 +35,10 @@ def start_flux(system: SimulatedSystem, settings: Settings) -> None:
     assert system.app is not None and system.store is not None
     from pipeline.platform.app import sender
 
-    store = system.store
-    system.hooks = hooks = Hooks(settings, sender(system.app), owner_uid=os.getuid())
+    store, app = system.store, system.app
+    if system.users is not None:  # the bridge's own Redis user, as flux-bridge logs in
+        settings, store, app = _as_bridge(system)
+    system.hooks = hooks = Hooks(settings, sender(app), owner_uid=os.getuid())
     # the bridge's view of every job (the events journal) and the job-manager prolog
     # (coral2-pipeline flux-prolog) when the pipeline does node work
     node_work = system.node_workers or system.slingshot
@@ -44,7 +50,7 @@ def start_flux(system: SimulatedSystem, settings: Settings) -> None:
         # the dws service as the bridge serves it: an outage is an error answer
         service=functools.partial(bridge_service.serve, hooks, store),
         journal=states.feed if states is not None else None,
-        hold=StoreHold(store) if node_work else None,
+        hold=StoreHold(system.store) if node_work else None,  # flux-prolog: management
         epilog_timeout_s=system.epilog_timeout_s,
         eventlog=store.resource_log,
         # the pipeline's rabbit health brings the ssds up; a shadow run leaves them be
@@ -61,6 +67,18 @@ def start_flux(system: SimulatedSystem, settings: Settings) -> None:
     system.delivery = DeliveryThread(
         store.outbox, flux, "sim-flux", path_of, system._stopping, flush
     ).start()
+
+
+def _as_bridge(system: SimulatedSystem) -> tuple[Settings, Store, Celery]:
+    """The settings, store and sender app of the ``bridge`` Redis user: what the Flux
+    side does in Redis is done with that user's grants alone, as flux-bridge's is."""
+    from pipeline.platform.app import create_app
+
+    env = {k: v for k, v in system.env().items() if k.startswith("CORAL2_")}
+    assert system.users is not None
+    settings = load_settings(env={**env, **system.users.role_env("bridge")})
+    store = Store.from_url(settings.store_url, system.prefix, seal_of(settings.pipeline))
+    return settings, store, create_app(settings, set_current=False)
 
 
 __all__ = ["CLUSTER", "start_flux"]
