@@ -8,6 +8,7 @@
 #   make test-dws-real  the real-DWS tier alone, against what make dws-real built
 #   make record-dws   record the real DWS's answers into tests/dws/recorded/ (DWS_VERSION, NNF_SOS_VERSION)
 #   make record-flux  record the installed Flux's answers into tests/flux/recorded/
+#   make mutate  mutation testing of the rules in pipeline/states (mutmut; MUTATE_ARGS=--list)
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -19,10 +20,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: venv demo test test-all test-flux record-flux record-dws dws-real test-dws-real lint typecheck contracts unit bench chaos redis kubectl promtool nft clean help
+.PHONY: venv demo test test-all test-flux record-flux record-dws dws-real test-dws-real lint typecheck contracts unit bench chaos mutate redis kubectl promtool nft clean help
 
 help:
-	@echo "make demo | test | test-all | test-flux | record-flux | test-dws-real | record-dws | bench | chaos | lint | venv | clean"
+	@echo "make demo | test | test-all | test-flux | record-flux | test-dws-real | record-dws | bench | chaos | mutate | lint | venv | clean"
 
 venv: $(STAMP)
 
@@ -90,6 +91,16 @@ test: lint typecheck contracts unit
 test-all: lint typecheck contracts venv redis kubectl promtool nft
 	CORAL2_TRUST_EXAMPLES=$${CORAL2_TRUST_EXAMPLES:-400} \
 	CORAL2_BADINPUT_EXAMPLES=$${CORAL2_BADINPUT_EXAMPLES:-25} $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
+	$(MAKE) --no-print-directory mutate
+
+# mutation testing of the rules (docs/testing.md, "Mutation testing"): mutmut changes
+# pipeline/states one operator or constant at a time and runs the tests that reach each
+# change ([tool.mutmut] in pyproject.toml); the score may not fall under MUTATION_FLOOR
+MUTATION_FLOOR ?= 80
+mutate: venv redis
+	rm -rf mutants
+	$(BIN)/mutmut run --max-children 2 > mutants.log 2>&1 || { tail -c 3000 mutants.log; exit 1; }
+	$(BIN)/python -m tests.mutation_report --floor $(MUTATION_FLOOR) $(MUTATE_ARGS)
 
 # the real-DWS tier alone, against the stack `make dws-real` built; fails where it has not
 test-dws-real: venv redis kubectl
@@ -126,4 +137,4 @@ dws-real:
 	@echo "make dws-real: $(DWS_REAL_DIR)/bin"
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build *.egg-info simulator/build simulator/*.egg-info
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis build *.egg-info simulator/build simulator/*.egg-info mutants mutants.log

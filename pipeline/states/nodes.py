@@ -198,7 +198,7 @@ def on_answers(job: JobRecord, ready: AbstractSet[str], stopped: AbstractSet[str
     return release(job, work, ready, stopped)
 
 
-def on_mounted(job: JobRecord, now: float) -> list[Action]:
+def on_mounted(job: JobRecord) -> list[Action]:
     """The job's PreRun is complete: the nodes that started clientmount stop it again
     (:class:`~pipeline.states.actions.MarkMounted` tells those that answered; those
     still to answer are told when they do), and have the node timeout again to do it."""

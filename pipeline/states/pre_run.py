@@ -24,5 +24,5 @@ def advance(
         SendOnce("prolog-remove", {"id": job.jobid, "variables": variables}, "prolog-remove"),
         DisarmDeadline(DeadlineKind.PRERUN),
         *timing(job.jobid, "PreRun", snapshot.workflow),
-        *nodes.on_mounted(job, now),
+        *nodes.on_mounted(job),
     ]

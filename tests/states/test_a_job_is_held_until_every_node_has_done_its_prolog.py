@@ -94,7 +94,7 @@ def test_a_node_that_fails_its_prolog_fails_the_job_naming_it() -> None:
 
 def test_a_dw_job_is_released_only_after_prerun_and_every_clientmount_stop() -> None:
     assert on_answers(held(dw=True), BOTH, set()) == []  # not mounted yet
-    mounted = on_mounted(held(dw=True), now=200.0)
+    mounted = on_mounted(held(dw=True))
     assert MarkMounted() in mounted and ArmDeadline(DEADLINE, 300.0, "mounted") in mounted
     assert on_answers(held(dw=True, mounted=True), BOTH, {"n1"}) == []
     assert Release(hosts=("n1", "n2")) in on_answers(held(dw=True, mounted=True), BOTH, BOTH)

@@ -24,6 +24,7 @@ def test_the_job_gets_a_fatal_exception_naming_the_secret() -> None:
         "severity": 0,
         "note": f"DW_WORKFLOW_TOKEN: {WHY}",
     }
+    assert sent[0].mark == "exception:workflow-token"  # raised once, however many observes
 
 
 def test_no_prolog_is_released_with_an_environment() -> None:

@@ -120,3 +120,18 @@ def test_the_breakdowns_storage_is_saved_for_setup_before_flux_hears_of_it() -> 
     [storage] = actions[saves[0]].changes["storages"]
     assert storage["reference"]["name"] == "fluxjob-42-0"
     assert storage["allocationSets"][0]["label"] == "xfs"
+
+
+def test_the_resource_update_carries_flux_coral2s_fields_and_no_other() -> None:
+    actions = decide(snapshot("Proposal", breakdowns=(xfs_breakdown(10),)), job(), 0.0, settings())
+    assert set(sent(actions, "resource-update")[0].payload) == {"id", "resources", "exclude"}
+    assert {a.payload["id"] for a in sent(actions, "kvs-put")} == {42}
+
+
+def test_a_daemon_the_site_offers_is_not_refused() -> None:
+    breakdown = xfs_breakdown(10)
+    breakdown["status"]["requires"] = ["user-container-auth"]
+    offered = settings(allowed_daemons=["user-container-auth"])
+    payload = sent(decide(snapshot("Proposal", breakdowns=(breakdown,)), job(), 0.0, offered),
+                   "resource-update")[0].payload  # fmt: skip
+    assert "errmsg" not in payload
