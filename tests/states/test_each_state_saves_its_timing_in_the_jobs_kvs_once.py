@@ -12,7 +12,7 @@ from pipeline.states.observed import decide
 from tests.states.factory import job, settings, snapshot
 
 
-@pytest.mark.parametrize("state", ["Setup", "DataIn", "PreRun", "PostRun", "DataOut"])
+@pytest.mark.parametrize("state", ["Setup", "DataIn", "PreRun", "PostRun", "DataOut", "Teardown"])
 def test_the_state_left_puts_its_timing_under_its_own_key(state: str) -> None:
     actions = decide(snapshot(state, elapsed="2.5s"), job(workflow="fluxjob-42"), 100.0, settings())
     key = f"rabbit_{state.lower()}_timing"
