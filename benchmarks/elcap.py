@@ -120,3 +120,26 @@ def bench_breakdowns(repeat: int = 50) -> float:
             build_allocation_sets(bd["status"]["storage"]["allocationSets"], counts, COMPUTES)
         best = min(best, time.perf_counter() - start)
     return best * 1000
+
+
+def main() -> None:
+    """``python -m benchmarks.elcap [--computes 11136] [--repeat 50]``: the model's two
+    figures at one size (``make bench`` runs the quarter and the whole system)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--computes", type=int, default=COMPUTES)
+    parser.add_argument("--repeat", type=int, default=50)
+    args = parser.parse_args()
+    ms = bench_breakdowns(args.repeat)
+    print(f"apply_breakdowns + build_allocation_sets, whole-system lustre+xfs job: {ms:.2f} ms")
+    result = bench_dws2jgf(args.computes)
+    print(
+        f"dws2jgf, {args.computes:,} computes: {result['seconds']:.2f} s, "
+        f"{result['peak_mib']:.0f} MiB peak, {result['vertices']:,} vertices, "
+        f"{result['bytes']:,} bytes"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -93,7 +93,7 @@ def bench_storm(rabbits: int = RABBITS, flaps: int = 5, seed: int = 1) -> dict[s
                 status = "Ready" if ready else "Offline"
                 for _ in range(2):  # the watch's event and the resync's pass
                     before = store.outbox.backlog()
-                    store.told.tell(
+                    store.told.change(
                         str(r),
                         lambda told, r=r, lost=lost, status=status: decide(
                             status, lost, computes[r], paths[r], policy, told, "1"
