@@ -26,15 +26,14 @@ from celery import Celery
 from celery.exceptions import Reject
 from celery.signals import worker_ready, worker_shutting_down
 
-from node_worker import steps
+from node_worker import tasks
 from node_worker.attempts import Attempts
-from node_worker.cxi import Nic, clean_services, env_devices
+from node_worker.cxi import Nic
 from node_worker.ended import EndedJobs
 from node_worker.heartbeat import Heartbeat
 from node_worker.service import ClientmountService
 from pipeline.errors import CxiError
 from pipeline.model.answers import cut, parse
-from pipeline.model.idset import decode_idset
 from pipeline.model.node_messages import NodeTask
 from pipeline.platform import deadletters, nodework, supervision  # noqa: F401  (its signal handlers)
 from pipeline.platform.answers import answers_key, encode
@@ -106,7 +105,7 @@ class NodeWorker:
             raise CxiError(f"{hostname}: this node worker drives no CXI devices (--nic none)")
         return self.nic_of(hostname)
 
-    def _host(self, task: Any, hostname: str) -> str:
+    def host_of(self, task: Any, hostname: str) -> str:
         """The node a job step is for: its ``hostname`` argument, or for a copy of a signed
         manifest (``pipeline.platform.fanout``), the node its id names among the
         manifest's nodes (the consumer verified the signature); checked by :meth:`_check`."""
@@ -116,10 +115,10 @@ class NodeWorker:
             if host is None:
                 self._refuse(task, f"node task {task.request.id!r} names no node of its manifest")
             hostname = host
-        self._check(task, hostname)
+        self.check(task, hostname)
         return hostname
 
-    def _check(self, task: Any, hostname: str) -> None:
+    def check(self, task: Any, hostname: str) -> None:
         """Refuse a task for another node, or one that came in on another node's queue: set
         aside as a dead letter (on this node's own stream), never run, never a task error."""
         if hostname not in self.hosts:
@@ -150,77 +149,36 @@ class NodeWorker:
         # node it answers for
         secure(app, self.settings.pipeline, hosts=self.hosts, node=True)
         nodework.configure(self.settings.pipeline)
+        setattr(app, tasks.WORKER, self)  # where its tasks find it (tasks.worker_of)
         # a job's steps answer on the answers stream: nobody reads their result
         job_step = functools.partial(
             app.task, shared=False, acks_late=True, bind=True, ignore_result=True
         )
-
-        def answer(name: str, **kwargs: Any) -> None:
-            # one XADD onto its node's stream, the one key the node's Redis user may write
-            if kwargs.get("error"):  # a reason longer than the reader takes is cut here
-                kwargs["error"] = cut(str(kwargs["error"]))
-            made = parse(name, kwargs)
-            entry = encode(app, made)
-            stream = self.answers_to or answers_key(self.settings.pipeline, made.node)
-            # on the command connection send_task would use (not the channel's polling one)
-            with (
-                app.producer_or_acquire() as producer,
-                producer.channel.conn_or_acquire() as client,
-            ):
-                client.xadd(stream, entry)
-            detail = ", ".join(
-                f"{k}={kwargs[k]}" for k in ("error", "late", "busy") if kwargs.get(k)
-            )
-            nodework.trace("answered", name, kwargs.get("jobid"), kwargs.get("node"), detail)
-
-        @job_step(name=NodeTask.PROLOG)  # type: ignore[untyped-decorator]
-        def prolog(
-            task: Any,
-            jobid: int,
-            userid: int,
-            clientmount: str | None = None,
-            cxi: dict[str, Any] | None = None,
-            hostname: str = "",
-        ) -> dict[str, int]:
-            host = self._host(task, hostname)
-            task_id = str(task.request.id)
-            return steps.prolog(self, answer, task_id, host, jobid, userid, clientmount, cxi)
-
-        @job_step(name=NodeTask.CLIENTMOUNT)  # type: ignore[untyped-decorator]
-        def clientmount(task: Any, jobid: int, action: str, hostname: str = "") -> str:
-            host = self._host(task, hostname)
-            return steps.clientmount(self, answer, str(task.request.id), host, jobid, action)
-
-        @job_step(name=NodeTask.EPILOG)  # type: ignore[untyped-decorator]
-        def epilog(
-            task: Any,
-            jobid: int,
-            userid: int,
-            clientmount: str | None = None,
-            cxi: dict[str, Any] | None = None,
-            hostname: str = "",
-        ) -> list[str]:
-            host = self._host(task, hostname)
-            task_id = str(task.request.id)
-            return steps.epilog(self, answer, task_id, host, jobid, userid, clientmount, cxi)
-
-        @app.task(name="node.cxi_list", shared=False, bind=True)  # type: ignore[untyped-decorator]
-        def cxi_list(task: Any, hostname: str) -> list[dict[str, object]]:
-            self._check(task, hostname)
-            return env_devices(self.nic(hostname))
-
-        @app.task(name="node.cxi_clean", shared=False, bind=True)  # type: ignore[untyped-decorator]
-        def cxi_clean(task: Any, hostname: str, pool: str) -> dict[str, list[str]]:
-            self._check(task, hostname)
-            destroyed, busy = clean_services(self.nic(hostname), decode_idset(pool))
-            return {"destroyed": destroyed, "busy": busy}
-
-        @app.task(name="node.ping", shared=False, bind=True)  # type: ignore[untyped-decorator]
-        def ping(task: Any, hostname: str) -> str:
-            self._check(task, hostname)
-            return hostname
-
+        job_step(name=NodeTask.PROLOG)(tasks.prolog)
+        job_step(name=NodeTask.CLIENTMOUNT)(tasks.clientmount)
+        job_step(name=NodeTask.EPILOG)(tasks.epilog)
+        operator = functools.partial(app.task, shared=False, bind=True)
+        operator(name="node.cxi_list")(tasks.cxi_list)
+        operator(name="node.cxi_clean")(tasks.cxi_clean)
+        operator(name="node.ping")(tasks.ping)
         return app
+
+    def answer(self, name: str, **kwargs: Any) -> None:
+        """Answer on the stream of the node ``kwargs["node"]`` names: one XADD, the one key
+        the node's Redis user may write, signed with that node's key."""
+        if kwargs.get("error"):  # a reason longer than the reader takes is cut here
+            kwargs["error"] = cut(str(kwargs["error"]))
+        made = parse(name, kwargs)
+        entry = encode(self.app, made)
+        stream = self.answers_to or answers_key(self.settings.pipeline, made.node)
+        # on the command connection send_task would use (not the channel's polling one)
+        with (
+            self.app.producer_or_acquire() as producer,
+            producer.channel.conn_or_acquire() as client,
+        ):
+            client.xadd(stream, entry)
+        detail = ", ".join(f"{k}={kwargs[k]}" for k in ("error", "late", "busy") if kwargs.get(k))
+        nodework.trace("answered", name, kwargs.get("jobid"), kwargs.get("node"), detail)
 
     def dead_letters_to(self, where: str) -> str:
         """The answers stream a dead letter from ``where`` (a queue) goes onto: its node's,

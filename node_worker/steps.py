@@ -1,26 +1,29 @@
 """The steps of a job's work on a node, one function each, as the node tasks run them.
 
-Each takes the worker it runs in (:class:`~node_worker.app.NodeWorker`: its clientmount
-service, its NICs, its notes of ended jobs and unended attempts, the job's lock on the
-node) and how to answer (:data:`Answer`: one entry on the node's answers stream), so
-that each can be run and tested alone. The node tasks of :mod:`node_worker.app` resolve
-the node a message is for, then call these.
+Each takes the worker it runs in (:class:`Host`, as :class:`~node_worker.app.NodeWorker`
+is one: its clientmount service, its NICs, its notes of ended jobs and unended attempts,
+the job's lock on the node) and how to answer (:data:`Answer`: one entry on the node's
+answers stream), so that each can be run and tested alone. The node tasks of
+:mod:`node_worker.tasks` resolve the node a message is for, then call these.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from node_worker import perilog
-from node_worker.attempts import MAX_UNENDED
+from node_worker.attempts import MAX_UNENDED, Attempts
+from node_worker.cxi import Nic
+from node_worker.ended import EndedJobs
+from node_worker.service import ClientmountService
 from pipeline.model.answers import AnswerName
 from pipeline.platform import nodework
+from pipeline.settings import Settings
 from pipeline.states.nodes import PROLOG_EXCEPTION
-
-if TYPE_CHECKING:
-    from node_worker.app import NodeWorker
 
 log = logging.getLogger("coral2_pipeline.node_worker")
 
@@ -28,19 +31,39 @@ log = logging.getLogger("coral2_pipeline.node_worker")
 Answer = Callable[..., None]
 
 
-def prolog(
-    worker: NodeWorker,
-    answer: Answer,
-    task_id: str,
-    hostname: str,
-    jobid: int,
-    userid: int,
-    clientmount: str | None,
-    cxi: dict[str, Any] | None,
-) -> dict[str, int]:
-    """The job's prolog on ``hostname``: its CXI services and its clientmount service, under
+@dataclass(frozen=True)
+class JobStep:
+    """One job step's message on one node: the task that carries it, the node, the job
+    and its user, what to do with the clientmount service, and the CXI part."""
+
+    task_id: str
+    hostname: str
+    jobid: int
+    userid: int
+    clientmount: str | None = None
+    cxi: dict[str, Any] | None = None
+
+
+class Host(Protocol):
+    """What a step needs of the worker it runs in."""
+
+    settings: Settings
+    service: ClientmountService
+    ended: EndedJobs
+    attempts: Attempts
+
+    def job_on(
+        self, hostname: str, jobid: int, *, last: bool = False
+    ) -> AbstractContextManager[None]: ...
+
+    def nic(self, hostname: str) -> Nic: ...
+
+
+def prolog(worker: Host, answer: Answer, step: JobStep) -> dict[str, int]:
+    """The job's prolog on its node: its CXI services and its clientmount service, under
     the job's lock on the node (never in the middle of its epilog). A late copy (the epilog
     has run) answers ``late``; one that killed the worker each time is answered failed."""
+    task_id, hostname, jobid = step.task_id, step.hostname, step.jobid
     nodework.trace("took", "node.prolog", jobid, hostname, task_id)
     with worker.job_on(hostname, jobid):
         done: dict[str, Any] = {"jobid": jobid, "node": hostname, "task_id": task_id}
@@ -59,9 +82,9 @@ def prolog(
             outcome = perilog.prolog(
                 hostname,
                 jobid,
-                userid,
-                clientmount=clientmount,
-                cxi=cxi,
+                step.userid,
+                clientmount=step.clientmount,
+                cxi=step.cxi,
                 service=worker.service,
                 nic_of=worker.nic,
             )
@@ -74,7 +97,7 @@ def prolog(
 
 
 def clientmount(
-    worker: NodeWorker, answer: Answer, task_id: str, hostname: str, jobid: int, action: str
+    worker: Host, answer: Answer, task_id: str, hostname: str, jobid: int, action: str
 ) -> str:
     """Start or stop the clientmount service of ``hostname`` for the job; a stop that comes
     after the job's epilog (which started the service for the unmounts) is ignored."""
@@ -92,20 +115,12 @@ def clientmount(
     return action
 
 
-def epilog(
-    worker: NodeWorker,
-    answer: Answer,
-    task_id: str,
-    hostname: str,
-    jobid: int,
-    userid: int,
-    clientmount: str | None,
-    cxi: dict[str, Any] | None,
-) -> list[str]:
-    """The job's epilog on ``hostname``: its CXI services destroyed (those still in use are
+def epilog(worker: Host, answer: Answer, step: JobStep) -> list[str]:
+    """The job's epilog on its node: its CXI services destroyed (those still in use are
     answered ``busy``), its clientmount service started. Noted first, so that no later
     copy of the prolog undoes it; a late copy whose services are gone destroys nothing
     (services with the job's user and VNIs now belong to a later job)."""
+    task_id, hostname, jobid, cxi = step.task_id, step.hostname, step.jobid, step.cxi
     nodework.trace("took", "node.epilog", jobid, hostname, task_id)
     with worker.job_on(hostname, jobid, last=True):
         worker.ended.note(hostname, jobid)  # before acting: no prolog copy undoes it
@@ -114,8 +129,8 @@ def epilog(
             cxi = None
         outcome = perilog.epilog(
             hostname,
-            userid,
-            clientmount=clientmount,
+            step.userid,
+            clientmount=step.clientmount,
             cxi=cxi,
             service=worker.service,
             nic_of=worker.nic,

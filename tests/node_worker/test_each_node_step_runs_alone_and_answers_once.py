@@ -33,7 +33,7 @@ def test_prolog_clientmount_and_epilog_each_do_their_part_and_answer_once(
         answered.append((name, kwargs))
 
     cxi = {"vnis": [1024], "ncores": 4}
-    services = steps.prolog(worker, answer, "t1", "n1", 7, 1001, "start", cxi)
+    services = steps.prolog(worker, answer, steps.JobStep("t1", "n1", 7, 1001, "start", cxi))
     assert len(services) == 2  # one per NIC
     assert worker.service.running("n1")
     assert answered == [(AnswerName.PROLOG, {"jobid": 7, "node": "n1", "task_id": "t1"})]
@@ -42,7 +42,10 @@ def test_prolog_clientmount_and_epilog_each_do_their_part_and_answer_once(
     assert not worker.service.running("n1")
     assert answered[1] == (AnswerName.CLIENTMOUNT, {"jobid": 7, "node": "n1", "task_id": "t2"})
 
-    assert steps.epilog(worker, answer, "t3", "n1", 7, 1001, "start", {"vnis": [1024]}) == []
+    assert (
+        steps.epilog(worker, answer, steps.JobStep("t3", "n1", 7, 1001, "start", {"vnis": [1024]}))
+        == []
+    )
     assert [s for d in nic.devices() for s in d.services if 1024 in s.vnis] == []
     assert worker.service.running("n1")  # started for the unmounts
     expected = {"jobid": 7, "node": "n1", "task_id": "t3", "busy": []}
