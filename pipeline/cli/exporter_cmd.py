@@ -36,7 +36,7 @@ import argparse
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -145,24 +145,17 @@ class PipelineCollector(Collector):
         prefix = settings.pipeline.queues.node_prefix
         view = pipeline_view(store, limit=10, nodes=nodes, node_queue_prefix=prefix)
         now = view.at
-        jobs = GaugeMetricFamily("coral2_jobs", "tracked jobs by state", labels=["state"])
-        for state, n in sorted(view.states.items()):
-            jobs.add_metric([state], n)
-        yield jobs
-        oldest = GaugeMetricFamily(
+        yield _by(GaugeMetricFamily, "coral2_jobs", "tracked jobs by state", "state", view.states)
+        yield _by(
+            GaugeMetricFamily,
             "coral2_job_oldest_seconds",
             "how long the job longest in each state has gone unchanged",
-            labels=["state"],
+            "state",
+            {state: max(now - at, 0.0) for state, at in view.oldest_by_state.items()},
         )
-        for state, at in sorted(view.oldest_by_state.items()):
-            oldest.add_metric([state], max(now - at, 0.0))
-        yield oldest
-        queues = GaugeMetricFamily(
-            "coral2_queue_messages", "messages waiting in each queue", labels=["queue"]
-        )
-        for name, n in _queue_depths(store, settings, view).items():
-            queues.add_metric([name], n)
-        yield queues
+        depths = _queue_depths(store, settings, view)
+        what = "messages waiting in each queue"
+        yield _by(GaugeMetricFamily, "coral2_queue_messages", what, "queue", depths)
         yield _gauge(
             "coral2_outbox_backlog", "outbox entries Flux has not taken", view.outbox_backlog
         )
@@ -171,24 +164,15 @@ class PipelineCollector(Collector):
         dead = CounterMetricFamily("coral2_deadletters", "messages ever set aside")
         dead.add_metric([], view.dead_letters_total)
         yield dead
-        failures = GaugeMetricFamily(
-            "coral2_task_failures_kept", "task runs failed for good, kept", labels=["task"]
-        )
-        for task, n in sorted(view.failures_by_task.items()):
-            failures.add_metric([task], n)
-        yield failures
-        total = CounterMetricFamily(
-            "coral2_task_failures", "task runs failed for good, ever", labels=["task"]
-        )
-        for task, n in sorted(store.metrics.failures_total().items()):
-            total.add_metric([task], n)
-        yield total
-        refused = CounterMetricFamily(
-            "coral2_flux_refusals", "messages Flux refused, by kind", labels=["kind"]
-        )
-        for kind, n in sorted(store.metrics.refusals_total().items()):
-            refused.add_metric([kind], n)
-        yield refused
+        what = "task runs failed for good, kept"
+        kept = view.failures_by_task
+        yield _by(GaugeMetricFamily, "coral2_task_failures_kept", what, "task", kept)
+        ever = store.metrics.failures_total()
+        what = "task runs failed for good, ever"
+        yield _by(CounterMetricFamily, "coral2_task_failures", what, "task", ever)
+        refusals = store.metrics.refusals_total()
+        what = "messages Flux refused, by kind"
+        yield _by(CounterMetricFamily, "coral2_flux_refusals", what, "kind", refusals)
         transitions = HistogramMetricFamily(
             "coral2_transition_seconds",
             "from DWS marking a state ready to our move out of it",
@@ -198,10 +182,8 @@ class PipelineCollector(Collector):
             buckets = [(_bound(b), n) for b, n in histogram.buckets]
             transitions.add_metric([state], buckets, sum_value=histogram.sum)
         yield transitions
-        vnis = GaugeMetricFamily("coral2_vni_pool", "VNIs by status", labels=["status"])
-        for status, n in store.vnipool.counts().items():
-            vnis.add_metric([status], n)
-        yield vnis
+        counts = store.vnipool.counts()
+        yield _by(GaugeMetricFamily, "coral2_vni_pool", "VNIs by status", "status", counts)
         silent = len(view.node_workers.silent) if view.node_workers else 0
         yield _gauge("coral2_node_workers_silent", "computes with no node worker alive", silent)
         expected = len(nodes or ())
@@ -232,14 +214,13 @@ def _causes(store: Store, view: PipelineView) -> Iterator[Metric]:
         "when the leading beat last ticked (absent: no beat ever ticked)",
         view.beat_tick[0] if view.beat_tick else None,
     )
-    heartbeats = GaugeMetricFamily(
+    yield _by(
+        GaugeMetricFamily,
         "coral2_queue_heartbeat_timestamp_seconds",
         "when a worker of each queue last took beat's heartbeat",
-        labels=["queue"],
+        "queue",
+        view.alive,
     )
-    for queue, at in sorted(view.alive.items()):
-        heartbeats.add_metric([queue], at)
-    yield heartbeats
     yield _stamp(
         "coral2_outbox_oldest_timestamp_seconds",
         "when the oldest outbox entry Flux has not taken was appended (absent: none)",
@@ -267,6 +248,20 @@ def _stamp(name: str, documentation: str, at: float | None) -> GaugeMetricFamily
 
 def _bound(bound: float) -> str:
     return "+Inf" if bound == float("inf") else f"{bound:g}"
+
+
+def _by(
+    family: type[GaugeMetricFamily] | type[CounterMetricFamily],
+    name: str,
+    documentation: str,
+    label: str,
+    values: Mapping[str, float],
+) -> Metric:
+    """A metric of one label, a sample per key of ``values`` (in the keys' order)."""
+    metric = family(name, documentation, labels=[label])
+    for key, value in sorted(values.items()):
+        metric.add_metric([key], value)
+    return metric
 
 
 def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
