@@ -48,9 +48,18 @@ def test_the_keeper_stops_renewing_a_lock_released_in_a_pipeline(
     store: Store, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.ERROR, logger="coral2_pipeline.store.locks")
-    with store.locks.held(3, ttl_s=0.15) as holding:
+    with store.locks.held(3, ttl_s=0.15) as holding, store.locks.held(4, ttl_s=0.15):
         pipe = store.client.pipeline(transaction=False)
         store.locks.release_in(pipe, holding)
         pipe.execute()
-        time.sleep(0.3)  # several renewal periods
+        # the keeper renews lock 4, held beside it and due with it, twice: so it went over
+        # its held locks twice after lock 3 was released (never proven by sleeping)
+        renewed, last = 0, store.client.pttl(store.keys.lock(4))
+        deadline = time.monotonic() + 60
+        while renewed < 2:
+            assert time.monotonic() < deadline, "the keeper never renewed lock 4"
+            now = store.client.pttl(store.keys.lock(4))
+            renewed += now > last
+            last = now
+            time.sleep(0.005)
     assert not [r for r in caplog.records if "lost the lock" in r.getMessage()]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from typing import Any
 
 from kubernetes import client
@@ -115,6 +116,8 @@ class DwsController:
         self.mount_timeout_s = mount_timeout_s
         self.reconcilers = reconcilers
         self._queue = WorkQueue()
+        #: reconciles begun, by Workflow name (tests wait on them, never on the clock)
+        self.reconciles: Counter[str] = Counter()
         self._cache: dict[str, dict[str, Any]] = {}
         self._cache_lock = threading.Lock()
         self._started: dict[tuple[str, str], float] = {}
@@ -232,6 +235,7 @@ class DwsController:
     # --- the reconciler ------------------------------------------------------------
     def reconcile(self, name: str) -> float | None:
         """One reconcile of Workflow ``name``; return when to look again (None: on events only)."""
+        self.reconciles[name] += 1  # how often it looked: what a test waits on
         wf = self._read(name)
         if wf is None:
             return None

@@ -31,8 +31,12 @@ def test_the_deletion_waits_for_a_compute_that_has_not_unmounted(dws_side: DwsSi
     advance(dws, name, "PreRun")  # mounted on both computes
     dws_side.faults.never_unmount = {"compute01"}  # its clientmount daemon is not running
     dws.remove_finalizer(name)
+    looked = dws_side.controller.reconciles[name]
     dws.delete_workflow(name)
-    time.sleep(0.5)  # many passes of the controller
+    deadline = time.monotonic() + 60
+    while dws_side.controller.reconciles[name] < looked + 5:  # it looked again and again
+        assert time.monotonic() < deadline, "the controller never looked at the deletion"
+        time.sleep(0.01)
     assert not gone(dws_side, name)
     mount = dws.get("clientmounts", f"default-{name}-0-computes", namespace="compute01")
     assert mount["spec"]["desiredState"] == "unmounted"
