@@ -57,6 +57,12 @@ def running(watcher: Watcher) -> Iterator[Watcher]:
         thread.join(timeout=10)
 
 
+def seen_rv(store: Store, jobid: int) -> str:
+    """The resourceVersion of the latest event of job ``jobid`` the watcher noted."""
+    raw = store.client.hget(store.keys.workflow_seen, str(jobid)) or b""
+    return raw.decode().partition(" ")[0]
+
+
 def start(watcher: Watcher) -> threading.Thread:
     thread = threading.Thread(target=watcher.run, daemon=True)
     thread.start()
@@ -72,10 +78,10 @@ def test_workflow_events_enqueue_one_pending_observe_per_job(
     with running(watcher):
         dws.create_workflow(wf("fluxjob-7"))
         for state in ("Setup", "DataIn", "PreRun"):
-            dws.patch("workflows", "fluxjob-7", {"spec": {"desiredState": state}})
-        wait_for(lambda: rec.jobs() == [7], "the first observe")
-        time.sleep(0.3)
-        assert rec.jobs() == [7]
+            last = dws.patch("workflows", "fluxjob-7", {"spec": {"desiredState": state}})
+        rv = last["metadata"]["resourceVersion"]
+        wait_for(lambda: seen_rv(store, 7) == rv, "the watcher handling the last event")
+        assert rec.jobs() == [7]  # one observe for the four events: one was pending
         store.client.delete(store.keys.observe_pending(7))
         dws.patch("workflows", "fluxjob-7", {"spec": {"desiredState": "PostRun"}})
         wait_for(lambda: rec.jobs() == [7, 7], "a second observe once the first ran")
@@ -127,7 +133,7 @@ def test_a_restarted_watcher_resumes_from_the_last_resource_version(
     again = Watcher(store, dws, second, lease_s=1.0)
     with running(again):
         wait_for(lambda: 2 in second.jobs(), "the event that happened while down")
-        time.sleep(0.3)
+        # a relist would have handled fluxjob-1 before fluxjob-2 (a list is in order)
         assert second.jobs() == [2]
 
 

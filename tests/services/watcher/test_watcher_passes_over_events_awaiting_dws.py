@@ -55,6 +55,15 @@ def test_added_and_deleted_events_are_always_observed() -> None:
     assert not awaits_dws(WatchEvent("DELETED", obj))
 
 
+def seen(store: Store, jobid: int, rv: str) -> None:
+    """Wait until the watcher noted job ``jobid``'s event of ``rv``: proof it handled it."""
+    key, field = store.keys.workflow_seen, str(jobid)
+    deadline = time.monotonic() + 60
+    while not (store.client.hget(key, field) or b"").decode().startswith(f"{rv} "):
+        assert time.monotonic() < deadline, f"the watcher never handled job {jobid}'s rv {rv}"
+        time.sleep(0.01)
+
+
 def test_the_watcher_enqueues_nothing_for_a_patch_until_dws_reports_the_new_state(
     store: Store, dws: DwsClient
 ) -> None:
@@ -66,7 +75,7 @@ def test_the_watcher_enqueues_nothing_for_a_patch_until_dws_reports_the_new_stat
         wait_for(lambda: rec.jobs() == [5], "the initial list's observe")
         store.client.delete(store.keys.observe_pending(5))
         patched = dws.patch("workflows", "fluxjob-5", {"spec": {"desiredState": "DataIn"}})
-        time.sleep(0.5)
+        seen(store, 5, patched["metadata"]["resourceVersion"])  # the watcher handled it
         assert rec.jobs() == [5]
         noted = store.client.hget(store.keys.workflow_seen, "5")  # for dws.resync to compare
         assert (
