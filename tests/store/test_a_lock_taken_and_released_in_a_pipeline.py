@@ -5,11 +5,11 @@ it once, and never frees a lock someone else took after it."""
 from __future__ import annotations
 
 import logging
-import time
 
 import pytest
 
 from pipeline.store import Store
+from tests.store.renewals import wait_renewed
 
 
 def take(store: Store, jobid: int, ttl_s: float = 10.0) -> str | None:
@@ -54,12 +54,5 @@ def test_the_keeper_stops_renewing_a_lock_released_in_a_pipeline(
         pipe.execute()
         # the keeper renews lock 4, held beside it and due with it, twice: so it went over
         # its held locks twice after lock 3 was released (never proven by sleeping)
-        renewed, last = 0, store.client.pttl(store.keys.lock(4))
-        deadline = time.monotonic() + 60
-        while renewed < 2:
-            assert time.monotonic() < deadline, "the keeper never renewed lock 4"
-            now = store.client.pttl(store.keys.lock(4))
-            renewed += now > last
-            last = now
-            time.sleep(0.005)
+        wait_renewed(store, 4)
     assert not [r for r in caplog.records if "lost the lock" in r.getMessage()]

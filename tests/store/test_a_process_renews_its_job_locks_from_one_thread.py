@@ -13,6 +13,7 @@ import time
 import pytest
 
 from pipeline.store import Store
+from tests.store.renewals import wait_renewed
 
 _EARLIER: set[threading.Thread] = set()
 
@@ -50,7 +51,8 @@ def test_locks_taken_one_after_another_are_renewed_by_the_same_keeper(store: Sto
 
 def test_locks_held_at_once_share_one_keeper(store: Store) -> None:
     with store.locks.held(1, ttl_s=0.3), store.locks.held(2, ttl_s=0.3):
-        time.sleep(0.5)  # past a renewal of each
+        wait_renewed(store, 1)
+        wait_renewed(store, 2)
         assert len(_keepers()) == 1
         assert store.locks.acquire(1, ttl_s=0.3) is None
         assert store.locks.acquire(2, ttl_s=0.3) is None
@@ -64,5 +66,5 @@ def test_the_keeper_ends_once_no_lock_is_held(store: Store) -> None:
         time.sleep(0.02)
     assert _keepers() == []
     with store.locks.held(4, ttl_s=0.3):  # and a later lock is renewed again
-        time.sleep(0.5)
+        wait_renewed(store, 4)
         assert store.locks.acquire(4, ttl_s=0.3) is None
