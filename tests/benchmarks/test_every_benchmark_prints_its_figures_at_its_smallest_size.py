@@ -28,7 +28,7 @@ CASES = [
     (
         "redis_scale",
         ["--jobs", "4", "--in-flight", "2", "--hold", "2"],
-        r"memory per job in flight: [\d.]+ KiB",
+        r"memory per job in flight: -?[\d.]+ KiB",  # two jobs: within Redis's noise, even below 0
     ),
     ("trust", ["--nodes", "16", "--issue", "2"], r"verify and decode one node answer: \d+ µs"),
     ("nodeconn", ["--idle", "1", "--jobs", "2"], r"idle \d+ connections, [\d.]+ commands/s"),
