@@ -2,8 +2,9 @@
 unseen (the health benchmark's storm had called a store method renamed since, and failed
 before printing anything). Each asserts only that its figures are printed, never a time.
 The lifecycle and durability ones start a whole simulated system and take minutes even
-small: they run in ``make test-all``; the exporter's and the fan-out's have files of
-their own."""
+small, and the killed-worker, node-connection and Redis-scale ones 10 to 30 s each: those
+five run in ``make test-all``, keeping ``make test`` within its 12 minutes; the exporter's
+and the fan-out's have files of their own."""
 
 from __future__ import annotations
 
@@ -25,14 +26,25 @@ CASES = [
     ),
     ("hwcoll", ["--jobs", "4", "--outage", "1"], r"4 eligible jobs, .* reservations left: \d+"),
     ("vnipool", ["--clients", "2", "--seconds", "0.5"], r"reserve\(2\)\+release pairs: \d+/s"),
-    (
+    pytest.param(
         "redis_scale",
         ["--jobs", "4", "--in-flight", "2", "--hold", "2"],
         r"memory per job in flight: -?[\d.]+ KiB",  # two jobs: within Redis's noise, even below 0
+        marks=SLOW,
     ),
     ("trust", ["--nodes", "16", "--issue", "2"], r"verify and decode one node answer: \d+ µs"),
-    ("nodeconn", ["--idle", "1", "--jobs", "2"], r"idle \d+ connections, [\d.]+ commands/s"),
-    ("killed_worker", ["--jobs", "1"], r"killed worker: \d+ of 1 jobs in flight ended"),
+    pytest.param(
+        "nodeconn",
+        ["--idle", "1", "--jobs", "2"],
+        r"idle \d+ connections, [\d.]+ commands/s",
+        marks=SLOW,
+    ),
+    pytest.param(
+        "killed_worker",
+        ["--jobs", "1"],
+        r"killed worker: \d+ of 1 jobs in flight ended",
+        marks=SLOW,
+    ),
     pytest.param(
         "lifecycle",
         ["--jobs", "4", "--in-flight", "2", "--runtime", "1", "--live-jobs", "2"],
