@@ -41,3 +41,31 @@ def test_an_undrained_host_that_is_offline_stays_disabled() -> None:
     _, _, seen = follow([event("restart", ranks="0-2", online="0-1", nodelist="n[0-2]")], seen)
     patch, undrained, _ = follow([event("undrain", idset="2", nodelist="n2")], seen)
     assert (patch, undrained) == ({"n2": "Disabled"}, {"n2"})
+
+
+def test_a_truncated_journal_names_its_hosts_again_and_ranks_past_them_are_nobody() -> None:
+    seen = Seen()
+    _, _, seen = follow([event("truncate", nodelist="m[0-1]")], seen)
+    assert seen.hosts == ["m0", "m1"]
+    patch, _, seen = follow([event("offline", idset="1-2")], seen)  # rank 2 names no host
+    assert patch == {"m1": "Disabled"}
+    _, _, kept = follow([event("truncate")], seen)  # one that names none changes nothing
+    assert kept.hosts == ["m0", "m1"]
+
+
+def test_an_undrain_of_a_host_no_drain_of_ours_disabled_changes_nothing() -> None:
+    seen = Seen(disabled={"n1"})
+    _, _, seen = follow([event("restart", ranks="0-2", online="0-2", nodelist="n[0-2]")], seen)
+    patch, undrained, after = follow([event("undrain", idset="2", nodelist="n2")], seen)
+    assert (patch, undrained, after.disabled) == ({"n1": "Disabled"}, set(), {"n1"})
+
+
+def test_two_undrains_in_one_pass_enable_both() -> None:
+    seen = Seen(disabled={"n0", "n1"})
+    _, _, seen = follow([event("restart", ranks="0-2", online="0-2", nodelist="n[0-2]")], seen)
+    events = [
+        event("undrain", idset="0", nodelist="n0"),
+        event("undrain", idset="1", nodelist="n1"),
+    ]
+    patch, undrained, _ = follow(events, seen)
+    assert (patch, undrained) == ({"n0": "Enabled", "n1": "Enabled"}, {"n0", "n1"})
