@@ -9,8 +9,21 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
 import redis
+from coral2_sim.redis_server import RedisServer
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    """A Redis of its own: the blocking read the test waits for can be this prolog's
+    alone (on the session's, another test's waiting prolog would do, and the signal could
+    come before this one waits)."""
+    with RedisServer(tmp_path) as server:
+        yield server.url
 
 
 def test_a_waiting_prolog_interrupted_says_so_and_exits_130(redis_url: str) -> None:
